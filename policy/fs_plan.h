@@ -1,0 +1,34 @@
+// Turns path rules into the grants a Landlock ruleset can express.
+// Landlock only allows, and a rule on a directory covers everything beneath
+// it, so a denied path inside an allowed directory is carved out by granting
+// the siblings along the way down instead of the directory itself. Entries
+// created later beside a denied path stay unreachable (they had no sibling
+// rule); the intermediate directories stay listable (READ_DIR), so names in a
+// denied directory can be listed but nothing in it read or written.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace cordon::policy {
+
+struct Grant {
+  std::string path;
+  Access access = Access::kReadOnly;  // never kDenied
+  bool executable = false;
+  bool list_only = false;  // an intermediate directory on the way to a denial
+};
+
+// Lists the entry names of a directory; empty when `dir` is not one.
+using DirLister = std::function<std::vector<std::string>(const std::string& dir)>;
+
+// `rules` absolute and normalised. Pure apart from `list`.
+std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirLister& list);
+
+// The real lister (readdir), skipping "." and "..".
+std::vector<std::string> ListDir(const std::string& dir);
+
+}  // namespace cordon::policy

@@ -1,0 +1,90 @@
+#include "policy/policy.h"
+
+#include <string_view>
+
+namespace cordon::policy {
+
+const char* ProfileName(Profile p) {
+  return p == Profile::kWorkspaceWrite ? "workspace-write" : "read-only";
+}
+const char* NetworkName(Network n) { return n == Network::kAllow ? "allow" : "none"; }
+const char* AccessName(Access a) {
+  switch (a) {
+    case Access::kReadOnly: return "read-only";
+    case Access::kReadWrite: return "read-write";
+    case Access::kDenied: return "denied";
+  }
+  return "?";
+}
+
+std::vector<PathRule> SystemPaths() {
+  std::vector<PathRule> v;
+  for (const char* p : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}) {
+    v.push_back(PathRule::ReadOnly(p));
+  }
+  // Secrets under /etc: a root tool must not read them (Landlock allows
+  // only, so the supervisor grants /etc's other entries one by one).
+  for (const char* p : {"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+                        "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh/ssh_host_rsa_key",
+                        "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
+                        "/etc/ssh/ssh_host_dsa_key"}) {
+    v.push_back(PathRule::Denied(p));
+  }
+  for (const char* p : {"/dev/null", "/dev/zero", "/dev/full"}) {
+    v.push_back({p, Access::kReadWrite, false});
+  }
+  for (const char* p : {"/dev/random", "/dev/urandom", "/proc"}) {
+    v.push_back(PathRule::ReadOnlyNoExec(p));
+  }
+  return v;
+}
+
+bool IsAbsoluteNormal(const std::string& p) {
+  if (p.empty() || p[0] != '/') return false;
+  if (p == "/") return true;
+  if (p.back() == '/') return false;
+  std::string_view rest(p);
+  rest.remove_prefix(1);
+  while (!rest.empty()) {
+    auto slash = rest.find('/');
+    std::string_view seg = rest.substr(0, slash);
+    if (seg.empty() || seg == "." || seg == "..") return false;
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  return true;
+}
+
+bool IsWithin(const std::string& path, const std::string& dir) {
+  if (dir == "/") return !path.empty() && path[0] == '/';
+  if (path.size() < dir.size() || path.compare(0, dir.size(), dir) != 0) return false;
+  return path.size() == dir.size() || path[dir.size()] == '/';
+}
+
+std::vector<std::string> Validate(const Policy& p) {
+  std::vector<std::string> errors;
+  if (!IsAbsoluteNormal(p.workspace)) {
+    errors.push_back("workspace must be an absolute normalised path: '" + p.workspace + "'");
+  } else if (p.workspace == "/") {
+    errors.push_back("workspace must not be the root directory");
+  }
+  for (std::size_t i = 0; i < p.paths.size(); ++i) {
+    const PathRule& r = p.paths[i];
+    if (!IsAbsoluteNormal(r.path)) {
+      errors.push_back("path '" + r.path + "' must be absolute and normalised");
+      continue;
+    }
+    for (std::size_t j = i + 1; j < p.paths.size(); ++j) {
+      if (p.paths[j].path == r.path && p.paths[j].access != r.access) {
+        errors.push_back("path '" + r.path + "' is both " + AccessName(r.access) + " and " +
+                         AccessName(p.paths[j].access));
+      }
+    }
+    if (r.access == Access::kReadWrite && r.path == "/") {
+      errors.push_back("the root directory cannot be read-write");
+    }
+  }
+  return errors;
+}
+
+}  // namespace cordon::policy

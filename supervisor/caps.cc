@@ -1,0 +1,54 @@
+#include "supervisor/caps.h"
+
+#include <linux/securebits.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
+#include <cerrno>
+#include <memory>
+
+namespace cordon::supervisor {
+namespace {
+
+struct CapFree {
+  void operator()(cap_t c) const { cap_free(c); }
+};
+using CapPtr = std::unique_ptr<std::remove_pointer_t<cap_t>, CapFree>;
+
+bool HasSetpcap() {
+  CapPtr cur(cap_get_proc());
+  cap_flag_value_t v = CAP_CLEAR;
+  return cur && cap_get_flag(cur.get(), CAP_SETPCAP, CAP_EFFECTIVE, &v) == 0 && v == CAP_SET;
+}
+
+}  // namespace
+
+int DropAllCapabilities() {
+  if (HasSetpcap()) {
+    // NOROOT: uid 0 gets no capabilities at execve; locked so the tool
+    // cannot undo it. KEEP_CAPS locked off.
+    unsigned bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED;
+    if (cap_set_secbits(bits) != 0) return -errno;
+    for (cap_value_t c = 0; c <= cap_max_bits() - 1; ++c) {
+      if (cap_drop_bound(c) != 0 && errno != EINVAL) return -errno;
+    }
+  }
+  if (cap_reset_ambient() != 0 && errno != EINVAL) return -errno;
+  CapPtr none(cap_init());
+  if (!none || cap_set_proc(none.get()) != 0) return -errno;
+  return 0;
+}
+
+bool HoldsNoCapabilities() {
+  CapPtr cur(cap_get_proc());
+  CapPtr none(cap_init());
+  if (!cur || !none || cap_compare(cur.get(), none.get()) != 0) return false;
+  for (cap_value_t c = 0; c < cap_max_bits(); ++c) {
+    if (cap_get_bound(c) == 1) return false;
+    if (cap_get_ambient(c) == 1) return false;
+  }
+  return true;
+}
+
+}  // namespace cordon::supervisor

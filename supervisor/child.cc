@@ -1,0 +1,98 @@
+#include "supervisor/child.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "supervisor/caps.h"
+#include "supervisor/landlock.h"
+#include "supervisor/uapi.h"
+
+namespace cordon::supervisor {
+namespace {
+
+[[noreturn]] void Fail(const ChildSpec& spec, ChildStage stage, int err, const char* what) {
+  ChildFailure f{stage, err, {}};
+  std::strncpy(f.what, what, sizeof(f.what) - 1);
+  ssize_t n = ::write(spec.status_pipe, &f, sizeof(f));
+  (void)n;
+  _exit(stage == ChildStage::kExec ? (err == ENOENT ? 127 : 126) : 125);
+}
+
+int SendFd(int sock, int fd) {
+  char byte = 'L';
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = buf;
+  msg.msg_controllen = sizeof(buf);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  return ::sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+void ResetSignals() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    ::sigaction(sig, &dfl, nullptr);  // EINVAL for the glibc-reserved ones: fine
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+}  // namespace
+
+void RunChild(const ChildSpec& spec) {
+  // A new session: no controlling terminal, so no TIOCSTI into the caller's.
+  if (::setsid() < 0) Fail(spec, ChildStage::kSetup, errno, "setsid");
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Fail(spec, ChildStage::kSetup, errno, "pdeathsig");
+  // The parent may have died before PDEATHSIG was armed.
+  if (::getppid() != spec.parent) _exit(125);
+  ResetSignals();
+  if (::fchdir(spec.workspace_fd) != 0) Fail(spec, ChildStage::kSetup, errno, "chdir workspace");
+  // Every inherited fd above 2 is closed at exec; ours are needed until then.
+  if (::syscall(uapi::kNrCloseRange, 3u, ~0u, 4u /*CLOSE_RANGE_CLOEXEC*/) != 0) {
+    Fail(spec, ChildStage::kSetup, errno, "close_range");
+  }
+  if (spec.keep_fd >= 0) ::fcntl(spec.keep_fd, F_SETFD, 0);
+  rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+
+  if (int rc = DropAllCapabilities(); rc != 0) Fail(spec, ChildStage::kSetup, -rc, "drop capabilities");
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Fail(spec, ChildStage::kSetup, errno, "no_new_privs");
+  if (spec.ruleset_fd >= 0) {
+    if (int rc = RestrictSelf(spec.ruleset_fd); rc != 0) {
+      Fail(spec, ChildStage::kSetup, -rc, "landlock_restrict_self");
+    }
+    ::close(spec.ruleset_fd);
+  }
+  if (spec.filter != nullptr) {
+    int listener = InstallFilter(*spec.filter);
+    if (listener < 0) Fail(spec, ChildStage::kSetup, -listener, "seccomp");
+    if (listener > 0) {
+      if (int rc = SendFd(spec.notify_sock, listener); rc != 0) {
+        Fail(spec, ChildStage::kSetup, -rc, "send listener");
+      }
+      ::close(listener);
+    }
+  }
+  ::execve(spec.path, spec.argv, spec.envp);
+  Fail(spec, ChildStage::kExec, errno, "execve");
+}
+
+}  // namespace cordon::supervisor

@@ -1,0 +1,281 @@
+#include "supervisor/launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "policy/fd.h"
+#include "policy/fs_plan.h"
+#include "supervisor/child.h"
+#include "supervisor/landlock.h"
+#include "supervisor/notify_server.h"
+#include "supervisor/remove_tree.h"
+#include "supervisor/uapi.h"
+
+namespace cordon::supervisor {
+namespace {
+
+int Fail(const std::string& msg) {
+  spdlog::error("{}", msg);
+  return kExitCordonError;
+}
+
+// The private TMPDIR: 0700, outside the workspace, removed at the end.
+class PrivateTmp {
+ public:
+  PrivateTmp() = default;
+  PrivateTmp(const PrivateTmp&) = delete;
+  PrivateTmp& operator=(const PrivateTmp&) = delete;
+  ~PrivateTmp() {
+    if (path_.empty()) return;
+    auto r = RemoveTree(path_);
+    if (!r) spdlog::warn("could not remove private TMPDIR {}: {}", path_, Describe(r.error()));
+  }
+  Status Create() {
+    const char* base = "/tmp";
+    std::string tmpl = std::string(base) + "/cordon-run-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) return Errno("mkdtemp", tmpl);
+    path_ = tmpl;
+    return Ok();
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+Result<Fd> ReceiveFd(int sock) {
+  char byte;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = buf;
+  msg.msg_controllen = sizeof(buf);
+  ssize_t n;
+  do {
+    n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return SysError{n == 0 ? EPIPE : errno, "recvmsg listener"};
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (c == nullptr || c->cmsg_type != SCM_RIGHTS) return SysError{EPROTO, "recvmsg listener"};
+  int fd;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+  return Fd(fd);
+}
+
+// Kills every process left of the tool: its process group, then anything
+// that escaped it with setsid (reparented to us, the subreaper), until no
+// child is left.
+void KillRemaining(pid_t pgid) {
+  ::kill(-pgid, SIGKILL);
+  for (;;) {
+    std::ifstream children("/proc/self/task/" + std::to_string(::getpid()) + "/children");
+    std::string pid;
+    bool any = false;
+    while (children >> pid) {
+      ::kill(std::stoi(pid), SIGKILL);
+      any = true;
+    }
+    int status;
+    pid_t r = ::waitpid(-1, &status, any ? 0 : WNOHANG);
+    if (r < 0 && errno == ECHILD) return;
+    if (r == 0 && !any) return;
+  }
+}
+
+std::vector<policy::PathRule> RulesFor(const policy::Policy& p, const std::string& tmp) {
+  std::vector<policy::PathRule> rules = policy::SystemPaths();
+  rules.push_back(p.profile == policy::Profile::kWorkspaceWrite
+                      ? policy::PathRule::ReadWrite(p.workspace)
+                      : policy::PathRule::ReadOnly(p.workspace));
+  if (!tmp.empty()) rules.push_back(policy::PathRule::ReadWrite(tmp));
+  rules.insert(rules.end(), p.paths.begin(), p.paths.end());
+  return rules;
+}
+
+std::vector<char*> CStrings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  out.reserve(v.size() + 1);
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+std::string ResolveCommand(const std::string& cmd, const std::string& path_env) {
+  if (cmd.empty()) return {};
+  if (cmd.find('/') != std::string::npos) return cmd;
+  std::stringstream ss(path_env.empty() ? "/usr/local/bin:/usr/bin:/bin" : path_env);
+  std::string dir;
+  std::string found_noexec;
+  while (std::getline(ss, dir, ':')) {
+    if (dir.empty()) dir = ".";
+    std::string full = dir + "/" + cmd;
+    struct stat st;
+    if (::stat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::access(full.c_str(), X_OK) == 0) return full;
+    if (found_noexec.empty()) found_noexec = full;
+  }
+  return found_noexec;  // execve then fails with EACCES: 126, as execvp does
+}
+
+int Launch(const LaunchRequest& req) {
+  const policy::Policy& p = *req.policy;
+  Fd ws(::open(p.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!ws) return Fail("workspace " + p.workspace + ": " + std::strerror(errno));
+
+  PrivateTmp tmp;
+  if (p.private_tmp) {
+    if (Status s = tmp.Create(); !s) return Fail("private TMPDIR: " + Describe(s.error()));
+  }
+
+  Fd ruleset;
+  if (req.rung == Rung::kLandlockNotify) {
+    auto grants = policy::PlanGrants(RulesFor(p, tmp.path()), policy::ListDir);
+    LandlockConfig cfg{req.landlock_abi, p.network == policy::Network::kNone, true};
+    auto rs = BuildRuleset(grants, cfg);
+    if (!rs) return Fail("landlock: " + Describe(rs.error()));
+    for (const auto& s : rs->skipped) spdlog::info("landlock: skipped {}", s);
+    ruleset = std::move(rs->fd);
+  }
+
+  std::unique_ptr<BpfProgram> filter;
+  if (req.rung != Rung::kPreloadOnly) {
+    auto prog = BuildToolFilter(req.filter);
+    if (!prog) return Fail("seccomp: " + Describe(prog.error()));
+    filter = std::make_unique<BpfProgram>(std::move(prog.value()));
+  }
+
+  std::vector<std::string> argv = req.argv;
+  std::vector<std::string> env;
+  for (const auto& e : req.env) {
+    if (!tmp.path().empty() && e.rfind("TMPDIR=", 0) == 0) continue;
+    env.push_back(e);
+  }
+  if (!tmp.path().empty()) env.push_back("TMPDIR=" + tmp.path());
+  std::vector<char*> cargv = CStrings(argv);
+  std::vector<char*> cenv = CStrings(env);
+
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return Fail("socketpair");
+  Fd notify_parent(sv[0]), notify_child(sv[1]);
+  int pp[2];
+  if (::pipe2(pp, O_CLOEXEC) != 0) return Fail("pipe");
+  Fd status_read(pp[0]), status_write(pp[1]);
+
+  sigset_t forward;
+  sigemptyset(&forward);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forward, s);
+  sigset_t old_mask;
+  ::sigprocmask(SIG_BLOCK, &forward, &old_mask);
+  Fd sigfd(::signalfd(-1, &forward, SFD_CLOEXEC | SFD_NONBLOCK));
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+  ChildSpec spec;
+  spec.parent = ::getpid();
+  spec.workspace_fd = ws.get();
+  spec.ruleset_fd = ruleset.get();
+  spec.filter = filter.get();
+  spec.notify_sock = notify_child.get();
+  spec.status_pipe = status_write.get();
+  spec.path = cargv[0];
+  spec.argv = cargv.data();
+  spec.envp = cenv.data();
+
+  pid_t pid = ::fork();
+  if (pid < 0) return Fail(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) RunChild(spec);
+
+  notify_child.reset();
+  status_write.reset();
+  ruleset.reset();
+  Fd pidfd(static_cast<int>(::syscall(uapi::kNrPidfdOpen, pid, 0)));
+  if (!pidfd) {
+    ::kill(pid, SIGKILL);
+    KillRemaining(pid);
+    return Fail(std::string("pidfd_open: ") + std::strerror(errno));
+  }
+
+  std::unique_ptr<NotifyServer> server;
+  Fd listener;
+  if (filter && filter->has_notify) {
+    // The child sends the listener before it execs, or dies trying.
+    auto l = ReceiveFd(notify_parent.get());
+    if (l) {
+      listener = std::move(l.value());
+      if (req.on_listener) server.reset(req.on_listener(listener.get(), pid));
+    }
+  }
+
+  ChildFailure failure{};
+  bool failed = false;
+  bool status_open = true;
+  int exit_code = kExitCordonError;
+  for (;;) {
+    pollfd fds[4] = {{pidfd.get(), POLLIN, 0},
+                     {sigfd.get(), POLLIN, 0},
+                     {status_open ? status_read.get() : -1, POLLIN, 0},
+                     {server ? server->PollFd() : -1, POLLIN, 0}};
+    int n = ::poll(fds, 4, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[3].revents & (POLLIN | POLLERR | POLLHUP)) server->OnReadable();
+    if (fds[2].revents) {
+      ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));
+      if (r == static_cast<ssize_t>(sizeof(failure))) failed = true;
+      status_open = false;
+    }
+    if (fds[1].revents & POLLIN) {
+      signalfd_siginfo si;
+      while (::read(sigfd.get(), &si, sizeof(si)) == sizeof(si)) {
+        ::kill(-pid, static_cast<int>(si.ssi_signo));
+      }
+    }
+    if (fds[0].revents & POLLIN) {
+      siginfo_t info{};
+      if (::waitid(P_PID, pid, &info, WEXITED) != 0) break;
+      if (info.si_code == CLD_EXITED) exit_code = info.si_status;
+      else exit_code = 128 + info.si_status;
+      break;
+    }
+  }
+  if (status_open) {
+    ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));
+    if (r == static_cast<ssize_t>(sizeof(failure))) failed = true;
+  }
+  if (server) server->Shutdown();
+  KillRemaining(pid);
+  server.reset();
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+
+  if (failed) {
+    std::string what(failure.what, strnlen(failure.what, sizeof(failure.what)));
+    if (failure.stage == ChildStage::kExec) {
+      spdlog::error("cannot execute {}: {}", argv[0], std::strerror(failure.err));
+    } else {
+      spdlog::error("sandbox setup failed at {}: {}", what, std::strerror(failure.err));
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace cordon::supervisor

@@ -1,0 +1,45 @@
+// The supervisor's side of a run: prepares the fence (Landlock ruleset,
+// seccomp program, private TMPDIR), forks the child (child.h), serves the
+// seccomp listener, forwards SIGINT/SIGTERM/SIGHUP to the tool's process
+// group, and when the tool exits kills whatever is left of it and returns
+// the exit status the CLI contract names (tool's own, 128+N, 125/126/127).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+#include "supervisor/probe.h"
+#include "supervisor/tool_filter.h"
+
+namespace cordon::supervisor {
+
+inline constexpr int kExitCordonError = 125;
+inline constexpr int kExitNotExecutable = 126;
+inline constexpr int kExitNotFound = 127;
+
+class NotifyServer;  // notify_server.h
+
+struct LaunchRequest {
+  const policy::Policy* policy = nullptr;  // validated and normalised
+  std::vector<std::string> argv;           // argv[0] resolved by the caller or via PATH
+  std::vector<std::string> env;            // the tool's environment (KEY=VALUE)
+  Rung rung = Rung::kLandlockNotify;
+  int landlock_abi = 0;
+  ToolFilterOptions filter;
+  // Called with the listener once the child has sent it; returns the server
+  // that answers notifications (null: the launcher answers nothing and the
+  // tool's notified syscalls wait until it exits).
+  std::function<NotifyServer*(int listener_fd, int tool_pid)> on_listener;
+};
+
+// Returns the exit status for cordon. Errors before the tool starts are
+// logged and give kExitCordonError.
+int Launch(const LaunchRequest& req);
+
+// Finds `cmd` the way execvp does (a name with '/' is used as it is). Empty
+// when not found.
+std::string ResolveCommand(const std::string& cmd, const std::string& path_env);
+
+}  // namespace cordon::supervisor

@@ -1,0 +1,73 @@
+#include "supervisor/remove_tree.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "policy/fd.h"
+
+namespace cordon::supervisor {
+namespace {
+
+// Empties the directory open at `dir`. Depth is bounded by the kernel's
+// path limits of what could be created; recursion keeps it simple.
+Status Empty(int dir, dev_t dev, RemoveStats& stats, int depth) {
+  if (depth > 4096) return SysError{ELOOP, "remove tree", "too deep"};
+  int dup = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) return Errno("dup");
+  DIR* d = ::fdopendir(dup);
+  if (d == nullptr) {
+    ::close(dup);
+    return Errno("fdopendir");
+  }
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(std::move(n));
+  }
+  ::closedir(d);
+  for (const std::string& n : names) {
+    struct stat st;
+    if (::fstatat(dir, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      if (st.st_dev != dev) {
+        ++stats.skipped_mounts;
+        continue;
+      }
+      Fd sub(::openat(dir, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!sub) continue;
+      // A directory without write or search permission (the tool's chmod
+      // 000) must still be emptied.
+      ::fchmod(sub.get(), 0700);
+      if (Status s = Empty(sub.get(), dev, stats, depth + 1); !s) return s;
+      if (::unlinkat(dir, n.c_str(), AT_REMOVEDIR) == 0) ++stats.removed;
+    } else if (::unlinkat(dir, n.c_str(), 0) == 0) {
+      ++stats.removed;
+    }
+  }
+  return Ok();
+}
+
+}  // namespace
+
+Result<RemoveStats> RemoveTree(const std::string& path) {
+  RemoveStats stats;
+  Fd root(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!root) return Errno("open", path);
+  struct stat st;
+  if (::fstat(root.get(), &st) != 0) return Errno("fstat", path);
+  ::fchmod(root.get(), 0700);
+  if (Status s = Empty(root.get(), st.st_dev, stats, 0); !s) return s.error();
+  root.reset();
+  if (stats.skipped_mounts == 0) {
+    if (::rmdir(path.c_str()) != 0) return Errno("rmdir", path);
+    ++stats.removed;
+  }
+  return stats;
+}
+
+}  // namespace cordon::supervisor

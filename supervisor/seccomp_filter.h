@@ -1,0 +1,53 @@
+// SeccompBuilder: collects rules with libseccomp, reports every error at
+// Build(), and exports a classic BPF program the child installs with one
+// seccomp(2) call (InstallFilter is async-signal-safe, so it runs between
+// fork and exec with no allocation).
+//
+// Build() puts cordon's own prefix in front of libseccomp's program:
+// a foreign architecture (ia32 entry) or an x32 syscall kills the process,
+// and every syscall number above uapi::kMaxKnownSyscall answers ENOSYS, so a
+// newer kernel's syscalls never slip past a deny list written before them.
+#pragma once
+
+#include <linux/filter.h>
+#include <seccomp.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "policy/result.h"
+
+namespace cordon::supervisor {
+
+struct BpfProgram {
+  std::vector<sock_filter> insns;
+  bool has_notify = false;
+};
+
+class SeccompBuilder {
+ public:
+  SeccompBuilder();
+  ~SeccompBuilder();
+  SeccompBuilder(const SeccompBuilder&) = delete;
+  SeccompBuilder& operator=(const SeccompBuilder&) = delete;
+
+  SeccompBuilder& Deny(int nr, int err, std::initializer_list<scmp_arg_cmp> when = {});
+  SeccompBuilder& Notify(int nr, std::initializer_list<scmp_arg_cmp> when = {});
+  SeccompBuilder& Kill(int nr);
+
+  Result<BpfProgram> Build();
+
+ private:
+  void Add(uint32_t action, int nr, std::initializer_list<scmp_arg_cmp> when);
+
+  scmp_filter_ctx ctx_;
+  bool has_notify_ = false;
+  std::vector<std::string> errors_;
+};
+
+// seccomp(SECCOMP_SET_MODE_FILTER), with a listener when the program
+// notifies. Returns the listener fd, 0 when none, or -errno.
+int InstallFilter(const BpfProgram& prog);
+
+}  // namespace cordon::supervisor

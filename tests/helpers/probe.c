@@ -1,0 +1,126 @@
+/* probe: a hostile-or-honest test tool. Runs under cordon, performs one
+ * operation with raw-ish libc calls and exits with 0 on success or the errno
+ * it got, so tests can assert on exact refusals. Built twice: dynamic and
+ * static (a static binary skips the preload; the kernel must still hold).
+ *
+ *   probe read PATH | write PATH | create PATH | append PATH | trunc PATH
+ *   probe unlink PATH | rmdir PATH | mkdir PATH | rename A B | link A B
+ *   probe symlink TARGET PATH | chmod PATH | chown PATH | utimens PATH
+ *   probe setxattr PATH | fchmod-ro PATH | exec PATH [ARG...]
+ *   probe connect PORT | io_uring | ptrace-parent | mount | unshare-user
+ *   probe tiocsti | exit N | kill-self SIG | sleep SECONDS | openat2 PATH
+ *   probe raw-openat-write PATH | x32 | fchmodat2 PATH | cwd
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <sched.h>
+
+static int result(long rc) { return rc < 0 ? errno : 0; }
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 100;
+  const char* op = argv[1];
+  const char* a = argc > 2 ? argv[2] : "";
+  const char* b = argc > 3 ? argv[3] : "";
+  if (!strcmp(op, "read")) {
+    int fd = open(a, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    char buf[64];
+    ssize_t n = read(fd, buf, sizeof buf);
+    return n < 0 ? errno : 0;
+  }
+  if (!strcmp(op, "write") || !strcmp(op, "create") || !strcmp(op, "append") ||
+      !strcmp(op, "trunc")) {
+    int flags = O_WRONLY | O_CLOEXEC;
+    if (!strcmp(op, "create")) flags |= O_CREAT | O_EXCL;
+    if (!strcmp(op, "write")) flags |= O_CREAT;
+    if (!strcmp(op, "append")) flags |= O_APPEND;
+    if (!strcmp(op, "trunc")) flags |= O_TRUNC;
+    int fd = open(a, flags, 0644);
+    if (fd < 0) return errno;
+    if (write(fd, "probe\n", 6) != 6) return errno;
+    return close(fd) < 0 ? errno : 0;
+  }
+  if (!strcmp(op, "raw-openat-write")) {
+    long fd = syscall(SYS_openat, AT_FDCWD, a, O_WRONLY | O_CREAT, 0644);
+    if (fd < 0) return errno;
+    return write((int)fd, "raw\n", 4) == 4 ? 0 : errno;
+  }
+  if (!strcmp(op, "openat2")) {
+    struct open_how how = {.flags = O_RDONLY};
+    return result(syscall(SYS_openat2, AT_FDCWD, a, &how, sizeof how));
+  }
+  if (!strcmp(op, "unlink")) return result(unlink(a));
+  if (!strcmp(op, "rmdir")) return result(rmdir(a));
+  if (!strcmp(op, "mkdir")) return result(mkdir(a, 0755));
+  if (!strcmp(op, "rename")) return result(rename(a, b));
+  if (!strcmp(op, "exchange")) return result(syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2));
+  if (!strcmp(op, "link")) return result(link(a, b));
+  if (!strcmp(op, "symlink")) return result(symlink(a, b));
+  if (!strcmp(op, "mknod")) return result(mknod(a, S_IFIFO | 0644, 0));
+  if (!strcmp(op, "chmod")) return result(chmod(a, 0777));
+  if (!strcmp(op, "chown")) return result(chown(a, getuid(), getgid()));
+  if (!strcmp(op, "utimens")) return result(utimensat(AT_FDCWD, a, NULL, 0));
+  if (!strcmp(op, "setxattr")) return result(setxattr(a, "user.cordon", "x", 1, 0));
+  if (!strcmp(op, "truncate")) return result(truncate(a, 0));
+  if (!strcmp(op, "fchmodat2")) return result(syscall(452, AT_FDCWD, a, 0777, 0));
+  if (!strcmp(op, "fchmod-ro")) {
+    int fd = open(a, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    return result(fchmod(fd, 0777));
+  }
+  if (!strcmp(op, "exec")) {
+    execv(a, argv + 2);
+    return errno;
+  }
+  if (!strcmp(op, "connect")) {
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return errno;
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(a))};
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return result(connect(s, (struct sockaddr*)&sin, sizeof sin));
+  }
+  if (!strcmp(op, "io_uring")) return result(syscall(SYS_io_uring_setup, 4, calloc(1, 128)));
+  if (!strcmp(op, "ptrace-parent")) return result(ptrace(PTRACE_ATTACH, getppid(), 0, 0));
+  if (!strcmp(op, "mount")) return result(mount("none", "/mnt", "tmpfs", 0, NULL));
+  if (!strcmp(op, "unshare-user")) return result(unshare(CLONE_NEWUSER));
+  if (!strcmp(op, "tiocsti")) {
+    char c = 'x';
+    return result(ioctl(0, TIOCSTI, &c));
+  }
+  if (!strcmp(op, "personality")) return result(syscall(SYS_personality, 0x0040000));
+  if (!strcmp(op, "x32")) return result(syscall(SYS_getpid | 0x40000000));
+  if (!strcmp(op, "future")) return result(syscall(500));
+  if (!strcmp(op, "exit")) return atoi(a);
+  if (!strcmp(op, "kill-self")) {
+    kill(getpid(), atoi(a));
+    return 99;
+  }
+  if (!strcmp(op, "sleep")) {
+    sleep((unsigned)atoi(a));
+    return 0;
+  }
+  if (!strcmp(op, "cwd")) {
+    char buf[4096];
+    if (!getcwd(buf, sizeof buf)) return errno;
+    puts(buf);
+    return 0;
+  }
+  return 100;
+}

@@ -1,0 +1,237 @@
+// cordon run end to end: the real binary, the real kernel, a probe tool
+// (dynamic and static) whose exit status is the errno it got. Ground truth
+// is checked on disk from outside the sandbox.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+class RunTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    WriteFile(t_.Ws("inside.txt"), "inside\n");
+    WriteFile(t_.Out("secret.txt"), "secret\n");
+  }
+  // Runs the probe with `op args` under the given profile; returns status.
+  int Probe(const std::string& profile, std::vector<std::string> op,
+            std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"run", "--workspace", t_.ws(), "--ro", ProbeDir()};
+    if (!profile.empty()) args.insert(args.end(), {"--profile", profile});
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back("--");
+    args.push_back(GetParam());
+    args.insert(args.end(), op.begin(), op.end());
+    last_ = RunCordon(args);
+    return last_.status;
+  }
+  ScratchTree t_;
+  RunResult last_;
+};
+
+TEST_P(RunTest, ReadsInsideAndRefusesReadsOutside) {
+  EXPECT_EQ(Probe("", {"read", t_.Ws("inside.txt")}), 0) << last_.err;
+  EXPECT_EQ(Probe("", {"read", "inside.txt"}), 0) << "the tool starts in the workspace";
+  EXPECT_EQ(Probe("", {"read", t_.Out("secret.txt")}), EACCES);
+  EXPECT_EQ(Probe("", {"read", "/root/.bashrc"}), EACCES);
+  EXPECT_EQ(Probe("", {"read", "/etc/shadow"}), EACCES);
+  EXPECT_EQ(Probe("", {"read", "/etc/passwd"}), 0) << "the system set stays readable";
+}
+
+TEST_P(RunTest, MutationsOutsideFailAndLeaveFilesUnchanged) {
+  for (const char* profile : {"read-only", "workspace-write"}) {
+    SCOPED_TRACE(profile);
+    EXPECT_EQ(Probe(profile, {"write", t_.Out("secret.txt")}), EACCES);
+    EXPECT_EQ(Probe(profile, {"trunc", t_.Out("secret.txt")}), EACCES);
+    EXPECT_EQ(Probe(profile, {"create", t_.Out("new.txt")}), EACCES);
+    EXPECT_EQ(Probe(profile, {"unlink", t_.Out("secret.txt")}), EACCES);
+    EXPECT_EQ(Probe(profile, {"rename", t_.Out("secret.txt"), t_.Out("moved.txt")}), EACCES);
+    EXPECT_EQ(Probe(profile, {"rename", t_.Out("secret.txt"), t_.Ws("stolen.txt")}), EACCES);
+    EXPECT_EQ(Probe(profile, {"mkdir", t_.Out("d")}), EACCES);
+    EXPECT_EQ(Probe(profile, {"write", "/tmp/cordon-shared-tmp-write"}), EACCES);
+  }
+  EXPECT_EQ(ReadFile(t_.Out("secret.txt")), "secret\n");
+  EXPECT_FALSE(Exists(t_.Out("new.txt")));
+  EXPECT_FALSE(Exists(t_.Out("moved.txt")));
+  EXPECT_FALSE(Exists(t_.Out("d")));
+  EXPECT_FALSE(Exists(t_.Ws("stolen.txt")));
+  EXPECT_FALSE(Exists("/tmp/cordon-shared-tmp-write"));
+}
+
+TEST_P(RunTest, WorkspaceWriteAllowsMutationsInside) {
+  EXPECT_EQ(Probe("workspace-write", {"write", "inside.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe("workspace-write", {"create", "new.txt"}), 0);
+  EXPECT_EQ(Probe("workspace-write", {"mkdir", "dir"}), 0);
+  EXPECT_EQ(Probe("workspace-write", {"rename", "new.txt", "dir/moved.txt"}), 0);
+  EXPECT_EQ(Probe("workspace-write", {"unlink", "dir/moved.txt"}), 0);
+  EXPECT_EQ(Probe("workspace-write", {"rmdir", "dir"}), 0);
+  EXPECT_EQ(ReadFile(t_.Ws("inside.txt")), "probe\n\n") << "6 bytes over the first 7";
+  EXPECT_FALSE(Exists(t_.Ws("new.txt")));
+  EXPECT_FALSE(Exists(t_.Ws("dir")));
+}
+
+TEST_P(RunTest, ReadOnlyProfileRefusesWritesInside) {
+  EXPECT_EQ(Probe("read-only", {"write", "inside.txt"}), EACCES);
+  EXPECT_EQ(Probe("", {"create", "new.txt"}), EACCES) << "read-only is the default";
+  EXPECT_EQ(Probe("read-only", {"unlink", "inside.txt"}), EACCES);
+  EXPECT_EQ(Probe("read-only", {"mkdir", "dir"}), EACCES);
+  EXPECT_EQ(ReadFile(t_.Ws("inside.txt")), "inside\n");
+  EXPECT_FALSE(Exists(t_.Ws("new.txt")));
+}
+
+TEST_P(RunTest, DenyInsideTheWorkspaceHidesThePathButNotItsSiblings) {
+  ::mkdir(t_.Ws("private").c_str(), 0755);
+  WriteFile(t_.Ws("private/key"), "key\n");
+  WriteFile(t_.Ws("public.txt"), "public\n");
+  std::vector<std::string> deny = {"--deny", t_.Ws("private")};
+  EXPECT_EQ(Probe("workspace-write", {"read", "private/key"}, deny), EACCES);
+  EXPECT_EQ(Probe("workspace-write", {"write", "private/key"}, deny), EACCES);
+  EXPECT_EQ(Probe("workspace-write", {"read", "public.txt"}, deny), 0) << last_.err;
+  EXPECT_EQ(Probe("workspace-write", {"write", "public.txt"}, deny), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("private/key")), "key\n");
+  EXPECT_EQ(Probe("workspace-write", {"read", "private/key"}), 0) << "without --deny it is readable";
+}
+
+TEST_P(RunTest, DenyUnderEtcHidesThePathButNotItsSiblings) {
+  std::vector<std::string> deny = {"--deny", "/etc/hostname"};
+  EXPECT_EQ(Probe("", {"read", "/etc/hostname"}, deny), EACCES);
+  EXPECT_EQ(Probe("", {"read", "/etc/passwd"}, deny), 0);
+  EXPECT_EQ(Probe("", {"read", "/etc/hostname"}), 0);
+}
+
+TEST_P(RunTest, PrivateTmpdirIsWritableAndSharedTmpIsNot) {
+  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--", "sh", "-c",
+                           "echo hi > \"$TMPDIR/f\" && cat \"$TMPDIR/f\" && echo \"$TMPDIR\""});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, 3), "hi\n");
+  std::string tmpdir = r.out.substr(3, r.out.size() - 4);
+  EXPECT_EQ(tmpdir.rfind("/tmp/cordon-run-", 0), 0u) << tmpdir;
+  EXPECT_FALSE(Exists(tmpdir)) << "the private TMPDIR is removed when the run ends";
+}
+
+int ListenLoopback(int& port) {
+  int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(s, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
+  socklen_t len = sizeof sin;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&sin), &len);
+  ::listen(s, 8);
+  port = ntohs(sin.sin_port);
+  return s;
+}
+
+TEST_P(RunTest, NetworkNoneRefusesLoopbackConnectAndAllowPermitsIt) {
+  int port = 0;
+  int s = ListenLoopback(port);
+  ASSERT_GT(port, 0);
+  EXPECT_EQ(Probe("", {"connect", std::to_string(port)}), EPERM);
+  EXPECT_EQ(Probe("", {"connect", std::to_string(port)}, {"--network", "none"}), EPERM);
+  EXPECT_EQ(Probe("", {"connect", std::to_string(port)}, {"--network", "allow"}), 0) << last_.err;
+  ::close(s);
+}
+
+TEST_P(RunTest, KernelAttackSurfaceIsRefused) {
+  EXPECT_EQ(Probe("", {"io_uring"}), ENOSYS);
+  EXPECT_EQ(Probe("", {"ptrace-parent"}), EPERM);
+  EXPECT_EQ(Probe("", {"mount"}), EPERM);
+  EXPECT_EQ(Probe("", {"unshare-user"}), EPERM);
+  EXPECT_EQ(Probe("", {"openat2", "inside.txt"}), ENOSYS);
+  EXPECT_EQ(Probe("", {"personality"}), EPERM);
+  EXPECT_EQ(Probe("", {"future"}), ENOSYS) << "syscalls newer than cordon answer ENOSYS";
+  EXPECT_EQ(Probe("", {"x32"}), 128 + SIGSYS) << "x32 entry kills the tool";
+}
+
+TEST_P(RunTest, ExitStatusesFollowTheContract) {
+  EXPECT_EQ(Probe("", {"exit", "0"}), 0);
+  EXPECT_EQ(Probe("", {"exit", "3"}), 3);
+  EXPECT_EQ(Probe("", {"kill-self", "9"}), 128 + 9);
+  EXPECT_EQ(Probe("", {"kill-self", "15"}), 128 + 15);
+}
+
+INSTANTIATE_TEST_SUITE_P(Probes, RunTest, ::testing::Values(PROBE_DYNAMIC, PROBE_STATIC),
+                         [](const auto& info) {
+                           return std::string(info.param).find("static") != std::string::npos
+                                      ? "static"
+                                      : "dynamic";
+                         });
+
+TEST(RunContract, CordonErrorsAre125) {
+  ScratchTree t;
+  EXPECT_EQ(RunCordon({"run", "--workspace", t.Ws("missing"), "--", "true"}).status, 125);
+  EXPECT_EQ(RunCordon({"run", "--profile", "bogus", "--", "true"}).status, 125);
+  EXPECT_EQ(RunCordon({"run", "--no-such-flag", "--", "true"}).status, 125);
+  RunResult r = RunCordon({"run", "--workspace", t.Ws("missing"), "--", "true"});
+  EXPECT_NE(r.err.find("workspace"), std::string::npos) << r.err;
+}
+
+TEST(RunContract, NotFoundIs127AndNotExecutableIs126) {
+  ScratchTree t;
+  EXPECT_EQ(RunCordon({"run", "--workspace", t.ws(), "--", "no-such-command-xyz"}).status, 127);
+  EXPECT_EQ(RunCordon({"run", "--workspace", t.ws(), "--", "./missing"}).status, 127);
+  WriteFile(t.Ws("data.txt"), "not a program\n");
+  ::chmod(t.Ws("data.txt").c_str(), 0644);
+  EXPECT_EQ(RunCordon({"run", "--workspace", t.ws(), "--", "./data.txt"}).status, 126);
+  // Executable bits but outside every allowed path: Landlock refuses exec.
+  WriteFile(t.Out("tool.sh"), "#!/bin/sh\nexit 0\n");
+  ::chmod(t.Out("tool.sh").c_str(), 0755);
+  EXPECT_EQ(RunCordon({"run", "--workspace", t.ws(), "--", t.Out("tool.sh")}).status, 126);
+}
+
+bool Gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  std::string line;
+  std::getline(stat, line);
+  auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() &&
+         (line[close + 2] == 'Z' || line[close + 2] == 'X');
+}
+
+TEST(RunContract, KillingCordonKillsTheTool) {
+  ScratchTree t;
+  pid_t cordon = ::fork();
+  if (cordon == 0) {
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    ::execl(CORDON_BIN, CORDON_BIN, "run", "--profile", "workspace-write", "--workspace",
+            t.ws().c_str(), "--", "sh", "-c", "echo $$ > pid; exec sleep 60", nullptr);
+    _exit(112);
+  }
+  std::string pid_file = t.Ws("pid");
+  pid_t tool = 0;
+  for (int i = 0; i < 500 && tool == 0; ++i) {
+    std::ifstream f(pid_file);
+    if (!(f >> tool)) tool = 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(tool, 0) << "the tool never started";
+  EXPECT_FALSE(Gone(tool));
+  ::kill(cordon, SIGKILL);
+  ::waitpid(cordon, nullptr, 0);
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    gone = Gone(tool);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "tool " << tool << " outlived cordon";
+  if (!gone) ::kill(tool, SIGKILL);
+}
+
+}  // namespace
+}  // namespace cordon::testing

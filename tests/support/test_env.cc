@@ -1,0 +1,103 @@
+#include "tests/support/test_env.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace cordon::testing {
+namespace {
+
+}  // namespace
+
+ScratchTree::ScratchTree() {
+  char tmpl[] = "/tmp/cordon-test-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) std::abort();
+  root_ = tmpl;
+  ::mkdir(ws().c_str(), 0755);
+  ::mkdir(outside().c_str(), 0755);
+}
+
+ScratchTree::~ScratchTree() {
+  std::string cmd = "chmod -R u+rwx '" + root_ + "' 2>/dev/null; rm -rf '" + root_ + "'";
+  if (std::system(cmd.c_str()) != 0) {
+  }
+}
+
+RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd,
+                    const std::vector<std::string>& extra_env) {
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) std::abort();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) _exit(111);
+    for (const auto& e : extra_env) ::putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(CORDON_BIN));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(CORDON_BIN, argv.data());
+    _exit(112);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  RunResult r;
+  // Read both pipes without deadlocking on a full one.
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_count = 2;
+  while (open_count > 0) {
+    if (::poll(fds, 2, -1) < 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buf[4096];
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_count;
+      } else {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+  return r;
+}
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << content;
+  ASSERT_TRUE(f.good()) << path;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "<missing>";
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::string ProbeDir() {
+  std::string p = PROBE_DYNAMIC;
+  return p.substr(0, p.rfind('/'));
+}
+
+}  // namespace cordon::testing

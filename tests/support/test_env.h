@@ -1,0 +1,47 @@
+// Test support: a scratch tree with a workspace and an outside directory,
+// and a runner for the real cordon binary that captures its exit status and
+// stderr. Everything real: no mocks of the kernel.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cordon::testing {
+
+// Creates /tmp/cordon-test-XXXXXX/{ws,outside}; removes it in the dtor.
+class ScratchTree {
+ public:
+  ScratchTree();
+  ~ScratchTree();
+  ScratchTree(const ScratchTree&) = delete;
+  ScratchTree& operator=(const ScratchTree&) = delete;
+
+  const std::string& root() const { return root_; }
+  std::string ws() const { return root_ + "/ws"; }
+  std::string outside() const { return root_ + "/outside"; }
+  std::string Ws(const std::string& rel) const { return ws() + "/" + rel; }
+  std::string Out(const std::string& rel) const { return outside() + "/" + rel; }
+
+ private:
+  std::string root_;
+};
+
+struct RunResult {
+  int status = -1;  // cordon's exit status
+  std::string out;
+  std::string err;
+};
+
+// Runs `cordon ARGS...` with cwd `cwd` (empty: inherit) and stdin /dev/null.
+RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd = "",
+                    const std::vector<std::string>& extra_env = {});
+
+// Small file helpers for ground-truth checks from outside the sandbox.
+void WriteFile(const std::string& path, const std::string& content);
+std::string ReadFile(const std::string& path);  // "<missing>" when absent
+bool Exists(const std::string& path);
+
+// The directory holding the probe binaries (granted read-only to tools).
+std::string ProbeDir();
+
+}  // namespace cordon::testing

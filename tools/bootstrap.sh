@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs cordon's build and test dependencies from Debian packages when
+# missing, then configures and builds into ./build. Idempotent.
+#   tools/bootstrap.sh            install + build
+#   tools/bootstrap.sh --no-build install only
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+pkgs=(build-essential cmake pkg-config libseccomp-dev libcap-dev libssl-dev libspdlog-dev
+      nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev ripgrep
+      clang python3 git)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+[[ "${1:-}" == "--no-build" ]] && exit 0
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"

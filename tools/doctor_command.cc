@@ -1,0 +1,58 @@
+#include "tools/doctor_command.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "supervisor/launcher.h"
+#include "supervisor/probe.h"
+
+namespace cordon::tools {
+
+void RegisterDoctor(CLI::App& app, int& exit_code) {
+  static bool json = false;
+  CLI::App* cmd = app.add_subcommand("doctor", "report what this kernel lets cordon enforce");
+  cmd->add_flag("--json", json, "machine-readable output");
+  cmd->callback([&exit_code] {
+    using namespace cordon::supervisor;
+    KernelProbe k = ProbeKernel();
+    Rung rung = ChooseRung(k, false);
+    bool full = rung == Rung::kLandlockNotify;
+    auto yes = [](bool b) { return b ? "yes" : "no"; };
+    if (json) {
+      nlohmann::json j = {
+          {"kernel", k.kernel},
+          {"landlock_abi", k.landlock_abi},
+          {"seccomp_filter", k.seccomp_filter},
+          {"seccomp_user_notif", k.user_notif},
+          {"seccomp_addfd", k.addfd},
+          {"seccomp_addfd_send", k.addfd_send},
+          {"seccomp_sync_wakeup", k.sync_wakeup},
+          {"io_uring_on_host", k.io_uring},
+          {"user_namespaces", k.user_namespaces},
+          {"preload_applies_to_glibc_tools", k.glibc},
+          {"rung", RungName(rung)},
+          {"full_confinement", full},
+      };
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      std::printf("kernel                 %s\n", k.kernel.c_str());
+      std::printf("landlock               %s\n",
+                  k.landlock_abi > 0 ? ("ABI " + std::to_string(k.landlock_abi)).c_str() : "missing");
+      std::printf("  net rules (ABI 4)    %s\n", yes(k.landlock_abi >= 4));
+      std::printf("  scoping (ABI 6)      %s\n", yes(k.landlock_abi >= 6));
+      std::printf("seccomp filter         %s\n", yes(k.seccomp_filter));
+      std::printf("  user notification   %s\n", yes(k.user_notif));
+      std::printf("  ADDFD / ADDFD_SEND   %s / %s\n", yes(k.addfd), yes(k.addfd_send));
+      std::printf("  sync wake-up (6.6+)  %s\n", yes(k.sync_wakeup));
+      std::printf("io_uring on host       %s (always refused to tools)\n", yes(k.io_uring));
+      std::printf("user namespaces        %s (not needed; refused to tools)\n", yes(k.user_namespaces));
+      std::printf("preload (glibc tools)  %s\n", yes(k.glibc));
+      std::printf("enforcement rung       %s\n", RungName(rung));
+      std::printf("%s\n", full ? "full confinement available"
+                               : "full confinement NOT available on this kernel");
+    }
+    exit_code = full ? 0 : kExitCordonError;
+  });
+}
+
+}  // namespace cordon::tools

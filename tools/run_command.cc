@@ -1,0 +1,147 @@
+#include "tools/run_command.h"
+
+#include <limits.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "supervisor/landlock.h"
+#include "supervisor/launcher.h"
+#include "supervisor/probe.h"
+
+extern char** environ;
+
+namespace cordon::tools {
+namespace {
+
+// realpath of an existing path; empty (with the reason) when it is missing.
+std::string Normalise(const std::string& path, std::string& why) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) == nullptr) {
+    why = std::strerror(errno);
+    return {};
+  }
+  return buf;
+}
+
+}  // namespace
+
+void AddRunOptions(CLI::App* cmd, RunOptions& o) {
+  cmd->add_option("--workspace", o.workspace, "workspace directory (default: current directory)");
+  cmd->add_option("--profile", o.profile, "read-only (default) or workspace-write")
+      ->check(CLI::IsMember({"read-only", "workspace-write"}));
+  cmd->add_option("--ro", o.ro, "extra read-only path (repeatable)");
+  cmd->add_option("--rw", o.rw, "extra read-write path (repeatable)");
+  cmd->add_option("--deny", o.deny, "path the tool may not reach, even inside an allowed one");
+  cmd->add_option("--network", o.network, "none (default) or allow")
+      ->check(CLI::IsMember({"none", "allow"}));
+  cmd->add_flag("--allow-degraded", o.allow_degraded,
+                "run with advisory confinement when the kernel lacks seccomp notification");
+  cmd->add_flag("--test-force-notify-all", o.force_notify_all)->group("");
+}
+
+bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
+  std::vector<std::string> errors;
+  std::string why;
+  std::string ws = o.workspace;
+  if (ws.empty()) {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof(cwd)) == nullptr) errors.push_back("cannot read the current directory");
+    else ws = cwd;
+  }
+  if (!ws.empty()) {
+    p.workspace = Normalise(ws, why);
+    struct stat st;
+    if (p.workspace.empty()) {
+      errors.push_back("workspace " + ws + ": " + why);
+    } else if (::stat(p.workspace.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      errors.push_back("workspace " + ws + ": not a directory");
+    }
+  }
+  if (o.profile == "workspace-write") {
+    p.profile = policy::Profile::kWorkspaceWrite;
+    p.profile_reason = "--profile workspace-write (this run only)";
+  } else if (o.profile == "read-only") {
+    p.profile = policy::Profile::kReadOnly;
+    p.profile_reason = "--profile read-only (this run only)";
+  }
+  if (o.network == "allow") p.network = policy::Network::kAllow;
+  else if (o.network == "none") p.network = policy::Network::kNone;
+
+  auto add = [&](const std::vector<std::string>& paths, policy::Access access) {
+    for (const std::string& raw : paths) {
+      std::string real = Normalise(raw, why);
+      if (real.empty()) {
+        p.dropped.push_back({raw, why});
+        continue;
+      }
+      p.paths.push_back({real, access, access != policy::Access::kDenied});
+    }
+  };
+  add(o.ro, policy::Access::kReadOnly);
+  add(o.rw, policy::Access::kReadWrite);
+  add(o.deny, policy::Access::kDenied);
+  for (const auto& d : p.dropped) {
+    spdlog::warn("path {} dropped from the policy: {}", d.path, d.reason);
+  }
+  if (errors.empty()) {
+    for (auto& e : policy::Validate(p)) errors.push_back(std::move(e));
+  }
+  for (const auto& e : errors) spdlog::error("{}", e);
+  return errors.empty();
+}
+
+int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::string> argv) {
+  using namespace cordon::supervisor;
+  if (argv.empty()) {
+    spdlog::error("no command given (cordon run [options] -- CMD [ARG]...)");
+    return kExitCordonError;
+  }
+  KernelProbe k;
+  k.landlock_abi = ProbeLandlockAbi();
+  // Seccomp user notification with ADDFD is assumed (5.14+); a kernel
+  // without it fails at filter install and the run stops with 125.
+  k.user_notif = k.addfd = k.addfd_send = true;
+  Rung rung = ChooseRung(k, o.force_notify_all);
+  if (rung == Rung::kPreloadOnly && !o.allow_degraded) {
+    spdlog::error("this kernel cannot confine the tool; rerun with --allow-degraded for advisory-only mode");
+    return kExitCordonError;
+  }
+  spdlog::info("enforcement rung: {} (Landlock ABI {})", RungName(rung), k.landlock_abi);
+
+  const char* path_env = std::getenv("PATH");
+  std::string resolved = ResolveCommand(argv[0], path_env ? path_env : "");
+  if (resolved.empty()) {
+    spdlog::error("{}: command not found", argv[0]);
+    return kExitNotFound;
+  }
+  argv[0] = resolved;
+
+  LaunchRequest req;
+  req.policy = &p;
+  req.argv = std::move(argv);
+  for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
+  req.rung = rung;
+  req.landlock_abi = k.landlock_abi;
+  req.filter.network = p.network;
+  req.filter.notify_all_paths = rung == Rung::kNotifyAll;
+  return Launch(req);
+}
+
+void RegisterRun(CLI::App& app, int& exit_code) {
+  auto* opts = new RunOptions;  // lives as long as the process
+  CLI::App* run = app.add_subcommand("run", "run a command confined to its workspace");
+  AddRunOptions(run, *opts);
+  run->add_option("command", opts->command, "the command and its arguments, after --")
+      ->required();
+  run->callback([opts, &exit_code] {
+    policy::Policy p;
+    exit_code = BuildPolicy(*opts, p) ? RunTool(*opts, p, opts->command)
+                                      : supervisor::kExitCordonError;
+  });
+}
+
+}  // namespace cordon::tools

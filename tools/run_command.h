@@ -1,0 +1,35 @@
+// `cordon run` and the options every command that launches a tool shares
+// (grep and glob reuse them): flags -> Policy -> Launch.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace cordon::tools {
+
+struct RunOptions {
+  std::string workspace;
+  std::string profile;  // empty: what the policy says (read-only by default)
+  std::vector<std::string> ro, rw, deny;
+  std::string network;  // empty: policy's (none by default)
+  bool allow_degraded = false;
+  bool force_notify_all = false;  // hidden: test the notify-all rung
+  std::vector<std::string> command;
+};
+
+// Adds the run options to `cmd` (not the trailing command).
+void AddRunOptions(CLI::App* cmd, RunOptions& opts);
+
+// Builds and validates the policy the options describe. On error prints
+// every problem and returns false (the caller exits 125).
+bool BuildPolicy(const RunOptions& opts, policy::Policy& out);
+
+// Launches argv under the policy; returns cordon's exit status.
+int RunTool(const RunOptions& opts, const policy::Policy& p, std::vector<std::string> argv);
+
+void RegisterRun(CLI::App& app, int& exit_code);
+
+}  // namespace cordon::tools
