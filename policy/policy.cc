@@ -39,6 +39,15 @@ std::vector<PathRule> SystemPaths() {
   return v;
 }
 
+std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private_tmp) {
+  std::vector<PathRule> rules = SystemPaths();
+  rules.push_back(p.profile == Profile::kWorkspaceWrite ? PathRule::ReadWrite(p.workspace)
+                                                        : PathRule::ReadOnly(p.workspace));
+  if (!private_tmp.empty()) rules.push_back(PathRule::ReadWrite(private_tmp));
+  rules.insert(rules.end(), p.paths.begin(), p.paths.end());
+  return rules;
+}
+
 bool IsAbsoluteNormal(const std::string& p) {
   if (p.empty() || p[0] != '/') return false;
   if (p == "/") return true;

@@ -56,6 +56,11 @@ struct Policy {
 // and libraries a tool needs, /etc minus secrets, a few devices, /proc.
 std::vector<PathRule> SystemPaths();
 
+// Everything the tool may reach, in order: the system set, the workspace
+// (read-only or read-write by profile), the private TMPDIR (when not
+// empty), then the policy's own rules.
+std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private_tmp);
+
 // Lexically normal absolute path: no "." or ".." or duplicate slashes, no
 // trailing slash (except "/"). Returns false on a relative path.
 bool IsAbsoluteNormal(const std::string& p);

@@ -99,16 +99,6 @@ void KillRemaining(pid_t pgid) {
   }
 }
 
-std::vector<policy::PathRule> RulesFor(const policy::Policy& p, const std::string& tmp) {
-  std::vector<policy::PathRule> rules = policy::SystemPaths();
-  rules.push_back(p.profile == policy::Profile::kWorkspaceWrite
-                      ? policy::PathRule::ReadWrite(p.workspace)
-                      : policy::PathRule::ReadOnly(p.workspace));
-  if (!tmp.empty()) rules.push_back(policy::PathRule::ReadWrite(tmp));
-  rules.insert(rules.end(), p.paths.begin(), p.paths.end());
-  return rules;
-}
-
 std::vector<char*> CStrings(std::vector<std::string>& v) {
   std::vector<char*> out;
   out.reserve(v.size() + 1);
@@ -148,7 +138,7 @@ int Launch(const LaunchRequest& req) {
 
   Fd ruleset;
   if (req.rung == Rung::kLandlockNotify) {
-    auto grants = policy::PlanGrants(RulesFor(p, tmp.path()), policy::ListDir);
+    auto grants = policy::PlanGrants(policy::EffectiveRules(p, tmp.path()), policy::ListDir);
     LandlockConfig cfg{req.landlock_abi, p.network == policy::Network::kNone, true};
     auto rs = BuildRuleset(grants, cfg);
     if (!rs) return Fail("landlock: " + Describe(rs.error()));
@@ -170,6 +160,16 @@ int Launch(const LaunchRequest& req) {
     env.push_back(e);
   }
   if (!tmp.path().empty()) env.push_back("TMPDIR=" + tmp.path());
+  Fd report_parent, report_child;
+  if (req.on_report) {
+    int rp[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rp) != 0) return Fail("socketpair");
+    report_parent.reset(rp[0]);
+    report_child.reset(rp[1]);
+    ::fcntl(report_parent.get(), F_SETFL, O_NONBLOCK);
+    std::erase_if(env, [](const std::string& e) { return e.rfind("CORDON_REPORT_FD=", 0) == 0; });
+    env.push_back("CORDON_REPORT_FD=" + std::to_string(report_child.get()));
+  }
   std::vector<char*> cargv = CStrings(argv);
   std::vector<char*> cenv = CStrings(env);
 
@@ -195,6 +195,7 @@ int Launch(const LaunchRequest& req) {
   spec.filter = filter.get();
   spec.notify_sock = notify_child.get();
   spec.status_pipe = status_write.get();
+  spec.keep_fd = report_child.get();
   spec.path = cargv[0];
   spec.argv = cargv.data();
   spec.envp = cenv.data();
@@ -204,6 +205,7 @@ int Launch(const LaunchRequest& req) {
   if (pid == 0) RunChild(spec);
 
   notify_child.reset();
+  report_child.reset();
   status_write.reset();
   ruleset.reset();
   Fd pidfd(static_cast<int>(::syscall(uapi::kNrPidfdOpen, pid, 0)));
@@ -224,21 +226,32 @@ int Launch(const LaunchRequest& req) {
     }
   }
 
+  auto drain_reports = [&] {
+    if (!report_parent) return;
+    char rec[4096];
+    ssize_t n;
+    while ((n = ::recv(report_parent.get(), rec, sizeof rec, MSG_DONTWAIT)) > 0) {
+      req.on_report(rec, static_cast<size_t>(n));
+    }
+  };
+
   ChildFailure failure{};
   bool failed = false;
   bool status_open = true;
   int exit_code = kExitCordonError;
   for (;;) {
-    pollfd fds[4] = {{pidfd.get(), POLLIN, 0},
+    pollfd fds[5] = {{pidfd.get(), POLLIN, 0},
                      {sigfd.get(), POLLIN, 0},
                      {status_open ? status_read.get() : -1, POLLIN, 0},
-                     {server ? server->PollFd() : -1, POLLIN, 0}};
-    int n = ::poll(fds, 4, -1);
+                     {server ? server->PollFd() : -1, POLLIN, 0},
+                     {report_parent.get(), POLLIN, 0}};
+    int n = ::poll(fds, 5, -1);
     if (n < 0) {
       if (errno == EINTR) continue;
       break;
     }
     if (fds[3].revents & (POLLIN | POLLERR | POLLHUP)) server->OnReadable();
+    if (fds[4].revents & POLLIN) drain_reports();
     if (fds[2].revents) {
       ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));
       if (r == static_cast<ssize_t>(sizeof(failure))) failed = true;
@@ -264,6 +277,7 @@ int Launch(const LaunchRequest& req) {
   }
   if (server) server->Shutdown();
   KillRemaining(pid);
+  drain_reports();
   server.reset();
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
 

@@ -32,6 +32,11 @@ struct LaunchRequest {
   // that answers notifications (null: the launcher answers nothing and the
   // tool's notified syscalls wait until it exits).
   std::function<NotifyServer*(int listener_fd, int tool_pid)> on_listener;
+  // The preload's report channel. When set, a SOCK_SEQPACKET pair is made,
+  // the tool's end survives exec and is named by CORDON_REPORT_FD in its
+  // environment, and every record the tool sends is handed here (untrusted
+  // hints, never decisions).
+  std::function<void(const void* data, size_t len)> on_report;
 };
 
 // Returns the exit status for cordon. Errors before the tool starts are

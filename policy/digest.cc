@@ -1,0 +1,65 @@
+#include "policy/digest.h"
+
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <memory>
+
+namespace cordon::policy {
+namespace {
+
+struct CtxFree {
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+};
+
+std::string Hex(const unsigned char* d, unsigned n) {
+  static const char* k = "0123456789abcdef";
+  std::string s(n * 2, '0');
+  for (unsigned i = 0; i < n; ++i) {
+    s[2 * i] = k[d[i] >> 4];
+    s[2 * i + 1] = k[d[i] & 15];
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned n = 0;
+  EVP_Digest(data.data(), data.size(), md, &n, EVP_sha256(), nullptr);
+  return Hex(md, n);
+}
+
+Result<std::string> Sha256Fd(int fd, uint64_t max_bytes) {
+  std::unique_ptr<EVP_MD_CTX, CtxFree> ctx(EVP_MD_CTX_new());
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
+    return SysError{ENOMEM, "EVP_DigestInit"};
+  }
+  char buf[1 << 16];
+  uint64_t off = 0;
+  for (;;) {
+    ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(off));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("pread");
+    }
+    if (n == 0) break;
+    off += static_cast<uint64_t>(n);
+    if (off > max_bytes) return SysError{EFBIG, "sha256", "file larger than the limit"};
+    EVP_DigestUpdate(ctx.get(), buf, static_cast<size_t>(n));
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned n = 0;
+  EVP_DigestFinal_ex(ctx.get(), md, &n);
+  return Hex(md, n);
+}
+
+bool DigestEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace cordon::policy
