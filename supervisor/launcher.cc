@@ -22,7 +22,7 @@
 #include "policy/fs_plan.h"
 #include "supervisor/child.h"
 #include "supervisor/landlock.h"
-#include "supervisor/notify_server.h"
+#include "supervisor/notify_loop.h"
 #include "supervisor/remove_tree.h"
 #include "supervisor/uapi.h"
 
@@ -107,6 +107,38 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
   return out;
 }
 
+// The directories the tool may change: the workspace under workspace-write,
+// the private TMPDIR, and read-write directories of the policy.
+std::vector<std::string> WritableDirs(const policy::Policy& p, const std::string& tmp) {
+  std::vector<std::string> dirs;
+  if (p.profile == policy::Profile::kWorkspaceWrite) dirs.push_back(p.workspace);
+  if (!tmp.empty()) dirs.push_back(tmp);
+  for (const auto& r : p.paths) {
+    struct stat st;
+    if (r.access == policy::Access::kReadWrite && ::stat(r.path.c_str(), &st) == 0 &&
+        S_ISDIR(st.st_mode)) {
+      dirs.push_back(r.path);
+    }
+  }
+  return dirs;
+}
+
+// Paths inside the writable directories the tool may not change: denials,
+// read-only and protected carve-outs.
+std::vector<std::string> ExcludedPaths(const policy::Policy& p, const std::string& tmp) {
+  std::vector<std::string> out;
+  for (const auto& r : policy::EffectiveRules(p, tmp)) {
+    if (r.access != policy::Access::kReadWrite) out.push_back(r.path);
+  }
+  return out;
+}
+
+int64_t NowRealtimeNs() {
+  timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 }  // namespace
 
 std::string ResolveCommand(const std::string& cmd, const std::string& path_env) {
@@ -128,6 +160,8 @@ std::string ResolveCommand(const std::string& cmd, const std::string& path_env) 
 
 int Launch(const LaunchRequest& req) {
   const policy::Policy& p = *req.policy;
+  // Files born from here on are the run's own and may be deleted freely.
+  const int64_t run_start_ns = NowRealtimeNs();
   Fd ws(::open(p.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!ws) return Fail("workspace " + p.workspace + ": " + std::strerror(errno));
 
@@ -222,7 +256,17 @@ int Launch(const LaunchRequest& req) {
     auto l = ReceiveFd(notify_parent.get());
     if (l) {
       listener = std::move(l.value());
-      if (req.on_listener) server.reset(req.on_listener(listener.get(), pid));
+      auto roots = WriteRoots::Open(WritableDirs(p, tmp.path()), p.workspace,
+                                    ExcludedPaths(p, tmp.path()));
+      if (!roots) {
+        ::kill(pid, SIGKILL);
+        KillRemaining(pid);
+        return Fail("write roots: " + Describe(roots.error()));
+      }
+      auto emulator = std::make_shared<Emulator>(std::move(roots.value()), run_start_ns,
+                                                 req.emulator);
+      server = std::make_unique<NotifyLoop>(listener.get(), std::move(emulator),
+                                            static_cast<bool>(req.emulator.delete_gate));
     }
   }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "policy/policy.h"
+#include "supervisor/emulator.h"
 #include "supervisor/probe.h"
 #include "supervisor/tool_filter.h"
 
@@ -19,7 +20,6 @@ inline constexpr int kExitCordonError = 125;
 inline constexpr int kExitNotExecutable = 126;
 inline constexpr int kExitNotFound = 127;
 
-class NotifyServer;  // notify_server.h
 
 struct LaunchRequest {
   const policy::Policy* policy = nullptr;  // validated and normalised
@@ -28,10 +28,8 @@ struct LaunchRequest {
   Rung rung = Rung::kLandlockNotify;
   int landlock_abi = 0;
   ToolFilterOptions filter;
-  // Called with the listener once the child has sent it; returns the server
-  // that answers notifications (null: the launcher answers nothing and the
-  // tool's notified syscalls wait until it exits).
-  std::function<NotifyServer*(int listener_fd, int tool_pid)> on_listener;
+  // How the supervisor decides the notified syscalls (approvals etc.).
+  EmulatorOptions emulator;
   // The preload's report channel. When set, a SOCK_SEQPACKET pair is made,
   // the tool's end survives exec and is named by CORDON_REPORT_FD in its
   // environment, and every record the tool sends is handed here (untrusted

@@ -55,11 +55,78 @@ void DenyEscapes(SeccompBuilder& b) {
   // personality(2) is restricted in SeccompBuilder's prefix.
 }
 
+// The kernel's bare __O_TMPFILE bit; glibc's O_TMPFILE adds O_DIRECTORY and
+// would send every directory open.
+constexpr uint64_t kBareTmpfile = 020000000;
+constexpr uint64_t kWriteOpenBits[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND, kBareTmpfile};
+
+// Opens that can write: one rule per flag bit (libseccomp ORs rules).
+void NotifyWriteOpens(SeccompBuilder& b) {
+  for (uint64_t bit : kWriteOpenBits) {
+    b.Notify(SCMP_SYS(open), {SCMP_A1(SCMP_CMP_MASKED_EQ, bit, bit)});
+    b.Notify(SCMP_SYS(openat), {SCMP_A2(SCMP_CMP_MASKED_EQ, bit, bit)});
+  }
+  b.Notify(SCMP_SYS(creat));
+}
+
+void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
+  if (o.notify_write_opens) NotifyWriteOpens(b);
+  if (o.notify_unlink_rename) {
+    for (int nr : {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir), SCMP_SYS(rename),
+                   SCMP_SYS(renameat), SCMP_SYS(renameat2)}) {
+      b.Notify(nr);
+    }
+  }
+  for (int nr : {SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat),
+                 SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(mknod), SCMP_SYS(mknodat),
+                 SCMP_SYS(truncate), SCMP_SYS(chmod), SCMP_SYS(fchmodat), SCMP_SYS(chown),
+                 SCMP_SYS(fchownat), SCMP_SYS(lchown), SCMP_SYS(utime), SCMP_SYS(utimes),
+                 SCMP_SYS(utimensat), SCMP_SYS(futimesat), SCMP_SYS(setxattr),
+                 SCMP_SYS(lsetxattr), SCMP_SYS(removexattr), SCMP_SYS(lremovexattr),
+                 SCMP_SYS(fchmod), SCMP_SYS(fchown), SCMP_SYS(fsetxattr),
+                 SCMP_SYS(fremovexattr)}) {
+    b.Notify(nr);
+  }
+  for (long nr : {kNrFchmodat2, kNrSetxattrat, kNrRemovexattrat, kNrFileSetattr}) {
+    b.Notify(static_cast<int>(nr));
+  }
+  for (unsigned long cmd : {kFsIocSetflags, kFsIocFssetxattr}) {
+    b.Notify(SCMP_SYS(ioctl), {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd)});
+  }
+  if (o.notify_exec) {
+    b.Notify(SCMP_SYS(execve));
+    b.Notify(SCMP_SYS(execveat));
+  }
+}
+
 }  // namespace
+
+std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
+  std::vector<int> out;
+  if (!o.notify_mutations) return out;
+  if (o.notify_write_opens) out.insert(out.end(), {SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(creat)});
+  if (o.notify_unlink_rename) {
+    out.insert(out.end(), {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir),
+                           SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2)});
+  }
+  out.insert(out.end(), {SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat),
+                         SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(mknod), SCMP_SYS(mknodat),
+                         SCMP_SYS(truncate), SCMP_SYS(chmod), SCMP_SYS(fchmodat),
+                         static_cast<int>(kNrFchmodat2), SCMP_SYS(chown), SCMP_SYS(fchownat),
+                         SCMP_SYS(lchown), SCMP_SYS(utime), SCMP_SYS(utimes), SCMP_SYS(utimensat),
+                         SCMP_SYS(futimesat), SCMP_SYS(setxattr), SCMP_SYS(lsetxattr),
+                         SCMP_SYS(removexattr), SCMP_SYS(lremovexattr),
+                         static_cast<int>(kNrSetxattrat), static_cast<int>(kNrRemovexattrat),
+                         static_cast<int>(kNrFileSetattr), SCMP_SYS(fchmod), SCMP_SYS(fchown),
+                         SCMP_SYS(fsetxattr), SCMP_SYS(fremovexattr), SCMP_SYS(ioctl)});
+  if (o.notify_exec) out.insert(out.end(), {SCMP_SYS(execve), SCMP_SYS(execveat)});
+  return out;
+}
 
 Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts) {
   SeccompBuilder b;
   DenyEscapes(b);
+  if (opts.notify_mutations) NotifyMutations(b, opts);
   if (opts.network == policy::Network::kNone) {
     b.Deny(SCMP_SYS(socket), EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
     b.Deny(SCMP_SYS(socketpair), EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});

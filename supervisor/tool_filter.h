@@ -4,6 +4,8 @@
 // are sent to the supervisor (see notify_set.h).
 #pragma once
 
+#include <vector>
+
 #include "policy/policy.h"
 #include "policy/result.h"
 #include "supervisor/seccomp_filter.h"
@@ -20,5 +22,8 @@ struct ToolFilterOptions {
 };
 
 Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts);
+
+// The syscall numbers sent to the supervisor under `opts` (for explain).
+std::vector<int> NotifiedSyscalls(const ToolFilterOptions& opts);
 
 }  // namespace cordon::supervisor

@@ -1,0 +1,567 @@
+#include "supervisor/emulator.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <seccomp.h>
+#include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "supervisor/tool_memory.h"
+#include "supervisor/uapi.h"
+
+namespace cordon::supervisor {
+namespace {
+
+constexpr uint64_t kBareTmpfile = 020000000;
+constexpr size_t kMaxXattrValue = 64 * 1024;
+
+// What /proc/TID/status says about the calling thread.
+struct ToolCreds {
+  pid_t tgid = 0;
+  uid_t fsuid = 0;
+  gid_t fsgid = 0;
+  mode_t umask = 022;
+};
+
+ToolCreds ReadCreds(pid_t tid) {
+  ToolCreds c;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", tid);
+  FILE* f = std::fopen(path, "re");
+  if (f == nullptr) return c;
+  char line[256];
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    unsigned a, b, d, e;
+    if (std::sscanf(line, "Umask: %o", &a) == 1) c.umask = static_cast<mode_t>(a);
+    else if (std::sscanf(line, "Tgid: %u", &a) == 1) c.tgid = static_cast<pid_t>(a);
+    else if (std::sscanf(line, "Uid: %u %u %u %u", &a, &b, &d, &e) == 4) c.fsuid = e;
+    else if (std::sscanf(line, "Gid: %u %u %u %u", &a, &b, &d, &e) == 4) c.fsgid = e;
+  }
+  std::fclose(f);
+  return c;
+}
+
+// The directory a relative path starts from: the tool's cwd or its dirfd.
+Result<std::string> BaseDir(pid_t tid, int dirfd) {
+  char link[64];
+  if (dirfd == AT_FDCWD) std::snprintf(link, sizeof link, "/proc/%d/cwd", tid);
+  else std::snprintf(link, sizeof link, "/proc/%d/fd/%d", tid, dirfd);
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(link, buf, sizeof buf - 1);
+  if (n < 0) return SysError{errno == ENOENT ? EBADF : errno, "readlink", link};
+  std::string s(buf, static_cast<size_t>(n));
+  if (s.empty() || s[0] != '/') return SysError{ENOTDIR, "dirfd is not a directory"};
+  if (s.size() > 10 && s.compare(s.size() - 10, 10, " (deleted)") == 0) {
+    return SysError{ENOENT, "directory deleted"};
+  }
+  return s;
+}
+
+std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// "/dev/stdout", "/dev/fd/3", "/proc/self/fd/3" -> 1, 3, 3; -1 otherwise.
+int ToolFdAlias(const std::string& p) {
+  if (p == "/dev/stdin") return 0;
+  if (p == "/dev/stdout") return 1;
+  if (p == "/dev/stderr") return 2;
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    size_t n = std::strlen(prefix);
+    if (p.compare(0, n, prefix) == 0 && p.size() > n &&
+        p.find_first_not_of("0123456789", n) == std::string::npos) {
+      return std::atoi(p.c_str() + n);
+    }
+  }
+  return -1;
+}
+
+bool IsWritableDevice(const std::string& p) {
+  return p == "/dev/null" || p == "/dev/zero" || p == "/dev/full";
+}
+
+Result<Fd> GetToolFd(pid_t tgid, int fd) {
+  Fd pidfd(static_cast<int>(::syscall(uapi::kNrPidfdOpen, tgid, 0)));
+  if (!pidfd) return Errno("pidfd_open");
+  Fd ours(static_cast<int>(::syscall(uapi::kNrPidfdGetfd, pidfd.get(), fd, 0)));
+  if (!ours) return SysError{errno == EBADF ? EBADF : errno, "pidfd_getfd"};
+  return ours;
+}
+
+// Refuses what the admission rules forbid for an existing entry.
+const char* RefuseEntry(const struct stat& st) {
+  if (S_ISLNK(st.st_mode)) return "symbolic link";
+  if (S_ISREG(st.st_mode) && st.st_nlink > 1) return "hard-linked file (nlink > 1)";
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return "special file";
+  return nullptr;
+}
+
+}  // namespace
+
+struct Emulator::Path {
+  std::string abs;
+  Located loc;
+};
+
+Emulator::Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts)
+    : roots_(std::move(roots)), run_start_ns_(run_start_ns), opts_(std::move(opts)) {}
+
+bool Emulator::MayBlock(int nr) {
+  return nr == SCMP_SYS(unlink) || nr == SCMP_SYS(unlinkat);
+}
+
+Result<Emulator::Path> Emulator::ResolvePath(const Request& req, int dirfd, uint64_t addr,
+                                             bool empty_ok) {
+  auto s = ReadToolString(req.tid, addr, PATH_MAX);
+  if (!s) return s.error().err == ENAMETOOLONG ? SysError{ENAMETOOLONG, "path"} : s.error();
+  std::string path = std::move(s.value());
+  if (path.empty() && !empty_ok) return SysError{ENOENT, "empty path"};
+  Path p;
+  if (!path.empty() && path[0] == '/') {
+    p.abs = path;
+  } else {
+    auto base = BaseDir(req.tid, dirfd);
+    if (!base) return base.error();
+    p.abs = path.empty() ? base.value() : base.value() + "/" + path;
+  }
+  auto loc = roots_.Locate(p.abs);
+  if (!loc) return loc.error();
+  p.loc = std::move(loc.value());
+  return p;
+}
+
+Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid) {
+  const uint64_t* a = r.args;
+  auto i = [&](int k) { return static_cast<int>(a[k]); };
+  switch (r.nr) {
+    case SCMP_SYS(open): return Open(r, AT_FDCWD, a[0], a[1], a[2], valid);
+    case SCMP_SYS(openat): return Open(r, i(0), a[1], a[2], a[3], valid);
+    case SCMP_SYS(creat): return Open(r, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, a[1], valid);
+    case SCMP_SYS(unlink): return Unlink(r, AT_FDCWD, a[0], 0, valid);
+    case SCMP_SYS(rmdir): return Unlink(r, AT_FDCWD, a[0], AT_REMOVEDIR, valid);
+    case SCMP_SYS(unlinkat): return Unlink(r, i(0), a[1], i(2), valid);
+    case SCMP_SYS(rename): return Rename(r, AT_FDCWD, a[0], AT_FDCWD, a[1], 0, valid);
+    case SCMP_SYS(renameat): return Rename(r, i(0), a[1], i(2), a[3], 0, valid);
+    case SCMP_SYS(renameat2):
+      return Rename(r, i(0), a[1], i(2), a[3], static_cast<unsigned>(a[4]), valid);
+    case SCMP_SYS(link): return Link(r, AT_FDCWD, a[0], AT_FDCWD, a[1], 0, valid);
+    case SCMP_SYS(linkat): return Link(r, i(0), a[1], i(2), a[3], i(4), valid);
+    case SCMP_SYS(symlink): return Create(r, AT_FDCWD, a[1], S_IFLNK, a[0], valid);
+    case SCMP_SYS(symlinkat): return Create(r, i(1), a[2], S_IFLNK, a[0], valid);
+    case SCMP_SYS(mkdir): return Create(r, AT_FDCWD, a[0], S_IFDIR, a[1], valid);
+    case SCMP_SYS(mkdirat): return Create(r, i(0), a[1], S_IFDIR, a[2], valid);
+    case SCMP_SYS(mknod): return Create(r, AT_FDCWD, a[0], S_IFREG, a[1], valid);
+    case SCMP_SYS(mknodat): return Create(r, i(0), a[1], S_IFREG, a[2], valid);
+    case SCMP_SYS(truncate):
+    case SCMP_SYS(chmod):
+    case SCMP_SYS(chown):
+    case SCMP_SYS(utime):
+    case SCMP_SYS(utimes):
+    case SCMP_SYS(setxattr):
+    case SCMP_SYS(removexattr): return Attr(r, AT_FDCWD, a[0], 0, r.nr, valid);
+    case SCMP_SYS(lchown):
+    case SCMP_SYS(lsetxattr):
+    case SCMP_SYS(lremovexattr): return Attr(r, AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, r.nr, valid);
+    case SCMP_SYS(fchmodat):
+    case SCMP_SYS(futimesat): return Attr(r, i(0), a[1], 0, r.nr, valid);
+    case SCMP_SYS(fchownat): return Attr(r, i(0), a[1], i(4), r.nr, valid);
+    case SCMP_SYS(utimensat):
+      if (a[1] == 0) return FdAttr(r, i(0), r.nr, valid);  // futimens(fd)
+      return Attr(r, i(0), a[1], i(3), r.nr, valid);
+    case SCMP_SYS(fchmod):
+    case SCMP_SYS(fchown):
+    case SCMP_SYS(fsetxattr):
+    case SCMP_SYS(fremovexattr):
+    case SCMP_SYS(ioctl): return FdAttr(r, i(0), r.nr, valid);
+    case SCMP_SYS(execve):
+    case SCMP_SYS(execveat): {
+      Reply rep;
+      rep.continue_syscall = true;  // Landlock EXECUTE rights are the fence
+      return rep;
+    }
+    default:
+      if (r.nr == uapi::kNrFchmodat2) return Attr(r, i(0), a[1], i(3), r.nr, valid);
+      // setxattrat, removexattrat, file_setattr: libc falls back on ENOSYS.
+      return Reply::Errno(ENOSYS, "syscall not emulated");
+  }
+}
+
+Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t flags,
+                     uint64_t mode, const std::function<bool()>& valid) {
+  auto s = ReadToolString(req.tid, path_addr, PATH_MAX);
+  if (!s) return Reply::Errno(s.error().err, "unreadable path");
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  const std::string& raw = s.value();
+  ToolCreds creds = ReadCreds(req.tid);
+  Reply rep;
+  rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+  if (IsWritableDevice(raw)) {
+    Fd fd(::open(raw.c_str(), static_cast<int>(flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC));
+    if (!fd) return Reply::Errno(errno);
+    rep.install = std::move(fd);
+    return rep;
+  }
+  if (int n = ToolFdAlias(raw); n >= 0) {
+    // The tool reopens a descriptor it already holds: hand it the same open
+    // file (no new access), as long as the access mode asked for is covered.
+    auto fd = GetToolFd(creds.tgid, n);
+    if (!fd) return Reply::Errno(ENOENT, "no such descriptor");
+    int have = ::fcntl(fd->get(), F_GETFL) & O_ACCMODE;
+    int want = static_cast<int>(flags) & O_ACCMODE;
+    if (want != have && have != O_RDWR) return Reply::Errno(EACCES, "descriptor not open for that");
+    rep.install = std::move(fd.value());
+    return rep;
+  }
+  Path p;
+  if (!raw.empty() && raw[0] == '/') {
+    p.abs = raw;
+  } else {
+    auto base = BaseDir(req.tid, dirfd);
+    if (!base) return Reply::Errno(base.error().err);
+    p.abs = raw.empty() ? base.value() : base.value() + "/" + raw;
+  }
+  if (raw.empty()) return Reply::Errno(ENOENT);
+  auto loc = roots_.Locate(p.abs);
+  if (!loc) return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + loc.error().op);
+  uint64_t perm = (flags & (O_CREAT | kBareTmpfile)) ? (mode & 07777 & ~creds.umask) : 0;
+  // O_TRUNC is applied after the checks below, on the verified fd.
+  auto fd = WriteRoots::OpenBeneath(*loc->root, loc->rel,
+                                    (flags & ~static_cast<uint64_t>(O_TRUNC)) | O_NOCTTY, perm);
+  if (!fd) {
+    return Reply::Errno(fd.error().err, fd.error().err == EACCES
+                                            ? "open for writing " + p.abs + ": symlink on the way"
+                                            : "");
+  }
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+  if (!(flags & kBareTmpfile)) {
+    if (const char* why = RefuseEntry(st); why != nullptr && !S_ISDIR(st.st_mode)) {
+      return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + why);
+    }
+  }
+  if ((flags & O_TRUNC) && S_ISREG(st.st_mode) && ::ftruncate(fd->get(), 0) != 0) {
+    return Reply::Errno(errno);
+  }
+  rep.install = std::move(fd.value());
+  return rep;
+}
+
+bool Emulator::BornInRun(int dirfd, const std::string& name) {
+  struct statx stx {};
+  if (::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_INO, &stx) != 0) {
+    return false;
+  }
+  if (!(stx.stx_mask & STATX_BTIME)) return false;  // no birth time: assume the user's
+  int64_t born = static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
+  if (born < run_start_ns_) return false;
+  return !IsLaundered(makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino);
+}
+
+bool Emulator::IsLaundered(dev_t dev, ino_t ino) {
+  std::lock_guard<std::mutex> l(mu_);
+  return laundered_.count({dev, ino}) > 0;
+}
+
+void Emulator::MarkLaundered(dev_t dev, ino_t ino) {
+  std::lock_guard<std::mutex> l(mu_);
+  laundered_.insert({dev, ino});
+}
+
+Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
+                       const std::function<bool()>& valid) {
+  if (flags & ~AT_REMOVEDIR) return Reply::Errno(EINVAL);
+  auto p = ResolvePath(req, dirfd, path, false);
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  if (!p) return Reply::Errno(p.error().err, "delete: " + Describe(p.error()));
+  if (p->loc.rel.empty()) return Reply::Errno(EACCES, "delete " + p->abs + ": a writable root");
+  auto parent = WriteRoots::OpenParent(p->loc);
+  if (!parent) return Reply::Errno(parent.error().err);
+  struct stat st;
+  if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return Reply::Errno(errno);
+  }
+  if (roots_.IsPinned(st.st_dev, st.st_ino)) {
+    return Reply::Errno(EACCES, "delete " + p->abs + ": holds a denied or protected path");
+  }
+  bool want_dir = flags & AT_REMOVEDIR;
+  bool free_delete = opts_.sensitive_delete_allowed || BornInRun(parent->get(), p->loc.name) ||
+                     S_ISDIR(st.st_mode) != want_dir;  // the kernel's own error follows
+  if (!free_delete) {
+    if (S_ISDIR(st.st_mode)) return Reply::Errno(EACCES, "delete " + p->abs + ": pre-existing directory");
+    if (const char* why = RefuseEntry(st); why != nullptr) {
+      return Reply::Errno(EACCES, "delete " + p->abs + ": pre-existing " + why);
+    }
+    std::string why = "delete " + p->abs + ": the file existed before the run and needs approval";
+    if (opts_.delete_gate &&
+        opts_.delete_gate(req, parent->get(), p->loc.name, p->loc.rel, why)) {
+      return Reply{};
+    }
+    return Reply::Errno(EACCES, why);
+  }
+  if (::unlinkat(parent->get(), p->loc.name.c_str(), flags) != 0) return Reply::Errno(errno);
+  return Reply{};
+}
+
+Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int newdir,
+                       uint64_t newpath, unsigned flags, const std::function<bool()>& valid) {
+  if (flags & RENAME_WHITEOUT) return Reply::Errno(EPERM, "rename whiteout");
+  auto from = ResolvePath(req, olddir, oldpath, false);
+  auto to = ResolvePath(req, newdir, newpath, false);
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  if (!from) return Reply::Errno(from.error().err, "rename: " + Describe(from.error()));
+  if (!to) return Reply::Errno(to.error().err, "rename: " + Describe(to.error()));
+  if (from->loc.rel.empty() || to->loc.rel.empty()) return Reply::Errno(EBUSY);
+  // Moving a file into another root (the private TMPDIR, removed at the
+  // end) would launder a delete: EXDEV makes tools copy instead.
+  if (from->loc.root != to->loc.root) return Reply::Errno(EXDEV, "rename across writable roots");
+  auto pf = WriteRoots::OpenParent(from->loc);
+  if (!pf) return Reply::Errno(pf.error().err);
+  auto pt = WriteRoots::OpenParent(to->loc);
+  if (!pt) return Reply::Errno(pt.error().err);
+  struct stat src, dst;
+  if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) != 0) {
+    return Reply::Errno(errno);
+  }
+  if (roots_.IsPinned(src.st_dev, src.st_ino)) {
+    return Reply::Errno(EACCES, "rename " + from->abs + ": holds a denied or protected path");
+  }
+  bool replaces = !(flags & RENAME_EXCHANGE) &&
+                  ::fstatat(pt->get(), to->loc.name.c_str(), &dst, AT_SYMLINK_NOFOLLOW) == 0;
+  if (replaces && roots_.IsPinned(dst.st_dev, dst.st_ino)) {
+    return Reply::Errno(EACCES, "rename over " + to->abs + ": a denied or protected path");
+  }
+  bool replaces_users = replaces && !opts_.sensitive_delete_allowed &&
+                        !BornInRun(pt->get(), to->loc.name);
+  if (replaces_users && S_ISDIR(dst.st_mode)) {
+    return Reply::Errno(EACCES, "rename over the pre-existing directory " + to->abs);
+  }
+  if (::renameat2(pf->get(), from->loc.name.c_str(), pt->get(), to->loc.name.c_str(), flags) != 0) {
+    return Reply::Errno(errno);
+  }
+  // The moved inode now stands where the user's file was: deleting it is
+  // deleting the user's file (no laundering through an overwrite).
+  if (replaces_users) MarkLaundered(src.st_dev, src.st_ino);
+  return Reply{};
+}
+
+Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, uint64_t arg,
+                       const std::function<bool()>& valid) {
+  std::string target;
+  if (kind == S_IFLNK) {
+    auto t = ReadToolString(req.tid, arg, PATH_MAX);
+    if (!t) return Reply::Errno(t.error().err);
+    target = std::move(t.value());
+  }
+  auto p = ResolvePath(req, dirfd, path, false);
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  if (!p) return Reply::Errno(p.error().err, "create: " + Describe(p.error()));
+  if (p->loc.rel.empty()) return Reply::Errno(EEXIST);
+  auto parent = WriteRoots::OpenParent(p->loc);
+  if (!parent) return Reply::Errno(parent.error().err);
+  mode_t umask = ReadCreds(req.tid).umask;
+  mode_t mode = static_cast<mode_t>(arg);
+  int rc;
+  if (kind == S_IFLNK) {
+    rc = ::symlinkat(target.c_str(), parent->get(), p->loc.name.c_str());
+  } else if (kind == S_IFDIR) {
+    rc = ::mkdirat(parent->get(), p->loc.name.c_str(), mode & 07777 & ~umask);
+  } else {
+    mode_t type = mode & S_IFMT;
+    if (type != 0 && type != S_IFREG) return Reply::Errno(EACCES, "mknod " + p->abs + ": special file");
+    rc = ::mknodat(parent->get(), p->loc.name.c_str(), S_IFREG | (mode & 07777 & ~umask), 0);
+  }
+  return rc == 0 ? Reply{} : Reply::Errno(errno);
+}
+
+Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdir,
+                     uint64_t newpath, int flags, const std::function<bool()>& valid) {
+  if (flags & (AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)) return Reply::Errno(EACCES, "link following links");
+  if (flags != 0) return Reply::Errno(EINVAL);
+  auto from = ResolvePath(req, olddir, oldpath, false);
+  auto to = ResolvePath(req, newdir, newpath, false);
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  if (!from) return Reply::Errno(from.error().err, "link: " + Describe(from.error()));
+  if (!to) return Reply::Errno(to.error().err, "link: " + Describe(to.error()));
+  if (from->loc.root != to->loc.root) return Reply::Errno(EXDEV);
+  if (from->loc.rel.empty() || to->loc.rel.empty()) return Reply::Errno(EPERM);
+  auto pf = WriteRoots::OpenParent(from->loc);
+  if (!pf) return Reply::Errno(pf.error().err);
+  auto pt = WriteRoots::OpenParent(to->loc);
+  if (!pt) return Reply::Errno(pt.error().err);
+  struct stat src;
+  if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0 &&
+      roots_.IsPinned(src.st_dev, src.st_ino)) {
+    return Reply::Errno(EACCES, "link " + from->abs + ": a denied or protected path");
+  }
+  if (::linkat(pf->get(), from->loc.name.c_str(), pt->get(), to->loc.name.c_str(), 0) != 0) {
+    return Reply::Errno(errno);
+  }
+  return Reply{};
+}
+
+namespace {
+
+// Performs a metadata change on a verified file. `target` is an fd on it
+// (O_PATH or real); changes go through /proc/self/fd so O_PATH works. The
+// supervisor may hold privileges the tool dropped, so ownership rules the
+// kernel would apply to the tool are applied here first.
+Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolCreds& creds,
+                bool by_fd) {
+  const uint64_t* a = r.args;
+  std::string proc = ProcPath(target);
+  auto owner_only = [&]() -> bool { return creds.fsuid == 0 ? st.st_uid == 0 : st.st_uid == creds.fsuid; };
+  auto ret = [](int rc) { return rc == 0 ? Reply{} : Reply::Errno(errno); };
+  switch (r.nr) {
+    case SCMP_SYS(chmod):
+    case SCMP_SYS(fchmodat):
+    case uapi::kNrFchmodat2:
+    case SCMP_SYS(fchmod): {
+      bool at = r.nr == SCMP_SYS(fchmodat) || r.nr == uapi::kNrFchmodat2;
+      mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
+      if (!owner_only()) return Reply::Errno(EPERM, "chmod of a file the tool does not own");
+      if (mode & (S_ISUID | S_ISGID)) return Reply::Errno(EPERM, "set-id bits");
+      return ret(::fchmodat(AT_FDCWD, proc.c_str(), mode & 07777, 0));
+    }
+    case SCMP_SYS(chown):
+    case SCMP_SYS(lchown):
+    case SCMP_SYS(fchownat):
+    case SCMP_SYS(fchown): {
+      int k = r.nr == SCMP_SYS(fchownat) ? 2 : 1;
+      uid_t uid = static_cast<uid_t>(a[k]);
+      gid_t gid = static_cast<gid_t>(a[k + 1]);
+      // No CAP_CHOWN for the tool: only no-op owners and its own group.
+      bool uid_ok = uid == static_cast<uid_t>(-1) || uid == st.st_uid;
+      bool gid_ok = gid == static_cast<gid_t>(-1) || gid == st.st_gid || gid == creds.fsgid;
+      if (!uid_ok || !gid_ok || !owner_only()) return Reply::Errno(EPERM, "chown");
+      return ret(::fchownat(AT_FDCWD, proc.c_str(), uid, gid, 0));
+    }
+    case SCMP_SYS(truncate): {
+      Fd w(::open(proc.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK));
+      if (!w) return Reply::Errno(errno);
+      return ret(::ftruncate(w.get(), static_cast<off_t>(a[1])));
+    }
+    case SCMP_SYS(utime):
+    case SCMP_SYS(utimes):
+    case SCMP_SYS(futimesat):
+    case SCMP_SYS(utimensat): {
+      timespec ts[2];
+      timespec* tsp = nullptr;
+      uint64_t addr = r.nr == SCMP_SYS(utimensat) || r.nr == SCMP_SYS(futimesat) ? a[2] : a[1];
+      if (addr != 0) {
+        tsp = ts;
+        if (r.nr == SCMP_SYS(utime)) {
+          utimbuf u;
+          if (!ReadToolBytes(r.tid, addr, &u, sizeof u)) return Reply::Errno(EFAULT);
+          ts[0] = {u.actime, 0};
+          ts[1] = {u.modtime, 0};
+        } else if (r.nr == SCMP_SYS(utimensat)) {
+          if (!ReadToolBytes(r.tid, addr, ts, sizeof ts)) return Reply::Errno(EFAULT);
+        } else {
+          timeval tv[2];
+          if (!ReadToolBytes(r.tid, addr, tv, sizeof tv)) return Reply::Errno(EFAULT);
+          ts[0] = {tv[0].tv_sec, tv[0].tv_usec * 1000};
+          ts[1] = {tv[1].tv_sec, tv[1].tv_usec * 1000};
+        }
+        if (!owner_only()) return Reply::Errno(EPERM, "utimes of a file the tool does not own");
+      }
+      return ret(::utimensat(AT_FDCWD, proc.c_str(), tsp, 0));
+    }
+    case SCMP_SYS(setxattr):
+    case SCMP_SYS(lsetxattr):
+    case SCMP_SYS(fsetxattr):
+    case SCMP_SYS(removexattr):
+    case SCMP_SYS(lremovexattr):
+    case SCMP_SYS(fremovexattr): {
+      auto name = ReadToolString(r.tid, a[1], XATTR_NAME_MAX + 1);
+      if (!name) return Reply::Errno(name.error().err == ENAMETOOLONG ? ERANGE : EFAULT);
+      // Other namespaces (trusted., security., system.) need capabilities
+      // the tool does not have.
+      if (name->rfind("user.", 0) != 0) return Reply::Errno(EPERM, "xattr namespace " + *name);
+      bool set = r.nr == SCMP_SYS(setxattr) || r.nr == SCMP_SYS(lsetxattr) ||
+                 r.nr == SCMP_SYS(fsetxattr);
+      if (!set) return ret(::removexattr(proc.c_str(), name->c_str()));
+      size_t size = static_cast<size_t>(a[3]);
+      if (size > kMaxXattrValue) return Reply::Errno(E2BIG);
+      std::string value(size, '\0');
+      if (size && !ReadToolBytes(r.tid, a[2], value.data(), size)) return Reply::Errno(EFAULT);
+      return ret(::setxattr(proc.c_str(), name->c_str(), value.data(), size, static_cast<int>(a[4])));
+    }
+    case SCMP_SYS(ioctl): {
+      if (!by_fd) return Reply::Errno(EINVAL);
+      if (!owner_only()) return Reply::Errno(EPERM, "file flags of a file the tool does not own");
+      unsigned long cmd = a[1] & 0xffffffffu;
+      if (cmd == uapi::kFsIocSetflags) {
+        int want = 0, have = 0;
+        if (!ReadToolBytes(r.tid, a[2], &want, sizeof want)) return Reply::Errno(EFAULT);
+        if (::ioctl(target, FS_IOC_GETFLAGS, &have) != 0) return Reply::Errno(errno);
+        if ((want ^ have) & (FS_IMMUTABLE_FL | FS_APPEND_FL)) {
+          return Reply::Errno(EPERM, "immutable/append-only flags need CAP_LINUX_IMMUTABLE");
+        }
+        return ret(::ioctl(target, FS_IOC_SETFLAGS, &want));
+      }
+      return Reply::Errno(EPERM, "FS_IOC_FSSETXATTR is not emulated");
+    }
+  }
+  return Reply::Errno(ENOSYS);
+}
+
+}  // namespace
+
+Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
+                     const std::function<bool()>& valid) {
+  (void)kind;
+  (void)at_flags;  // symlinks are refused whether or not the call follows them
+  auto p = ResolvePath(req, dirfd, path, false);
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  if (!p) return Reply::Errno(p.error().err, "change metadata: " + Describe(p.error()));
+  auto fd = WriteRoots::OpenBeneath(*p->loc.root, p->loc.rel, O_PATH | O_NOFOLLOW, 0);
+  if (!fd) return Reply::Errno(fd.error().err);
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+  if (const char* why = RefuseEntry(st); why != nullptr) {
+    return Reply::Errno(EACCES, "change metadata of " + p->abs + ": " + why);
+  }
+  Reply rep = ApplyAttr(req, fd->get(), st, ReadCreds(req.tid), false);
+  if (rep.error == EACCES || rep.error == EPERM) rep.why = "change metadata of " + p->abs + ": " + rep.why;
+  return rep;
+}
+
+Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
+                       const std::function<bool()>& valid) {
+  (void)kind;
+  ToolCreds creds = ReadCreds(req.tid);
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  auto fd = GetToolFd(creds.tgid, tool_fd);
+  if (!fd) return Reply::Errno(EBADF);
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+  // Which file is this? Its path must lead, beneath a write root and with
+  // no symlink, to the very same inode.
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(ProcPath(fd->get()).c_str(), buf, sizeof buf - 1);
+  if (n <= 0 || buf[0] != '/') return Reply::Errno(EACCES, "descriptor is not a file in a writable path");
+  std::string path(buf, static_cast<size_t>(n));
+  auto loc = roots_.Locate(path);
+  if (!loc) return Reply::Errno(EACCES, "change metadata of " + path + ": outside every writable path");
+  auto check = WriteRoots::OpenBeneath(*loc->root, loc->rel, O_PATH | O_NOFOLLOW, 0);
+  struct stat st2;
+  if (!check || ::fstat(check->get(), &st2) != 0 || st2.st_dev != st.st_dev ||
+      st2.st_ino != st.st_ino) {
+    return Reply::Errno(EACCES, "change metadata of " + path + ": not the file at that path");
+  }
+  if (const char* why = RefuseEntry(st); why != nullptr) {
+    return Reply::Errno(EACCES, "change metadata of " + path + ": " + why);
+  }
+  return ApplyAttr(req, fd->get(), st, creds, true);
+}
+
+}  // namespace cordon::supervisor

@@ -1,0 +1,103 @@
+// The supervisor's decisions for the mutating syscalls a tool makes: each
+// one is resolved beneath a held write root (write_roots.h), checked against
+// the admission rules (no raw "..", no symlinks, no hard-linked files, no
+// special files, nothing outside, nothing protected), and performed by the
+// supervisor itself. Opens are answered with a new fd to install
+// (SECCOMP_IOCTL_NOTIF_ADDFD); nothing is ever answered with CONTINUE except
+// execve, which Landlock's EXECUTE rights enforce.
+//
+// Deleting the user's file (an inode born before the run, or one that
+// replaced such a file by a rename in this run) is the sensitive operation:
+// it is refused unless an approver grants it (see DeleteGate).
+//
+// Thread-safe: Handle() may run on several threads at once.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "policy/fd.h"
+#include "policy/policy.h"
+#include "supervisor/write_roots.h"
+
+namespace cordon::supervisor {
+
+struct Request {
+  uint64_t id = 0;
+  pid_t tid = 0;
+  int nr = 0;
+  uint64_t args[6] = {};
+};
+
+struct Reply {
+  int64_t val = 0;
+  int error = 0;          // errno for the tool; 0 on success
+  Fd install;             // an fd to install in the tool (opens)
+  uint32_t install_flags = 0;  // O_CLOEXEC or 0
+  bool continue_syscall = false;  // execve only
+  std::string why;        // for the log: what was refused and the rule
+  static Reply Errno(int e, std::string why = {}) {
+    Reply r;
+    r.error = e;
+    r.why = std::move(why);
+    return r;
+  }
+};
+
+// Decides whether a pre-existing file may be deleted. Called with the file
+// held open; returns true only for an explicit allowed-once that has been
+// rechecked. The default (no gate) refuses.
+using DeleteGate = std::function<bool(const Request&, int parent_fd, const std::string& name,
+                                      const std::string& rel_path, std::string& why)>;
+
+struct EmulatorOptions {
+  bool sensitive_delete_allowed = false;  // sensitive.delete: allow
+  DeleteGate delete_gate;
+};
+
+class Emulator {
+ public:
+  Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts);
+
+  // `still_valid` re-checks the notification id after the tool's memory was
+  // read (SECCOMP_IOCTL_NOTIF_ID_VALID); false means the answer is moot.
+  Reply Handle(const Request& req, const std::function<bool()>& still_valid);
+
+  // Whether a syscall's decision may block for a long time (an approval).
+  static bool MayBlock(int nr);
+
+ private:
+  struct Path;  // a resolved argument
+  Result<Path> ResolvePath(const Request& req, int dirfd_arg, uint64_t path_addr, bool empty_ok);
+  Reply Open(const Request& req, int dirfd, uint64_t path, uint64_t flags, uint64_t mode,
+             const std::function<bool()>& valid);
+  Reply Unlink(const Request& req, int dirfd, uint64_t path, int flags,
+               const std::function<bool()>& valid);
+  Reply Rename(const Request& req, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
+               unsigned flags, const std::function<bool()>& valid);
+  Reply Create(const Request& req, int dirfd, uint64_t path, int kind, uint64_t mode_or_target,
+               const std::function<bool()>& valid);
+  Reply Link(const Request& req, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
+             int flags, const std::function<bool()>& valid);
+  Reply Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
+             const std::function<bool()>& valid);
+  Reply FdAttr(const Request& req, int fd, int kind, const std::function<bool()>& valid);
+
+  bool BornInRun(int dirfd, const std::string& name);
+  bool IsLaundered(dev_t dev, ino_t ino);
+  void MarkLaundered(dev_t dev, ino_t ino);
+
+  WriteRoots roots_;
+  int64_t run_start_ns_;
+  EmulatorOptions opts_;
+  std::mutex mu_;
+  std::set<std::pair<dev_t, ino_t>> laundered_;  // guarded by mu_
+};
+
+}  // namespace cordon::supervisor

@@ -1,0 +1,209 @@
+// The supervisor's emulation of mutating syscalls, end to end with the real
+// binary: hard links, symlinks, metadata changes and fds pointing outside,
+// sensitive deletes, races, many threads, and a supervisor killed mid-run.
+// Each case runs with the dynamic and the static probe, on the default rung
+// and on the notify-all rung where it applies.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <thread>
+
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+class NotifyTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    WriteFile(t_.Out("secret.txt"), "secret\n");
+    ::chmod(t_.Out("secret.txt").c_str(), 0644);
+    WriteFile(t_.Ws("mine.txt"), "mine\n");
+  }
+  int Probe(std::vector<std::string> op, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--log-level", "info", "run", "--workspace", t_.ws(),
+                                     "--ro", ProbeDir(), "--profile", "workspace-write"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back("--");
+    args.push_back(GetParam());
+    args.insert(args.end(), op.begin(), op.end());
+    last_ = RunCordon(args);
+    return last_.status;
+  }
+  mode_t Mode(const std::string& p) {
+    struct stat st;
+    return ::lstat(p.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
+  }
+  ScratchTree t_;
+  RunResult last_;
+};
+
+TEST_P(NotifyTest, HardLinkToAnOutsideFileCannotBeOpenedForWriting) {
+  ASSERT_EQ(::link(t_.Out("secret.txt").c_str(), t_.Ws("hl").c_str()), 0);
+  EXPECT_EQ(Probe({"write", "hl"}), EACCES);
+  EXPECT_NE(last_.err.find("hard-linked"), std::string::npos) << last_.err;
+  EXPECT_EQ(Probe({"trunc", "hl"}), EACCES);
+  EXPECT_EQ(Probe({"raw-openat-write", "hl"}), EACCES);
+  EXPECT_EQ(ReadFile(t_.Out("secret.txt")), "secret\n");
+  EXPECT_EQ(Probe({"write", "mine.txt"}), 0) << "a single-link file next to it is writable";
+}
+
+TEST_P(NotifyTest, SymlinkToAnOutsideFileCannotBeWrittenOrChangedThrough) {
+  ASSERT_EQ(::symlink(t_.Out("secret.txt").c_str(), t_.Ws("sl").c_str()), 0);
+  EXPECT_EQ(Probe({"write", "sl"}), EACCES);
+  EXPECT_EQ(Probe({"trunc", "sl"}), EACCES);
+  EXPECT_EQ(Probe({"chmod", "sl"}), EACCES);
+  EXPECT_EQ(Probe({"truncate", "sl"}), EACCES);
+  EXPECT_EQ(ReadFile(t_.Out("secret.txt")), "secret\n");
+  EXPECT_EQ(Mode(t_.Out("secret.txt")), 0644);
+}
+
+TEST_P(NotifyTest, SymlinkedDirectoryOnTheWayIsRefused) {
+  ASSERT_EQ(::symlink(t_.outside().c_str(), t_.Ws("out").c_str()), 0);
+  EXPECT_EQ(Probe({"create", "out/new.txt"}), EACCES);
+  EXPECT_EQ(Probe({"unlink", "out/secret.txt"}), EACCES);
+  EXPECT_FALSE(Exists(t_.Out("new.txt")));
+  EXPECT_TRUE(Exists(t_.Out("secret.txt")));
+}
+
+TEST_P(NotifyTest, MetadataOfOutsideFilesCannotChange) {
+  struct stat before;
+  ASSERT_EQ(::stat(t_.Out("secret.txt").c_str(), &before), 0);
+  std::string s = t_.Out("secret.txt");
+  EXPECT_EQ(Probe({"chmod", s}), EACCES);
+  EXPECT_EQ(Probe({"fchmodat2", s}), EACCES);
+  EXPECT_EQ(Probe({"chown", s}), EACCES);
+  EXPECT_EQ(Probe({"utimens", s}), EACCES);
+  EXPECT_EQ(Probe({"setxattr", s}), EACCES);
+  EXPECT_EQ(Probe({"truncate", s}), EACCES);
+  // An fd opened read-only on a readable outside file is not a way in.
+  EXPECT_EQ(Probe({"fchmod-ro", s}, {"--ro", t_.outside()}), EACCES) << last_.err;
+  struct stat after;
+  ASSERT_EQ(::stat(s.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mode, before.st_mode);
+  EXPECT_EQ(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+  EXPECT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+  EXPECT_EQ(after.st_size, before.st_size);
+  char buf[8];
+  EXPECT_LT(::getxattr(s.c_str(), "user.cordon", buf, sizeof buf), 0);
+}
+
+TEST_P(NotifyTest, MetadataInsideTheWorkspaceChanges) {
+  EXPECT_EQ(Probe({"chmod", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Mode(t_.Ws("mine.txt")), 0777);
+  EXPECT_EQ(Probe({"fchmodat2", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"chown", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"utimens", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"fchmod-ro", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"truncate", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "");
+  int xattr = Probe({"setxattr", "mine.txt"});
+  if (xattr == EOPNOTSUPP) GTEST_SKIP() << "user xattrs unsupported on this filesystem";
+  EXPECT_EQ(xattr, 0);
+}
+
+TEST_P(NotifyTest, MutationsInsideWorkAndOutsideAreRefused) {
+  EXPECT_EQ(Probe({"mkdir", "d"}), 0);
+  EXPECT_EQ(Probe({"symlink", "mine.txt", "d/link"}), 0);
+  EXPECT_EQ(Probe({"mknod", "d/fifo"}), EACCES) << "special files are refused";
+  EXPECT_EQ(Probe({"link", "mine.txt", "d/hard"}), 0);
+  EXPECT_EQ(Probe({"write", "mine.txt"}), EACCES) << "now hard-linked: nlink > 1";
+  EXPECT_EQ(Probe({"link", t_.Out("secret.txt"), "d/stolen"}), EACCES);
+  EXPECT_EQ(Probe({"symlink", "x", t_.Out("link")}), EACCES);
+  EXPECT_EQ(Probe({"mkdir", t_.Out("d")}), EACCES);
+  EXPECT_EQ(Probe({"exchange", "mine.txt", t_.Out("secret.txt")}), EACCES);
+  EXPECT_EQ(Probe({"create", "a/../escape"}), EACCES) << "raw .. segment";
+  EXPECT_FALSE(Exists(t_.Out("link")));
+  EXPECT_FALSE(Exists(t_.Out("d")));
+  EXPECT_FALSE(Exists(t_.Ws("d/stolen")));
+  EXPECT_EQ(ReadFile(t_.Out("secret.txt")), "secret\n");
+}
+
+TEST_P(NotifyTest, DeletingThePreexistingFileNeedsApprovalButRunFilesGoFreely) {
+  EXPECT_EQ(Probe({"unlink", "mine.txt"}), EACCES);
+  EXPECT_NE(last_.err.find("existed before the run"), std::string::npos) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "mine\n");
+  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--",
+                           "sh", "-c", "echo x > new && rm new && mkdir nd && rmdir nd"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(Exists(t_.Ws("new")));
+}
+
+TEST_P(NotifyTest, RenameOverTheUsersFileCannotLaunderADelete) {
+  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--",
+                           "sh", "-c", "echo new > tmp && mv tmp mine.txt && rm mine.txt"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(Exists(t_.Ws("mine.txt")));
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "new\n") << "overwriting is allowed, deleting is not";
+}
+
+INSTANTIATE_TEST_SUITE_P(Probes, NotifyTest, ::testing::Values(PROBE_DYNAMIC, PROBE_STATIC),
+                         [](const auto& info) {
+                           return std::string(info.param).find("static") != std::string::npos
+                                      ? "static"
+                                      : "dynamic";
+                         });
+
+std::string StressBin() { return ProbeDir() + "/stress"; }
+
+TEST(NotifyStress, SixtyFourThreadsAreAllAnsweredCorrectly) {
+  ScratchTree t;
+  RunResult r = RunCordon({"run", "--workspace", t.ws(), "--ro", ProbeDir(), "--profile",
+                           "workspace-write", "--", StressBin(), "threads", "64", "20"});
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST(NotifyStress, SymlinkSwapRaceNeverTouchesTheOutside) {
+  ScratchTree t;
+  WriteFile(t.Out("victim"), "victim\n");
+  ::chmod(t.Out("victim").c_str(), 0644);
+  RunResult r = RunCordon({"run", "--workspace", t.ws(), "--ro", ProbeDir(), "--profile",
+                           "workspace-write", "--", StressBin(), "race", t.outside(), "3"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(Exists(t.Out("f")));
+  EXPECT_FALSE(Exists(t.Out("g")));
+  EXPECT_EQ(ReadFile(t.Out("victim")), "victim\n");
+  struct stat st;
+  ASSERT_EQ(::stat(t.Out("victim").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+}
+
+TEST(NotifyStress, KillingTheSupervisorLeavesNoMutationBehind) {
+  ScratchTree t;
+  pid_t cordon = ::fork();
+  if (cordon == 0) {
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    std::string stress = StressBin();
+    ::execl(CORDON_BIN, CORDON_BIN, "run", "--profile", "workspace-write", "--workspace",
+            t.ws().c_str(), "--ro", ProbeDir().c_str(), "--", stress.c_str(), "loop-create",
+            nullptr);
+    _exit(112);
+  }
+  auto count = [&] {
+    int n = 0;
+    while (Exists(t.Ws("n" + std::to_string(n)))) ++n;
+    return n;
+  };
+  for (int i = 0; i < 300 && count() < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(count(), 20) << "the tool never got going";
+  ::kill(cordon, SIGKILL);
+  ::waitpid(cordon, nullptr, 0);
+  int at_kill = count();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_LE(count(), at_kill + 1) << "files kept appearing after the supervisor died";
+}
+
+}  // namespace
+}  // namespace cordon::testing
