@@ -11,6 +11,7 @@
 #include "supervisor/landlock.h"
 #include "supervisor/launcher.h"
 #include "supervisor/probe.h"
+#include "tools/run_preload.h"
 
 extern char** environ;
 
@@ -128,7 +129,13 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.landlock_abi = k.landlock_abi;
   req.filter.network = p.network;
   req.filter.notify_all_paths = rung == Rung::kNotifyAll;
-  return Launch(req);
+  // The preload (issue 5): glibc tools get early, precise refusals.
+  policy::Policy run_policy = p;
+  std::shared_ptr<ReportTally> preload = AttachPreload(run_policy, req);
+  req.policy = &run_policy;
+  int status = Launch(req);
+  if (preload) spdlog::info("{}", preload->Summary());
+  return status;
 }
 
 void RegisterRun(CLI::App& app, int& exit_code) {

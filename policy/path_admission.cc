@@ -1,0 +1,198 @@
+#include "policy/path_admission.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace cordon::policy {
+namespace {
+
+// Appends the segments of `in` to out[0..len), dropping "." and empty ones.
+// A ".." segment is refused (-EACCES) without looking further: it is
+// refused as written, before anything is resolved.
+long AppendSegments(const char* in, std::size_t n, char* out, std::size_t len) {
+  std::size_t i = 0;
+  while (i < n) {
+    while (i < n && in[i] == '/') ++i;
+    std::size_t start = i;
+    while (i < n && in[i] != '/') ++i;
+    std::size_t seg = i - start;
+    if (seg == 0 || (seg == 1 && in[start] == '.')) continue;
+    if (seg == 2 && in[start] == '.' && in[start + 1] == '.') return -EACCES;
+    if (len + 1 + seg >= kAdmissionMaxPath) return -ENAMETOOLONG;
+    out[len++] = '/';
+    std::memcpy(out + len, in + start, seg);
+    len += seg;
+  }
+  return static_cast<long>(len);
+}
+
+bool IsNormalAbsolute(std::string_view p) {
+  if (p.empty() || p[0] != '/' || p.size() >= kAdmissionMaxPath) return false;
+  if (p.size() == 1) return true;
+  if (p.back() == '/') return false;
+  std::size_t i = 1;
+  while (i <= p.size()) {
+    std::size_t j = i;
+    while (j < p.size() && p[j] != '/') ++j;
+    std::size_t seg = j - i;
+    if (seg == 0) return false;
+    if (seg == 1 && p[i] == '.') return false;
+    if (seg == 2 && p[i] == '.' && p[i + 1] == '.') return false;
+    for (std::size_t k = i; k < j; ++k) {
+      if (p[k] == '\0') return false;
+    }
+    i = j + 1;
+  }
+  return true;
+}
+
+// Stricter kinds win ties between rules of the same path.
+int Strictness(RuleKind k) {
+  switch (k) {
+    case RuleKind::kDenied: return 2;
+    case RuleKind::kReadOnly: return 1;
+    case RuleKind::kReadWrite: return 0;
+  }
+  return 2;
+}
+
+}  // namespace
+
+long NormalizePath(std::string_view path, const char* base, char* out) {
+  if (path.empty()) return -ENOENT;
+  if (std::memchr(path.data(), '\0', path.size()) != nullptr) return -EINVAL;
+  if (path.size() >= kAdmissionMaxPath) return -ENAMETOOLONG;
+  // The ".." rule looks at the path as written, before the base is joined
+  // and before anything else: "a/../b" is refused even though it would
+  // resolve to "b".
+  long len = 0;
+  if (path[0] != '/') {
+    if (base == nullptr || base[0] != '/') return -EINVAL;
+    std::size_t blen = ::strnlen(base, kAdmissionMaxPath);
+    if (blen >= kAdmissionMaxPath) return -ENAMETOOLONG;
+    char probe[kAdmissionMaxPath];
+    long p = AppendSegments(path.data(), path.size(), probe, 0);
+    if (p < 0) return p;
+    len = AppendSegments(base, blen, out, 0);
+    if (len == -EACCES) return -EINVAL;  // the base comes from the kernel: normal or broken
+    if (len < 0) return len;
+    if (static_cast<std::size_t>(len + p) >= kAdmissionMaxPath) return -ENAMETOOLONG;
+    std::memcpy(out + len, probe, static_cast<std::size_t>(p));
+    len += p;
+  } else {
+    len = AppendSegments(path.data(), path.size(), out, 0);
+    if (len < 0) return len;
+  }
+  if (len == 0) out[len++] = '/';
+  out[len] = '\0';
+  return len;
+}
+
+int AdmissionTable::Insert(std::string_view path, RuleKind kind) {
+  if (!IsNormalAbsolute(path) || count_ >= kAdmissionMaxRules) return -1;
+  if (used_ + path.size() > kAdmissionArenaBytes) return -1;
+  std::memcpy(arena_ + used_, path.data(), path.size());
+  rules_[count_] = Rule{static_cast<std::uint32_t>(used_), static_cast<std::uint32_t>(path.size()),
+                        kind};
+  used_ += path.size();
+  return static_cast<int>(count_++);
+}
+
+bool AdmissionTable::SetWorkspace(std::string_view root, RuleKind kind) {
+  if (kind == RuleKind::kDenied || root == "/") return false;
+  int i = Insert(root, kind);
+  if (i < 0) return false;
+  workspace_ = i;
+  return true;
+}
+
+bool AdmissionTable::Add(std::string_view path, RuleKind kind) { return Insert(path, kind) >= 0; }
+
+PathClass AdmissionTable::Classify(std::string_view normal) const {
+  int best = -1;
+  std::size_t best_len = 0;
+  for (std::size_t i = 0; i < count_; ++i) {
+    const Rule& r = rules_[i];
+    std::string_view rule(arena_ + r.offset, r.len);
+    bool within = rule.size() == 1  // "/"
+                      ? true
+                      : normal.size() >= rule.size() &&
+                            std::memcmp(normal.data(), rule.data(), rule.size()) == 0 &&
+                            (normal.size() == rule.size() || normal[rule.size()] == '/');
+    if (!within) continue;
+    bool better = best < 0 || r.len > best_len ||
+                  (r.len == best_len && Strictness(r.kind) > Strictness(rules_[best].kind));
+    if (better) {
+      best = static_cast<int>(i);
+      best_len = r.len;
+    }
+  }
+  if (best < 0) return PathClass::kOutside;
+  const Rule& r = rules_[best];
+  if (r.kind == RuleKind::kDenied) return PathClass::kDenied;
+  // A rule with the workspace's own path and the workspace's kind is the
+  // workspace (the tie-break may have picked a duplicate entry).
+  if (workspace_ >= 0) {
+    const Rule& w = rules_[workspace_];
+    if (r.len == w.len && r.kind == w.kind &&
+        std::memcmp(arena_ + r.offset, arena_ + w.offset, r.len) == 0) {
+      return PathClass::kWorkspace;
+    }
+  }
+  return r.kind == RuleKind::kReadWrite ? PathClass::kReadWrite : PathClass::kReadOnly;
+}
+
+Admission AdmitPath(const AdmissionTable& table, AdmitOp op, std::string_view path,
+                    const char* base) {
+  char normal[kAdmissionMaxPath];
+  long n = NormalizePath(path, base, normal);
+  if (n < 0) {
+    switch (-n) {
+      case EACCES: return {AdmitVerdict::kRefuse, PathClass::kMalformed, EACCES, "raw '..' segment"};
+      case ENAMETOOLONG:
+        return {AdmitVerdict::kRefuse, PathClass::kMalformed, ENAMETOOLONG, "path too long"};
+      case ENOENT: return {AdmitVerdict::kRefuse, PathClass::kMalformed, ENOENT, "empty path"};
+      default:
+        return {AdmitVerdict::kRefuse, PathClass::kMalformed, EINVAL,
+                path.size() > 0 && path[0] != '/' ? "relative path without a known base"
+                                                   : "embedded NUL"};
+    }
+  }
+  PathClass c = table.Classify(std::string_view(normal, static_cast<std::size_t>(n)));
+  bool workspace_rw = table.workspace_writable();
+  switch (c) {
+    case PathClass::kDenied:
+      return {AdmitVerdict::kRefuse, c, EACCES, "denied path"};
+    case PathClass::kOutside:
+      return {AdmitVerdict::kRefuse, c, EACCES,
+              op == AdmitOp::kRead ? "outside the workspace and the read-only set"
+                                   : "mutation outside the workspace"};
+    case PathClass::kReadOnly:
+      if (op == AdmitOp::kMutate) return {AdmitVerdict::kRefuse, c, EACCES, "mutation in the read-only set"};
+      return {AdmitVerdict::kAdmit, c, 0, "read-only set"};
+    case PathClass::kReadWrite:
+      return {AdmitVerdict::kAdmit, c, 0, "read-write path"};
+    case PathClass::kWorkspace:
+      if (op == AdmitOp::kMutate && !workspace_rw) {
+        return {AdmitVerdict::kRefuse, c, EACCES, "mutation in a read-only workspace"};
+      }
+      return {AdmitVerdict::kAdmit, c, 0, "inside the workspace"};
+    case PathClass::kMalformed:
+      break;
+  }
+  return {AdmitVerdict::kRefuse, PathClass::kMalformed, EINVAL, "malformed path"};
+}
+
+const char* PathClassName(PathClass c) {
+  switch (c) {
+    case PathClass::kWorkspace: return "workspace";
+    case PathClass::kReadOnly: return "read-only";
+    case PathClass::kReadWrite: return "read-write";
+    case PathClass::kDenied: return "denied";
+    case PathClass::kOutside: return "outside";
+    case PathClass::kMalformed: return "malformed";
+  }
+  return "?";
+}
+
+}  // namespace cordon::policy

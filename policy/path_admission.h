@@ -1,0 +1,111 @@
+// Lexical path admission: the one rule both the preload (before dispatch,
+// inside the tool) and the supervisor (on notified syscalls) apply to a path
+// as the tool spelled it.
+//
+//   1. Malformed input is refused first: an empty path (ENOENT, as the
+//      kernel says), an embedded NUL (EINVAL), a path or joined path of
+//      PATH_MAX bytes or more (ENAMETOOLONG, as the kernel says).
+//   2. A raw ".." segment is refused before any normalisation, even when
+//      "a/../b" would land inside the workspace: the seed refuses POSIX
+//      physical-parent aliases outright (EACCES).
+//   3. A relative path is joined to its base (the cwd or the dirfd's path),
+//      "." segments and duplicate slashes are dropped.
+//   4. The longest rule that contains the result classifies it (on a tie the
+//      stricter rule wins). Reads need any rule but kDenied; mutations need a
+//      read-write rule (the workspace under workspace-write, declared rw
+//      paths, the private TMPDIR). Anything else is EACCES.
+//
+// Lexical only: symlinks, hard links and mounts are the kernel's business
+// (Landlock and the supervisor's RESOLVE_BENEATH emulation). The result is
+// a hint that refuses early with a precise reason, never a grant.
+//
+// Everything here is async-signal-safe: no heap, no exceptions, no locks,
+// no I/O; the table owns its bytes in fixed arrays so the preload can build
+// it from the environment before main and keep it in static storage.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace cordon::policy {
+
+inline constexpr std::size_t kAdmissionMaxPath = 4096;    // PATH_MAX, NUL included
+inline constexpr std::size_t kAdmissionMaxRules = 128;
+inline constexpr std::size_t kAdmissionArenaBytes = 32768;
+
+enum class AdmitOp : std::uint8_t { kRead = 0, kMutate = 1 };
+
+// What a rule grants. Values are part of the preload wire format.
+enum class RuleKind : std::uint8_t { kReadOnly = 0, kReadWrite = 1, kDenied = 2 };
+
+// Where the normalised path fell.
+enum class PathClass : std::uint8_t {
+  kWorkspace = 0,  // the workspace rule was the longest match
+  kReadOnly = 1,   // a read-only rule (system set, --ro)
+  kReadWrite = 2,  // a read-write rule other than the workspace (--rw, TMPDIR)
+  kDenied = 3,     // a denied rule (a hole in an allowed parent)
+  kOutside = 4,    // no rule contains it
+  kMalformed = 5,  // refused before classification (rules 1 and 2)
+};
+
+enum class AdmitVerdict : std::uint8_t { kAdmit = 0, kRefuse = 1 };
+
+struct Admission {
+  AdmitVerdict verdict = AdmitVerdict::kRefuse;
+  PathClass cls = PathClass::kMalformed;
+  int err = 0;                 // 0 when admitted, else the errno to return
+  const char* reason = "";     // static string, for the one-line refusal
+};
+
+// The rules in a compact, fixed-size, copyable form. Build it once (before
+// threads exist, or under the caller's own lock), then only read it.
+class AdmissionTable {
+ public:
+  // Sets the workspace root and its kind (kReadWrite under workspace-write,
+  // kReadOnly under read-only). False when the path is not absolute and
+  // normal or the table is full.
+  bool SetWorkspace(std::string_view root, RuleKind kind);
+  // Adds an absolute, normal path with its kind. False when malformed or full.
+  bool Add(std::string_view path, RuleKind kind);
+  bool has_workspace() const { return workspace_ >= 0; }
+  bool workspace_writable() const {
+    return workspace_ >= 0 && rules_[workspace_].kind == RuleKind::kReadWrite;
+  }
+  std::size_t size() const { return count_; }
+
+  // Classifies `normal` (absolute and normal): the longest containing rule.
+  PathClass Classify(std::string_view normal) const;
+
+ private:
+  struct Rule {
+    std::uint32_t offset;
+    std::uint32_t len;
+    RuleKind kind;
+  };
+  int Insert(std::string_view path, RuleKind kind);
+
+  Rule rules_[kAdmissionMaxRules] = {};
+  std::size_t count_ = 0;
+  int workspace_ = -1;  // index into rules_
+  char arena_[kAdmissionArenaBytes] = {};
+  std::size_t used_ = 0;
+};
+
+// Admits or refuses `op` on `path` as the tool gave it. `base` is the
+// absolute directory a relative path is resolved against (the cwd, or the
+// dirfd's path); it is ignored for absolute paths and may be null then. A
+// relative path with a null or relative base is refused with EINVAL.
+Admission AdmitPath(const AdmissionTable& table, AdmitOp op, std::string_view path,
+                    const char* base);
+
+// Lexically normalises `path` (joined to `base` when relative) into `out`
+// (kAdmissionMaxPath bytes): drops "." and empty segments and any trailing
+// slash. Returns the length, or -errno (-EACCES for a ".." segment,
+// -ENAMETOOLONG, -EINVAL for an embedded NUL or a missing base, -ENOENT for
+// an empty path). Exposed for the supervisor and the fuzzer.
+long NormalizePath(std::string_view path, const char* base, char* out);
+
+const char* PathClassName(PathClass c);
+
+}  // namespace cordon::policy

@@ -1,0 +1,200 @@
+// The interposed libc entry points. Each has the exact libc prototype (the
+// headers declare them; -fno-exceptions is the no-throw guarantee), checks
+// its path(s) with Admit() and then calls the real function, or the raw
+// syscall when the constructor has not resolved it yet. Only these symbols
+// are exported (exports.map).
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload/state.h"
+
+using cordon::policy::AdmitOp;
+using cordon::preload::Admit;
+using cordon::preload::FopenOp;
+using cordon::preload::g_real;
+using cordon::preload::OpenOp;
+using cordon::preload::ResolveLate;
+using cordon::wire::Call;
+
+#define CORDON_EXPORT extern "C" __attribute__((visibility("default")))
+
+// Fortified callers (-D_FORTIFY_SOURCE) reach these; glibc declares them
+// only in its fortify headers.
+extern "C" {
+int __open_2(const char* path, int flags);
+int __open64_2(const char* path, int flags);
+int __openat_2(int dirfd, const char* path, int flags);
+int __openat64_2(int dirfd, const char* path, int flags);
+}
+
+namespace {
+
+// As glibc's __OPEN_NEEDS_MODE: the mode argument exists only with O_CREAT
+// or O_TMPFILE; reading it otherwise would read garbage off the va_list.
+bool NeedsMode(int flags) { return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE; }
+
+int RawOpenat(int dirfd, const char* path, int flags, mode_t mode) {
+  return static_cast<int>(::syscall(SYS_openat, dirfd, path, flags, mode));
+}
+
+}  // namespace
+
+#define CORDON_VA_MODE(flags)        \
+  mode_t mode = 0;                   \
+  if (NeedsMode(flags)) {            \
+    va_list ap;                      \
+    va_start(ap, flags);             \
+    mode = va_arg(ap, mode_t);       \
+    va_end(ap);                      \
+  }
+
+CORDON_EXPORT int open(const char* path, int flags, ...) {
+  CORDON_VA_MODE(flags);
+  if (!Admit(Call::kOpen, OpenOp(flags), AT_FDCWD, path)) return -1;
+  return g_real.open ? g_real.open(path, flags, mode) : RawOpenat(AT_FDCWD, path, flags, mode);
+}
+
+CORDON_EXPORT int open64(const char* path, int flags, ...) {
+  CORDON_VA_MODE(flags);
+  if (!Admit(Call::kOpen64, OpenOp(flags), AT_FDCWD, path)) return -1;
+  return g_real.open64 ? g_real.open64(path, flags, mode)
+                       : RawOpenat(AT_FDCWD, path, flags | O_LARGEFILE, mode);
+}
+
+CORDON_EXPORT int openat(int dirfd, const char* path, int flags, ...) {
+  CORDON_VA_MODE(flags);
+  if (!Admit(Call::kOpenat, OpenOp(flags), dirfd, path)) return -1;
+  return g_real.openat ? g_real.openat(dirfd, path, flags, mode)
+                       : RawOpenat(dirfd, path, flags, mode);
+}
+
+CORDON_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
+  CORDON_VA_MODE(flags);
+  if (!Admit(Call::kOpenat64, OpenOp(flags), dirfd, path)) return -1;
+  return g_real.openat64 ? g_real.openat64(dirfd, path, flags, mode)
+                         : RawOpenat(dirfd, path, flags | O_LARGEFILE, mode);
+}
+
+// The fortified forms take no mode: glibc aborts if O_CREAT reaches them,
+// so the real one is called to keep that behaviour.
+CORDON_EXPORT int __open_2(const char* path, int flags) {
+  if (!Admit(Call::kOpen2, OpenOp(flags), AT_FDCWD, path)) return -1;
+  return g_real.open_2 ? g_real.open_2(path, flags) : RawOpenat(AT_FDCWD, path, flags, 0);
+}
+
+CORDON_EXPORT int __open64_2(const char* path, int flags) {
+  if (!Admit(Call::kOpen64_2, OpenOp(flags), AT_FDCWD, path)) return -1;
+  return g_real.open64_2 ? g_real.open64_2(path, flags)
+                         : RawOpenat(AT_FDCWD, path, flags | O_LARGEFILE, 0);
+}
+
+CORDON_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
+  if (!Admit(Call::kOpenat2, OpenOp(flags), dirfd, path)) return -1;
+  return g_real.openat_2 ? g_real.openat_2(dirfd, path, flags) : RawOpenat(dirfd, path, flags, 0);
+}
+
+CORDON_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
+  if (!Admit(Call::kOpenat64_2, OpenOp(flags), dirfd, path)) return -1;
+  return g_real.openat64_2 ? g_real.openat64_2(dirfd, path, flags)
+                           : RawOpenat(dirfd, path, flags | O_LARGEFILE, 0);
+}
+
+CORDON_EXPORT int creat(const char* path, mode_t mode) {
+  if (!Admit(Call::kCreat, AdmitOp::kMutate, AT_FDCWD, path)) return -1;
+  return g_real.creat ? g_real.creat(path, mode)
+                      : RawOpenat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+CORDON_EXPORT int creat64(const char* path, mode_t mode) {
+  if (!Admit(Call::kCreat64, AdmitOp::kMutate, AT_FDCWD, path)) return -1;
+  return g_real.creat64 ? g_real.creat64(path, mode)
+                        : RawOpenat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE,
+                                    mode);
+}
+
+// stdio has no syscall to fall back to; before the constructor ran the
+// real function is looked up on the spot.
+CORDON_EXPORT FILE* fopen(const char* path, const char* mode) {
+  if (!Admit(Call::kFopen, FopenOp(mode), AT_FDCWD, path)) return nullptr;
+  auto real = g_real.fopen ? g_real.fopen
+                           : reinterpret_cast<decltype(g_real.fopen)>(ResolveLate("fopen"));
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return nullptr;
+  }
+  return real(path, mode);
+}
+
+CORDON_EXPORT FILE* fopen64(const char* path, const char* mode) {
+  if (!Admit(Call::kFopen64, FopenOp(mode), AT_FDCWD, path)) return nullptr;
+  auto real = g_real.fopen64 ? g_real.fopen64
+                             : reinterpret_cast<decltype(g_real.fopen64)>(ResolveLate("fopen64"));
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return nullptr;
+  }
+  return real(path, mode);
+}
+
+// freopen(NULL, mode, f) changes the mode of f's own file: no path to admit.
+// A refused freopen closes `stream`, as a failed freopen does.
+CORDON_EXPORT FILE* freopen(const char* path, const char* mode, FILE* stream) {
+  if (path != nullptr && !Admit(Call::kFreopen, FopenOp(mode), AT_FDCWD, path)) {
+    int err = errno;
+    fclose(stream);
+    errno = err;
+    return nullptr;
+  }
+  auto real = g_real.freopen ? g_real.freopen
+                             : reinterpret_cast<decltype(g_real.freopen)>(ResolveLate("freopen"));
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return nullptr;
+  }
+  return real(path, mode, stream);
+}
+
+CORDON_EXPORT int unlink(const char* path) {
+  if (!Admit(Call::kUnlink, AdmitOp::kMutate, AT_FDCWD, path)) return -1;
+  return g_real.unlink ? g_real.unlink(path)
+                       : static_cast<int>(::syscall(SYS_unlinkat, AT_FDCWD, path, 0));
+}
+
+CORDON_EXPORT int unlinkat(int dirfd, const char* path, int flags) {
+  if (!Admit(Call::kUnlinkat, AdmitOp::kMutate, dirfd, path)) return -1;
+  return g_real.unlinkat ? g_real.unlinkat(dirfd, path, flags)
+                         : static_cast<int>(::syscall(SYS_unlinkat, dirfd, path, flags));
+}
+
+CORDON_EXPORT int remove(const char* path) {
+  if (!Admit(Call::kRemove, AdmitOp::kMutate, AT_FDCWD, path)) return -1;
+  if (g_real.remove) return g_real.remove(path);
+  // As glibc: unlink, and rmdir when it is a directory.
+  long r = ::syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+  if (r < 0 && errno == EISDIR) r = ::syscall(SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR);
+  return static_cast<int>(r);
+}
+
+CORDON_EXPORT int rename(const char* from, const char* to) {
+  if (!Admit(Call::kRename, AdmitOp::kMutate, AT_FDCWD, from, AT_FDCWD, to)) return -1;
+  return g_real.rename ? g_real.rename(from, to)
+                       : static_cast<int>(::syscall(SYS_renameat, AT_FDCWD, from, AT_FDCWD, to));
+}
+
+CORDON_EXPORT int renameat(int fromfd, const char* from, int tofd, const char* to) {
+  if (!Admit(Call::kRenameat, AdmitOp::kMutate, fromfd, from, tofd, to)) return -1;
+  return g_real.renameat ? g_real.renameat(fromfd, from, tofd, to)
+                         : static_cast<int>(::syscall(SYS_renameat, fromfd, from, tofd, to));
+}
+
+CORDON_EXPORT int renameat2(int fromfd, const char* from, int tofd, const char* to,
+                            unsigned flags) {
+  if (!Admit(Call::kRenameat2, AdmitOp::kMutate, fromfd, from, tofd, to)) return -1;
+  return g_real.renameat2
+             ? g_real.renameat2(fromfd, from, tofd, to, flags)
+             : static_cast<int>(::syscall(SYS_renameat2, fromfd, from, tofd, to, flags));
+}

@@ -1,0 +1,373 @@
+#include "preload/state.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string_view>
+
+namespace cordon::preload {
+
+RealCalls g_real;
+
+namespace {
+
+using policy::AdmitOp;
+using policy::AdmitVerdict;
+using policy::PathClass;
+using policy::RuleKind;
+
+struct Config {
+  bool enabled = false;
+  bool log = false;
+  int report_fd = -1;
+  uint32_t image = 0;  // tells exec'd images of one pid apart in reports
+  policy::AdmissionTable table;
+};
+Config g_config;
+std::atomic<int32_t> g_pid{0};
+std::atomic<uint64_t> g_seq{0};
+std::atomic<uint64_t> g_dropped{0};
+std::atomic<bool> g_initialized{false};
+
+// Calls made by the library itself (and by libc on its behalf) go straight
+// through. initial-exec: no __tls_get_addr, no allocation on first use.
+thread_local bool t_busy __attribute__((tls_model("initial-exec"))) = false;
+thread_local int32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
+
+class Busy {
+ public:
+  Busy() { t_busy = true; }
+  ~Busy() { t_busy = false; }
+  Busy(const Busy&) = delete;
+  Busy& operator=(const Busy&) = delete;
+};
+
+void WriteAll(int fd, const char* s, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, s, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void Warn(const char* what, const char* detail) {
+  char line[512];
+  size_t n = 0;
+  for (const char* part : {"cordon preload: ", what, detail, "; passing every call through\n"}) {
+    size_t len = strnlen(part, sizeof(line) - 1 - n);
+    memcpy(line + n, part, len);
+    n += len;
+  }
+  WriteAll(2, line, n);
+}
+
+// Adds each ':'-separated path of `list` with `kind`; false on a bad entry.
+bool AddList(const char* list, RuleKind kind, const char** bad) {
+  if (list == nullptr) return true;
+  std::string_view rest(list);
+  while (!rest.empty()) {
+    size_t sep = rest.find(wire::kPathSeparator);
+    std::string_view item = rest.substr(0, sep);
+    if (!item.empty() && !g_config.table.Add(item, kind)) {
+      *bad = list;
+      return false;
+    }
+    if (sep == std::string_view::npos) break;
+    rest.remove_prefix(sep + 1);
+  }
+  return true;
+}
+
+bool ParseFd(const char* s, int* fd) {
+  if (s == nullptr || *s == '\0') return false;
+  long v = 0;
+  for (; *s; ++s) {
+    if (*s < '0' || *s > '9' || v > 1000000) return false;
+    v = v * 10 + (*s - '0');
+  }
+  *fd = static_cast<int>(v);
+  return true;
+}
+
+void ReadConfig() {
+  const char* ws = getenv(wire::kEnvWorkspace);
+  if (ws == nullptr) {
+    Warn(wire::kEnvWorkspace, " is not set");
+    return;
+  }
+  const char* mode = getenv(wire::kEnvWorkspaceMode);
+  RuleKind kind = mode && strcmp(mode, "rw") == 0 ? RuleKind::kReadWrite : RuleKind::kReadOnly;
+  if (mode == nullptr || (strcmp(mode, "rw") != 0 && strcmp(mode, "ro") != 0)) {
+    Warn("malformed ", wire::kEnvWorkspaceMode);
+    return;
+  }
+  if (!g_config.table.SetWorkspace(ws, kind)) {
+    Warn("malformed workspace: ", ws);
+    return;
+  }
+  const char* bad = nullptr;
+  if (!AddList(getenv(wire::kEnvReadOnly), RuleKind::kReadOnly, &bad) ||
+      !AddList(getenv(wire::kEnvReadWrite), RuleKind::kReadWrite, &bad) ||
+      !AddList(getenv(wire::kEnvDenied), RuleKind::kDenied, &bad)) {
+    Warn("malformed path list: ", bad);
+    return;
+  }
+  const char* tmp_flag = getenv(wire::kEnvPrivateTmp);
+  const char* tmpdir = getenv("TMPDIR");
+  if (tmp_flag && strcmp(tmp_flag, "1") == 0 && tmpdir && *tmpdir) {
+    if (!g_config.table.Add(tmpdir, RuleKind::kReadWrite)) {
+      Warn("malformed TMPDIR: ", tmpdir);
+      return;
+    }
+  }
+  const char* log = getenv(wire::kEnvLog);
+  g_config.log = log && strcmp(log, "1") == 0;
+  int fd;
+  if (ParseFd(getenv(wire::kEnvReportFd), &fd)) {
+    // Only a SOCK_SEQPACKET socket is ours; anything else (a closed or
+    // reused number) is left alone.
+    int type = 0;
+    socklen_t len = sizeof(type);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET) {
+      g_config.report_fd = fd;
+    }
+  }
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  g_config.image = static_cast<uint32_t>(ts.tv_nsec) ^ static_cast<uint32_t>(ts.tv_sec << 20);
+  g_config.enabled = true;
+}
+
+void AfterForkInChild() {
+  g_pid.store(static_cast<int32_t>(::syscall(SYS_getpid)), std::memory_order_relaxed);
+  t_tid = 0;
+  g_seq.store(0, std::memory_order_relaxed);
+  g_dropped.store(0, std::memory_order_relaxed);
+}
+
+int32_t Tid() {
+  if (t_tid == 0) t_tid = static_cast<int32_t>(::syscall(SYS_gettid));
+  return t_tid;
+}
+
+bool SendRecord(const wire::Report& r) {
+  ssize_t n = ::send(g_config.report_fd, &r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL);
+  return n == static_cast<ssize_t>(sizeof(r));
+}
+
+void Report(wire::Call call, AdmitOp op, wire::ReportVerdict v, PathClass cls, int err,
+            const char* path) {
+  uint64_t seq = g_seq.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (g_config.report_fd < 0) return;
+  wire::Report r;
+  memset(&r, 0, sizeof(r));
+  r.magic = wire::kReportMagic;
+  r.version = wire::kReportVersion;
+  r.call = static_cast<uint16_t>(call);
+  r.op = static_cast<uint8_t>(op);
+  r.verdict = static_cast<uint8_t>(v);
+  r.path_class = static_cast<uint8_t>(cls);
+  r.err = err;
+  r.pid = g_pid.load(std::memory_order_relaxed);
+  r.tid = Tid();
+  r.image = g_config.image;
+  r.seq = seq;
+  r.dropped = g_dropped.load(std::memory_order_relaxed);
+  size_t len = path ? strnlen(path, wire::kReportPathMax) : 0;
+  if (len == wire::kReportPathMax) {
+    len = wire::kReportPathMax - 1;
+    r.truncated = 1;
+  }
+  if (len) memcpy(r.path, path, len);
+  // Never stall the tool: a full channel drops the record and counts it.
+  if (!SendRecord(r)) g_dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
+const char* ErrnoName(int e) {
+  switch (e) {
+    case EACCES: return "EACCES";
+    case EINVAL: return "EINVAL";
+    case ENOENT: return "ENOENT";
+    case ENAMETOOLONG: return "ENAMETOOLONG";
+    default: return "errno";
+  }
+}
+
+// One line on stderr: what was refused, on which path, by which rule.
+void LogRefusal(wire::Call call, AdmitOp op, const char* path, const policy::Admission& a) {
+  char line[768];
+  size_t n = 0;
+  auto put = [&](const char* s, size_t max) {
+    size_t len = strnlen(s, max);
+    if (len > sizeof(line) - 2 - n) len = sizeof(line) - 2 - n;
+    memcpy(line + n, s, len);
+    n += len;
+  };
+  put("cordon: refused ", 64);
+  put(wire::CallName(static_cast<uint16_t>(call)), 32);
+  put("(\"", 4);
+  put(path, 512);
+  put("\") ", 4);
+  put(op == AdmitOp::kMutate ? "for writing" : "for reading", 16);
+  put(": ", 4);
+  put(a.reason, 128);
+  put(" [", 4);
+  put(ErrnoName(a.err), 16);
+  put("]", 4);
+  line[n++] = '\n';
+  WriteAll(2, line, n);
+}
+
+// The directory a relative path is resolved against, or null when unknown
+// (then the kernel alone decides).
+const char* Base(int dirfd, char* buf) {
+  if (dirfd == AT_FDCWD) {
+    long n = ::syscall(SYS_getcwd, buf, policy::kAdmissionMaxPath);
+    return n > 0 && buf[0] == '/' ? buf : nullptr;
+  }
+  if (dirfd < 0) return nullptr;
+  char proc[32] = "/proc/self/fd/";
+  size_t n = strlen(proc);
+  char digits[12];
+  size_t d = 0;
+  for (unsigned v = static_cast<unsigned>(dirfd); d == 0 || v; v /= 10) digits[d++] = '0' + v % 10;
+  while (d) proc[n++] = digits[--d];
+  proc[n] = '\0';
+  long len = ::syscall(SYS_readlinkat, AT_FDCWD, proc, buf, policy::kAdmissionMaxPath - 1);
+  if (len <= 0 || buf[0] != '/') return nullptr;
+  buf[len] = '\0';
+  return buf;
+}
+
+bool AdmitOne(wire::Call call, AdmitOp op, int dirfd, const char* path) {
+  if (path == nullptr) return true;  // the kernel answers EFAULT
+  char base_buf[policy::kAdmissionMaxPath];
+  const char* base = nullptr;
+  if (path[0] != '/') {
+    base = Base(dirfd, base_buf);
+    if (base == nullptr) {
+      Report(call, op, wire::ReportVerdict::kPassed, PathClass::kMalformed, 0, path);
+      return true;
+    }
+  }
+  size_t len = strnlen(path, policy::kAdmissionMaxPath);
+  policy::Admission a = policy::AdmitPath(g_config.table, op, std::string_view(path, len), base);
+  bool admitted = a.verdict == AdmitVerdict::kAdmit;
+  Report(call, op, admitted ? wire::ReportVerdict::kAdmitted : wire::ReportVerdict::kRefused,
+         a.cls, a.err, path);
+  if (!admitted && g_config.log) LogRefusal(call, op, path, a);
+  if (!admitted) errno = a.err;
+  return admitted;
+}
+
+}  // namespace
+
+bool Admit(wire::Call call, AdmitOp op, int dirfd, const char* path, int dirfd2,
+           const char* path2) {
+  if (t_busy || !g_config.enabled) return true;
+  Busy busy;
+  int saved = errno;
+  if (!AdmitOne(call, op, dirfd, path)) return false;
+  if (path2 != nullptr && !AdmitOne(call, op, dirfd2, path2)) return false;
+  errno = saved;
+  return true;
+}
+
+AdmitOp OpenOp(int flags) {
+  if ((flags & O_ACCMODE) != O_RDONLY) return AdmitOp::kMutate;
+  if (flags & (O_CREAT | O_TRUNC)) return AdmitOp::kMutate;
+  if ((flags & O_TMPFILE) == O_TMPFILE) return AdmitOp::kMutate;
+  return AdmitOp::kRead;
+}
+
+AdmitOp FopenOp(const char* mode) {
+  if (mode == nullptr) return AdmitOp::kRead;
+  for (const char* c = mode; *c; ++c) {
+    if (*c == 'w' || *c == 'a' || *c == '+') return AdmitOp::kMutate;
+  }
+  return AdmitOp::kRead;
+}
+
+void* ResolveLate(const char* name) {
+  Busy busy;
+  return dlsym(RTLD_NEXT, name);
+}
+
+template <class F>
+void Resolve(F*& slot, const char* name) {
+  slot = reinterpret_cast<F*>(dlsym(RTLD_NEXT, name));
+}
+
+void Initialize() {
+  if (g_initialized.exchange(true)) return;
+  Busy busy;
+  int saved = errno;
+  Resolve(g_real.open, "open");
+  Resolve(g_real.open64, "open64");
+  Resolve(g_real.openat, "openat");
+  Resolve(g_real.openat64, "openat64");
+  Resolve(g_real.open_2, "__open_2");
+  Resolve(g_real.open64_2, "__open64_2");
+  Resolve(g_real.openat_2, "__openat_2");
+  Resolve(g_real.openat64_2, "__openat64_2");
+  Resolve(g_real.creat, "creat");
+  Resolve(g_real.creat64, "creat64");
+  Resolve(g_real.fopen, "fopen");
+  Resolve(g_real.fopen64, "fopen64");
+  Resolve(g_real.freopen, "freopen");
+  Resolve(g_real.unlink, "unlink");
+  Resolve(g_real.unlinkat, "unlinkat");
+  Resolve(g_real.remove, "remove");
+  Resolve(g_real.rename, "rename");
+  Resolve(g_real.renameat, "renameat");
+  Resolve(g_real.renameat2, "renameat2");
+  g_pid.store(static_cast<int32_t>(::syscall(SYS_getpid)), std::memory_order_relaxed);
+  ReadConfig();
+  if (g_config.enabled) pthread_atfork(nullptr, nullptr, AfterForkInChild);
+  errno = saved;
+}
+
+namespace {
+
+__attribute__((constructor)) void OnLoad() { Initialize(); }
+
+// The process's last record: its totals, so the supervisor can tell a
+// dropped record from one that was never made. Waits briefly for room (at
+// exit only; the hot path never waits).
+__attribute__((destructor)) void OnExit() {
+  if (!g_config.enabled || g_config.report_fd < 0) return;
+  Busy busy;
+  int saved = errno;
+  wire::Report r;
+  memset(&r, 0, sizeof(r));
+  r.magic = wire::kReportMagic;
+  r.version = wire::kReportVersion;
+  r.call = static_cast<uint16_t>(wire::Call::kExit);
+  r.pid = g_pid.load(std::memory_order_relaxed);
+  r.tid = Tid();
+  r.image = g_config.image;
+  r.seq = g_seq.load(std::memory_order_relaxed);
+  r.dropped = g_dropped.load(std::memory_order_relaxed);
+  for (int tries = 0; tries < 40 && !SendRecord(r); ++tries) {
+    if (errno != EAGAIN && errno != ENOBUFS) break;
+    pollfd p{g_config.report_fd, POLLOUT, 0};
+    ::poll(&p, 1, 50);
+  }
+  errno = saved;
+}
+
+}  // namespace
+
+}  // namespace cordon::preload

@@ -1,0 +1,274 @@
+#include "supervisor/preload_setup.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "policy/fd.h"
+#include "policy/path_admission.h"
+#include "preload/wire.h"
+
+namespace cordon::supervisor {
+namespace {
+
+bool ReadAt(int fd, void* buf, size_t n, off_t off) {
+  ssize_t r = ::pread(fd, buf, n, off);
+  return r == static_cast<ssize_t>(n);
+}
+
+// The PT_INTERP string of an ELF file; empty when it has none (static).
+template <class Ehdr, class Phdr>
+bool FindInterp(int fd, std::string* interp, std::string* why) {
+  Ehdr eh;
+  if (!ReadAt(fd, &eh, sizeof eh, 0)) return *why = "truncated ELF header", false;
+  if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) return *why = "not an ELF executable", false;
+  if (eh.e_phentsize != sizeof(Phdr) || eh.e_phnum > 512) return *why = "bad program headers", false;
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    Phdr ph;
+    if (!ReadAt(fd, &ph, sizeof ph, static_cast<off_t>(eh.e_phoff + i * sizeof(Phdr)))) {
+      return *why = "truncated program headers", false;
+    }
+    if (ph.p_type != PT_INTERP) continue;
+    if (ph.p_filesz == 0 || ph.p_filesz > PATH_MAX) return *why = "bad PT_INTERP", false;
+    std::string s(ph.p_filesz, '\0');
+    if (!ReadAt(fd, s.data(), s.size(), static_cast<off_t>(ph.p_offset))) {
+      return *why = "truncated PT_INTERP", false;
+    }
+    s.resize(strnlen(s.c_str(), s.size()));
+    *interp = s;
+    return true;
+  }
+  interp->clear();
+  return true;
+}
+
+bool UsesGlibcLoaderDepth(const std::string& path, std::string* why, int depth) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return *why = path + ": " + std::strerror(errno), false;
+  unsigned char ident[EI_NIDENT] = {};
+  ssize_t n = ::pread(fd.get(), ident, sizeof ident, 0);
+  if (n >= 2 && ident[0] == '#' && ident[1] == '!') {
+    if (depth >= 4) return *why = path + ": too many levels of #! interpreters", false;
+    char line[256] = {};
+    ssize_t m = ::pread(fd.get(), line, sizeof line - 1, 2);
+    std::string s(line, m > 0 ? static_cast<size_t>(m) : 0);
+    s = s.substr(0, s.find('\n'));
+    size_t b = s.find_first_not_of(" \t");
+    if (b == std::string::npos) return *why = path + ": empty #! line", false;
+    s = s.substr(b, s.find_first_of(" \t", b) - b);
+    return UsesGlibcLoaderDepth(s, why, depth + 1);
+  }
+  if (n != EI_NIDENT || std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
+    return *why = path + ": not an ELF file", false;
+  }
+  std::string interp;
+  bool ok = ident[EI_CLASS] == ELFCLASS64
+                ? FindInterp<Elf64_Ehdr, Elf64_Phdr>(fd.get(), &interp, why)
+            : ident[EI_CLASS] == ELFCLASS32
+                ? FindInterp<Elf32_Ehdr, Elf32_Phdr>(fd.get(), &interp, why)
+                : (*why = "unknown ELF class", false);
+  if (!ok) return *why = path + ": " + *why, false;
+  if (interp.empty()) return *why = path + " is statically linked", false;
+  std::string base = interp.substr(interp.rfind('/') + 1);
+  if (base.rfind("ld-linux", 0) == 0) return true;
+  if (base.rfind("ld-musl", 0) == 0) return *why = path + " uses the musl loader " + interp, false;
+  *why = path + " uses the loader " + interp + ", not glibc's";
+  return false;
+}
+
+bool IsFile(const std::string& p) {
+  struct stat st;
+  return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string RealPath(const std::string& p) {
+  char buf[PATH_MAX];
+  return ::realpath(p.c_str(), buf) ? std::string(buf) : std::string();
+}
+
+const wire::Report* AsReport(const void* data, size_t len) {
+  if (len != sizeof(wire::Report)) return nullptr;
+  auto* r = static_cast<const wire::Report*>(data);
+  if (r->magic != wire::kReportMagic || r->version != wire::kReportVersion) return nullptr;
+  return r;
+}
+
+const char* VerdictName(uint8_t v) {
+  switch (static_cast<wire::ReportVerdict>(v)) {
+    case wire::ReportVerdict::kAdmitted: return "admitted";
+    case wire::ReportVerdict::kRefused: return "refused";
+    case wire::ReportVerdict::kPassed: return "unchecked";
+  }
+  return "?";
+}
+
+std::string RecordPath(const wire::Report& r) {
+  return std::string(r.path, strnlen(r.path, sizeof r.path));
+}
+
+}  // namespace
+
+bool UsesGlibcLoader(const std::string& exe_path, std::string* why) {
+  std::string ignored;
+  return UsesGlibcLoaderDepth(exe_path, why ? why : &ignored, 0);
+}
+
+std::string FindPreloadLibrary() {
+#ifdef CORDON_PRELOAD_PATH
+  if (IsFile(CORDON_PRELOAD_PATH)) return RealPath(CORDON_PRELOAD_PATH);
+#endif
+  std::string self = RealPath("/proc/self/exe");
+  std::string dir = self.substr(0, self.rfind('/'));
+  for (const char* rel : {"/../preload/libcordon_preload.so", "/../lib/cordon/libcordon_preload.so"}) {
+    if (IsFile(dir + rel)) return RealPath(dir + rel);
+  }
+  return {};
+}
+
+bool MakePreloadEnv(const policy::Policy& p, const std::string& library,
+                    const std::string& caller_ld_preload, bool log_refusals, PreloadEnv* out,
+                    std::string* why) {
+  std::string ro, rw, deny;
+  auto append = [](std::string& list, const std::string& path) {
+    if (!list.empty()) list += wire::kPathSeparator;
+    list += path;
+  };
+  std::vector<policy::PathRule> rules = policy::EffectiveRules(p, "");
+  rules.push_back(policy::PathRule::ReadOnly(library));
+  if (rules.size() > policy::kAdmissionMaxRules) {
+    *why = "more path rules than the preload's table holds";
+    return false;
+  }
+  for (const auto& r : rules) {
+    if (r.path.find(wire::kPathSeparator) != std::string::npos ||
+        !policy::IsAbsoluteNormal(r.path)) {
+      *why = "path rule '" + r.path + "' cannot be passed to the preload";
+      return false;
+    }
+    switch (r.access) {
+      case policy::Access::kReadOnly: append(ro, r.path); break;
+      case policy::Access::kReadWrite: append(rw, r.path); break;
+      case policy::Access::kDenied: append(deny, r.path); break;
+    }
+  }
+  std::string ld = library;
+  if (!caller_ld_preload.empty()) ld += ":" + caller_ld_preload;
+  out->set = {
+      "LD_PRELOAD=" + ld,
+      std::string(wire::kEnvWorkspace) + "=" + p.workspace,
+      std::string(wire::kEnvWorkspaceMode) + "=" +
+          (p.profile == policy::Profile::kWorkspaceWrite ? "rw" : "ro"),
+      std::string(wire::kEnvReadOnly) + "=" + ro,
+      std::string(wire::kEnvReadWrite) + "=" + rw,
+      std::string(wire::kEnvDenied) + "=" + deny,
+      std::string(wire::kEnvPrivateTmp) + "=" + (p.private_tmp ? "1" : "0"),
+  };
+  if (log_refusals) out->set.push_back(std::string(wire::kEnvLog) + "=1");
+  out->read_only = {library};
+  return true;
+}
+
+void ApplyPreloadEnv(std::vector<std::string>* env, const std::vector<std::string>& add) {
+  std::erase_if(*env, [](const std::string& e) {
+    return e.rfind("CORDON_", 0) == 0 || e.rfind("LD_PRELOAD=", 0) == 0;
+  });
+  env->insert(env->end(), add.begin(), add.end());
+}
+
+bool DecodeReport(const void* data, size_t len, std::string* out) {
+  const wire::Report* r = AsReport(data, len);
+  if (r == nullptr) {
+    *out = "malformed preload report (" + std::to_string(len) + " bytes)";
+    return false;
+  }
+  if (r->call == static_cast<uint16_t>(wire::Call::kExit)) {
+    *out = "tool hint: pid " + std::to_string(r->pid) + " exited after " + std::to_string(r->seq) +
+           " interposed calls, " + std::to_string(r->dropped) + " reports dropped";
+    return true;
+  }
+  *out = "tool hint: pid " + std::to_string(r->pid) + " tid " + std::to_string(r->tid) + " #" +
+         std::to_string(r->seq) + " " + wire::CallName(r->call) + "(\"" + RecordPath(*r) +
+         (r->truncated ? "...\")" : "\")") + (r->op ? " mutate " : " read ") +
+         VerdictName(r->verdict) + " [" +
+         policy::PathClassName(static_cast<policy::PathClass>(r->path_class)) + "]";
+  if (r->err) *out += std::string(" ") + std::strerror(r->err);
+  return true;
+}
+
+bool DecodeReportJson(const void* data, size_t len, std::string* out) {
+  const wire::Report* r = AsReport(data, len);
+  nlohmann::json j;
+  j["source"] = "preload";
+  j["trusted"] = false;
+  if (r == nullptr) {
+    j["malformed"] = true;
+    j["bytes"] = len;
+    *out = j.dump();
+    return false;
+  }
+  j["call"] = wire::CallName(r->call);
+  j["pid"] = r->pid;
+  j["tid"] = r->tid;
+  j["seq"] = r->seq;
+  j["dropped"] = r->dropped;
+  if (r->call != static_cast<uint16_t>(wire::Call::kExit)) {
+    j["path"] = RecordPath(*r);
+    j["truncated"] = r->truncated != 0;
+    j["op"] = r->op ? "mutate" : "read";
+    j["verdict"] = VerdictName(r->verdict);
+    j["class"] = policy::PathClassName(static_cast<policy::PathClass>(r->path_class));
+    j["errno"] = r->err;
+  }
+  *out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return true;
+}
+
+bool ReportTally::Add(const void* data, size_t len) {
+  const wire::Report* r = AsReport(data, len);
+  if (r == nullptr) {
+    ++malformed_;
+    return false;
+  }
+  Process& p = procs_[{r->pid, r->image}];
+  p.dropped = std::max(p.dropped, r->dropped);
+  if (r->call == static_cast<uint16_t>(wire::Call::kExit)) {
+    p.exited = true;
+    p.total = r->seq;
+    return true;
+  }
+  ++p.received;
+  ++received_;
+  if (r->verdict == static_cast<uint8_t>(wire::ReportVerdict::kRefused)) ++refused_;
+  return true;
+}
+
+uint64_t ReportTally::dropped() const {
+  uint64_t d = 0;
+  for (const auto& [key, p] : procs_) d += p.dropped;
+  return d;
+}
+
+uint64_t ReportTally::unaccounted() const {
+  uint64_t u = 0;
+  for (const auto& [key, p] : procs_) {
+    if (p.exited && p.total > p.received + p.dropped) u += p.total - p.received - p.dropped;
+  }
+  return u;
+}
+
+std::string ReportTally::Summary() const {
+  size_t exited = 0;
+  for (const auto& [key, p] : procs_) exited += p.exited;
+  return "preload reports: " + std::to_string(received_) + " received (" +
+         std::to_string(refused_) + " refused), " + std::to_string(dropped()) +
+         " dropped by the tool, " + std::to_string(unaccounted()) + " unaccounted, " +
+         std::to_string(malformed_) + " malformed, " + std::to_string(procs_.size()) +
+         " processes (" + std::to_string(exited) + " reported exit)";
+}
+
+}  // namespace cordon::supervisor

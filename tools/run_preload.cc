@@ -1,0 +1,64 @@
+#include "tools/run_preload.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+namespace cordon::tools {
+namespace {
+
+std::string EnvValue(const std::vector<std::string>& env, const std::string& key) {
+  std::string prefix = key + "=";
+  for (const auto& e : env) {
+    if (e.rfind(prefix, 0) == 0) return e.substr(prefix.size());
+  }
+  return {};
+}
+
+}  // namespace
+
+std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_policy,
+                                                       supervisor::LaunchRequest& req) {
+  const std::string& exe = req.argv.at(0);
+  // The caller's CORDON_LOG=1 asks for refusal lines, as --log-level info does.
+  bool log_refusals = spdlog::default_logger()->level() <= spdlog::level::info ||
+                      EnvValue(req.env, "CORDON_LOG") == "1";
+  std::string caller_ld_preload = EnvValue(req.env, "LD_PRELOAD");
+  supervisor::ApplyPreloadEnv(&req.env, {});  // the caller cannot set cordon's variables
+
+  std::string why;
+  if (!supervisor::UsesGlibcLoader(exe, &why)) {
+    spdlog::info("preload not applied ({}): kernel enforcement only", why);
+    if (!caller_ld_preload.empty()) req.env.push_back("LD_PRELOAD=" + caller_ld_preload);
+    return nullptr;
+  }
+  std::string library = supervisor::FindPreloadLibrary();
+  supervisor::PreloadEnv env;
+  if (library.empty()) {
+    why = "libcordon_preload.so not found";
+  } else if (supervisor::MakePreloadEnv(run_policy, library, caller_ld_preload, log_refusals,
+                                        &env, &why)) {
+    supervisor::ApplyPreloadEnv(&req.env, env.set);
+    for (const auto& path : env.read_only) {
+      run_policy.paths.push_back(policy::PathRule::ReadOnlyNoExec(path));
+    }
+    auto tally = std::make_shared<supervisor::ReportTally>();
+    req.on_report = [tally](const void* data, size_t len) {
+      tally->Add(data, len);
+      if (spdlog::should_log(spdlog::level::debug)) {
+        std::string line;
+        supervisor::DecodeReport(data, len, &line);
+        spdlog::debug("{}", line);
+      }
+    };
+    spdlog::info("preload applied: {}", library);
+    return tally;
+  }
+  spdlog::info("preload not applied ({}): kernel enforcement only", why);
+  if (!caller_ld_preload.empty()) req.env.push_back("LD_PRELOAD=" + caller_ld_preload);
+  return nullptr;
+}
+
+}  // namespace cordon::tools
