@@ -12,23 +12,46 @@ std::string Join(const std::string& dir, const std::string& name) {
   return dir == "/" ? "/" + name : dir + "/" + name;
 }
 
-void Expand(const PathRule& allowed, const std::string& dir,
-            const std::vector<const std::string*>& denied, const DirLister& list,
-            std::vector<Grant>& out) {
-  out.push_back({dir, allowed.access, false, true});
+// A path inside an allowed rule that the rule must not fully cover: a denial
+// (nothing granted) or a read-only rule inside a read-write one (granted
+// read-only: protected paths, --ro inside --rw).
+struct Hole {
+  const std::string* path;
+  bool denied;
+};
+
+// Grants `dir` minus the holes beneath it. The directory itself gets only
+// what cannot leak into a hole, since a Landlock right on a directory covers
+// its whole hierarchy: READ_DIR when something below is denied, read-only
+// when something below is merely read-only. Its entries get the rule's
+// access one by one; new entries created beside a hole later get nothing.
+void Expand(const PathRule& allowed, const std::string& dir, const std::vector<Hole>& holes,
+            const DirLister& list, std::vector<Grant>& out) {
+  bool any_denied = std::any_of(holes.begin(), holes.end(), [](const Hole& h) { return h.denied; });
+  if (any_denied) {
+    out.push_back({dir, allowed.access, false, true});
+  } else {
+    out.push_back({dir, Access::kReadOnly, allowed.executable, false});
+  }
   for (const std::string& name : list(dir)) {
     std::string child = Join(dir, name);
-    std::vector<const std::string*> below;
-    bool is_denied = false;
-    for (const std::string* d : denied) {
-      if (*d == child) is_denied = true;
-      else if (IsWithin(*d, child)) below.push_back(d);
+    std::vector<Hole> below;
+    bool is_denied = false, is_read_only = false;
+    for (const Hole& h : holes) {
+      if (*h.path == child) (h.denied ? is_denied : is_read_only) = true;
+      else if (IsWithin(*h.path, child)) below.push_back(h);
     }
     if (is_denied) continue;
+    PathRule rule = allowed;
+    if (is_read_only) {
+      // Only denials still matter beneath a read-only hole.
+      rule.access = Access::kReadOnly;
+      std::erase_if(below, [](const Hole& h) { return !h.denied; });
+    }
     if (below.empty()) {
-      out.push_back({child, allowed.access, allowed.executable, false});
+      out.push_back({child, rule.access, rule.executable, false});
     } else {
-      Expand(allowed, child, below, list, out);
+      Expand(rule, child, below, list, out);
     }
   }
 }
@@ -49,9 +72,16 @@ std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirListe
       return *d == r.path;
     });
     if (covered) continue;
-    std::vector<const std::string*> below;
+    std::vector<Hole> below;
     for (const std::string* d : denied) {
-      if (IsWithin(*d, r.path) && *d != r.path) below.push_back(d);
+      if (IsWithin(*d, r.path) && *d != r.path) below.push_back({d, true});
+    }
+    if (r.access == Access::kReadWrite) {
+      for (const PathRule& o : rules) {
+        if (o.access == Access::kReadOnly && o.path != r.path && IsWithin(o.path, r.path)) {
+          below.push_back({&o.path, false});
+        }
+      }
     }
     if (below.empty()) {
       out.push_back({r.path, r.access, r.executable, false});

@@ -5,6 +5,11 @@
 // created later beside a denied path stay unreachable (they had no sibling
 // rule); the intermediate directories stay listable (READ_DIR), so names in a
 // denied directory can be listed but nothing in it read or written.
+// A read-only rule inside a read-write one (a protected path such as
+// .git/hooks, or --ro inside --rw) is carved the same way: the siblings keep
+// read-write, the read-only path and the directories on the way down to it
+// are granted read-only. So a directory holding a protected path accepts no
+// new entries at the kernel layer (the price of Landlock's allow-only model).
 #pragma once
 
 #include <functional>

@@ -8,6 +8,10 @@ const char* ProfileName(Profile p) {
   return p == Profile::kWorkspaceWrite ? "workspace-write" : "read-only";
 }
 const char* NetworkName(Network n) { return n == Network::kAllow ? "allow" : "none"; }
+const char* SensitiveDeleteName(SensitiveDelete d) {
+  return d == SensitiveDelete::kAsk ? "ask" : d == SensitiveDelete::kDeny ? "deny" : "allow";
+}
+const char* LinkModeName(LinkMode m) { return m == LinkMode::kStrict ? "strict" : "kernel"; }
 const char* AccessName(Access a) {
   switch (a) {
     case Access::kReadOnly: return "read-only";
@@ -45,6 +49,12 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
                                                         : PathRule::ReadOnly(p.workspace));
   if (!private_tmp.empty()) rules.push_back(PathRule::ReadWrite(private_tmp));
   rules.insert(rules.end(), p.paths.begin(), p.paths.end());
+  if (p.profile == Profile::kWorkspaceWrite) {
+    // Read-only holes in the read-write workspace (PlanGrants carves them).
+    for (const std::string& f : p.protected_paths) {
+      rules.push_back({f, Access::kReadOnly, true, "protected path"});
+    }
+  }
   return rules;
 }
 

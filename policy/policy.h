@@ -15,14 +15,25 @@ enum class Network { kNone, kAllow };
 // What a path grants the tool. kDenied carves a hole in an allowed parent.
 enum class Access { kReadOnly, kReadWrite, kDenied };
 
+// What deleting a file that existed before the run does (seed 002's
+// sensitive operation): ask the approval service, refuse, or allow.
+enum class SensitiveDelete { kAsk, kDeny, kAllow };
+// kStrict: the supervisor refuses writes and deletes through symlinks and
+// on hard-linked or special files (policy/fs_checks.h); kKernel: only what
+// Landlock refuses.
+enum class LinkMode { kStrict, kKernel };
+
 const char* ProfileName(Profile p);
 const char* NetworkName(Network n);
 const char* AccessName(Access a);
+const char* SensitiveDeleteName(SensitiveDelete d);
+const char* LinkModeName(LinkMode m);
 
 struct PathRule {
   std::string path;  // absolute; realpath once normalised
   Access access = Access::kReadOnly;
   bool executable = true;  // Landlock EXECUTE granted (read-only set only)
+  std::string source;      // where the rule came from, for explain ("--rw", a JSON pointer)
 
   static PathRule ReadOnly(std::string p) { return {std::move(p), Access::kReadOnly, true}; }
   static PathRule ReadOnlyNoExec(std::string p) { return {std::move(p), Access::kReadOnly, false}; }
@@ -41,6 +52,11 @@ struct Limits {
   std::size_t max_delete_bytes = 20u << 20;
 };
 
+// .git/config, .git/hooks, .git/info, a .git file, .gitmodules, .envrc,
+// .cordon: files a tool could write to get code run later outside the
+// sandbox (policy/protected_paths.h).
+std::vector<std::string> DefaultProtectedPatterns();
+
 struct Policy {
   Profile profile = Profile::kReadOnly;
   std::string profile_reason = "no profile named: legacy read-only policy";
@@ -50,6 +66,19 @@ struct Policy {
   Network network = Network::kNone;
   bool private_tmp = true;
   Limits limits;
+  // Seed-004 settings (docs/policy.md documents each).
+  bool sandbox_enabled = true;      // false only with allow_bypass (checked at load)
+  bool allow_bypass = false;        // --no-sandbox is refused without it
+  bool clear_policy_on_exit = true;
+  bool add_cwd = true;              // addCurrentWorkingDirectory
+  // Workspace-relative patterns that stay read-only under workspace-write
+  // (see IsProtected), and the existing paths they matched when the policy
+  // was loaded (absolute), which the kernel layer carves out.
+  std::vector<std::string> protected_patterns = DefaultProtectedPatterns();
+  std::vector<std::string> protected_paths;
+  SensitiveDelete sensitive_delete = SensitiveDelete::kAsk;
+  LinkMode links = LinkMode::kStrict;
+  std::vector<std::string> notes;   // load-time remarks explain shows
 };
 
 // The read-only system set every run gets, before user rules: the binaries

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/doctor_command.h"
+#include "tools/policy_command.h"
 #include "tools/run_command.h"
 
 namespace {
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   cordon::tools::RegisterRun(app, exit_code);
   cordon::tools::RegisterDoctor(app, exit_code);
+  cordon::tools::RegisterPolicy(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

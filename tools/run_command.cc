@@ -8,32 +8,28 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "policy/normalise.h"
 #include "supervisor/landlock.h"
 #include "supervisor/launcher.h"
 #include "supervisor/probe.h"
+#include "tools/bypass.h"
+#include "tools/policy_file.h"
 #include "tools/run_preload.h"
 
 extern char** environ;
 
 namespace cordon::tools {
-namespace {
-
-// realpath of an existing path; empty (with the reason) when it is missing.
-std::string Normalise(const std::string& path, std::string& why) {
-  char buf[PATH_MAX];
-  if (::realpath(path.c_str(), buf) == nullptr) {
-    why = std::strerror(errno);
-    return {};
-  }
-  return buf;
-}
-
-}  // namespace
 
 void AddRunOptions(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--workspace", o.workspace, "workspace directory (default: current directory)");
   cmd->add_option("--profile", o.profile, "read-only (default) or workspace-write")
       ->check(CLI::IsMember({"read-only", "workspace-write"}));
+  cmd->add_option("--policy", o.policy_file, "policy file (docs/policy.md); flags override it");
+  cmd->add_option("--receipt", o.receipt, "receipt naming the policy file's SHA-256")
+      ->needs("--policy");
+  auto* on = cmd->add_flag("--sandbox", o.sandbox, "confine this run even if the policy disables it");
+  cmd->add_flag("--no-sandbox", o.no_sandbox, "run unconfined (needs sandbox.allowBypass)")
+      ->excludes(on);
   cmd->add_option("--ro", o.ro, "extra read-only path (repeatable)");
   cmd->add_option("--rw", o.rw, "extra read-write path (repeatable)");
   cmd->add_option("--deny", o.deny, "path the tool may not reach, even inside an allowed one");
@@ -46,7 +42,14 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
 
 bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   std::vector<std::string> errors;
-  std::string why;
+  if (!o.policy_file.empty()) {
+    // Receipt and file first: until they check out nothing else is looked at.
+    LoadPolicyFile(o.policy_file, o.receipt, p, errors);
+    if (!errors.empty()) {
+      for (const auto& e : errors) spdlog::error("{}", e);
+      return false;
+    }
+  }
   std::string ws = o.workspace;
   if (ws.empty()) {
     char cwd[PATH_MAX];
@@ -54,13 +57,9 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
     else ws = cwd;
   }
   if (!ws.empty()) {
-    p.workspace = Normalise(ws, why);
-    struct stat st;
-    if (p.workspace.empty()) {
-      errors.push_back("workspace " + ws + ": " + why);
-    } else if (::stat(p.workspace.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      errors.push_back("workspace " + ws + ": not a directory");
-    }
+    auto real = policy::ResolveWorkspace(ws);
+    if (real) p.workspace = std::move(real.value());
+    else errors.push_back("workspace " + ws + ": " + Describe(real.error()));
   }
   if (o.profile == "workspace-write") {
     p.profile = policy::Profile::kWorkspaceWrite;
@@ -72,19 +71,22 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   if (o.network == "allow") p.network = policy::Network::kAllow;
   else if (o.network == "none") p.network = policy::Network::kNone;
 
-  auto add = [&](const std::vector<std::string>& paths, policy::Access access) {
+  auto add = [&](const std::vector<std::string>& paths, policy::Access access, const char* flag) {
     for (const std::string& raw : paths) {
-      std::string real = Normalise(raw, why);
-      if (real.empty()) {
-        p.dropped.push_back({raw, why});
-        continue;
-      }
-      p.paths.push_back({real, access, access != policy::Access::kDenied});
+      p.paths.push_back({raw, access, access != policy::Access::kDenied, flag});
     }
   };
-  add(o.ro, policy::Access::kReadOnly);
-  add(o.rw, policy::Access::kReadWrite);
-  add(o.deny, policy::Access::kDenied);
+  add(o.ro, policy::Access::kReadOnly, "--ro");
+  add(o.rw, policy::Access::kReadWrite, "--rw");
+  add(o.deny, policy::Access::kDenied, "--deny");
+  // One-run overrides; never written back anywhere.
+  if (o.sandbox) p.sandbox_enabled = true;
+  if (o.no_sandbox) p.sandbox_enabled = false;
+  if (!p.sandbox_enabled && !p.allow_bypass) {
+    errors.push_back(std::string(o.no_sandbox ? "--no-sandbox" : "sandbox.enabled false") +
+                     " refused: the policy does not set sandbox.allowBypass");
+  }
+  if (!p.workspace.empty()) policy::NormalisePolicy(p);
   for (const auto& d : p.dropped) {
     spdlog::warn("path {} dropped from the policy: {}", d.path, d.reason);
   }
@@ -101,6 +103,8 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
     spdlog::error("no command given (cordon run [options] -- CMD [ARG]...)");
     return kExitCordonError;
   }
+  // BuildPolicy admits a disabled sandbox only with allowBypass.
+  if (!p.sandbox_enabled) return RunUnconfined(p, std::move(argv));
   KernelProbe k;
   k.landlock_abi = ProbeLandlockAbi();
   // Seccomp user notification with ADDFD is assumed (5.14+); a kernel

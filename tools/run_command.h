@@ -15,6 +15,10 @@ struct RunOptions {
   std::string profile;  // empty: what the policy says (read-only by default)
   std::vector<std::string> ro, rw, deny;
   std::string network;  // empty: policy's (none by default)
+  std::string policy_file;  // --policy FILE (docs/policy.md); flags override it for this run
+  std::string receipt;      // --receipt FILE: the policy's SHA-256 must match
+  bool sandbox = false;     // --sandbox: force confinement on, this run only
+  bool no_sandbox = false;  // --no-sandbox: needs the policy's allowBypass
   bool allow_degraded = false;
   bool force_notify_all = false;  // hidden: test the notify-all rung
   std::vector<std::string> command;

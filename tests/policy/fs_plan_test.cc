@@ -67,5 +67,50 @@ TEST(PlanGrants, DenialOutsideEveryRuleChangesNothing) {
   EXPECT_THAT(Paths(g, false), UnorderedElementsAre("/usr"));
 }
 
+Access AccessOf(const std::vector<Grant>& g, const std::string& path) {
+  for (const auto& x : g) {
+    if (x.path == path && !x.list_only) return x.access;
+  }
+  return Access::kDenied;  // not granted
+}
+
+TEST(PlanGrants, ReadOnlyRuleInsideReadWriteIsCarvedOut) {
+  auto list = Tree({{"/w", {".git", "src"}}, {"/w/.git", {"config", "hooks", "objects"}}});
+  auto g = PlanGrants({PathRule::ReadWrite("/w"), PathRule::ReadOnly("/w/.git/hooks"),
+                       PathRule::ReadOnly("/w/.git/config")},
+                      list);
+  // Without the carve, /w's read-write grant would cover the hooks.
+  for (const auto& x : g) {
+    if (x.path == "/w") {
+      EXPECT_EQ(x.access, Access::kReadOnly) << "parent must not be rw";
+    }
+  }
+  EXPECT_EQ(AccessOf(g, "/w/.git/hooks"), Access::kReadOnly);
+  EXPECT_EQ(AccessOf(g, "/w/.git/config"), Access::kReadOnly);
+  EXPECT_EQ(AccessOf(g, "/w/.git"), Access::kReadOnly);
+  EXPECT_EQ(AccessOf(g, "/w/.git/objects"), Access::kReadWrite) << "the honest sibling";
+  EXPECT_EQ(AccessOf(g, "/w/src"), Access::kReadWrite);
+  for (const auto& x : g) {
+    if (x.path == "/w/.git/hooks") {
+      EXPECT_NE(x.access, Access::kReadWrite);
+    }
+  }
+}
+
+TEST(PlanGrants, ReadOnlyInsideReadOnlyChangesNothing) {
+  auto g = PlanGrants({PathRule::ReadOnly("/u"), PathRule::ReadOnly("/u/x")}, Tree({}));
+  EXPECT_THAT(Paths(g, false), UnorderedElementsAre("/u", "/u/x"));
+}
+
+TEST(PlanGrants, DenialBelowAReadOnlyHoleStaysDenied) {
+  auto list = Tree({{"/w", {"ro", "b"}}, {"/w/ro", {"secret", "pub"}}});
+  auto g = PlanGrants({PathRule::ReadWrite("/w"), PathRule::ReadOnly("/w/ro"),
+                       PathRule::Denied("/w/ro/secret")},
+                      list);
+  for (const auto& x : g) EXPECT_NE(x.path, "/w/ro/secret");
+  EXPECT_EQ(AccessOf(g, "/w/ro/pub"), Access::kReadOnly);
+  EXPECT_EQ(AccessOf(g, "/w/b"), Access::kReadWrite);
+}
+
 }  // namespace
 }  // namespace cordon::policy

@@ -1,0 +1,53 @@
+#include "policy/normalise.h"
+
+#include <limits.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "policy/protected_paths.h"
+
+namespace cordon::policy {
+
+Result<std::string> RealPath(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) == nullptr) return Errno("realpath", path);
+  return std::string(buf);
+}
+
+Result<std::string> ResolveWorkspace(const std::string& path) {
+  auto real = RealPath(path);
+  if (!real) return real;
+  struct stat st;
+  if (::stat(real->c_str(), &st) != 0) return Errno("stat", path);
+  if (!S_ISDIR(st.st_mode)) return SysError{ENOTDIR, "workspace", path};
+  if (*real == "/") return SysError{EINVAL, "workspace must not be /", path};
+  return real;
+}
+
+void NormalisePolicy(Policy& p) {
+  std::vector<PathRule> kept;
+  for (PathRule& r : p.paths) {
+    auto real = RealPath(r.path);
+    if (!real) {
+      p.dropped.push_back({r.path, std::strerror(real.error().err)});
+      continue;
+    }
+    r.path = std::move(real.value());
+    kept.push_back(std::move(r));
+  }
+  p.paths = std::move(kept);
+  if (p.workspace.empty()) return;
+  ProtectedScan scan = FindProtectedPaths(p.workspace, p.protected_patterns,
+                                          kProtectedScanEntries, p.limits.max_tree_depth);
+  p.protected_paths = std::move(scan.paths);
+  if (scan.truncated) {
+    p.notes.push_back("the protected-path scan stopped at its bound (" +
+                      std::to_string(kProtectedScanEntries) + " entries, " +
+                      std::to_string(p.limits.max_tree_depth) +
+                      " levels); deeper matches are refused by the supervisor only");
+  }
+}
+
+}  // namespace cordon::policy

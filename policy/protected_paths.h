@@ -1,0 +1,55 @@
+// Protected paths: places inside the workspace a tool could write to get code
+// run later, outside the sandbox (a git hook, .git/config's core.fsmonitor,
+// an .envrc direnv loads). They stay read-only even under workspace-write.
+//
+// A pattern is a workspace-relative path ("a/b", no "..", no leading "/").
+// It matches at any depth, so nested repositories and submodules count:
+// ".git/hooks" protects "sub/.git/hooks/pre-commit" too. A matched path
+// protects everything beneath it, except the pattern ".git", which means a
+// worktree's or submodule's .git *file* only (a .git directory's objects stay
+// writable; its config, hooks and info are separate patterns).
+//
+// Two enforcement points use this: the kernel layer carves the existing
+// matches (found by FindProtectedPaths at load) out of the read-write
+// workspace, and the supervisor's notify layer asks IsProtected for every
+// write, rename and unlink, which also covers paths created during the run.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace cordon::policy {
+
+// True when `rel_path` (workspace-relative, lexically normal, no "..") is
+// protected by one of p.protected_patterns. Pure; "" (the root) is not.
+bool IsProtected(const Policy& p, std::string_view rel_path);
+bool MatchesProtected(const std::vector<std::string>& patterns, std::string_view rel_path);
+
+// A pattern must be relative and lexically normal: "" or a reason.
+std::string CheckProtectedPattern(std::string_view pattern);
+
+// Applies "+pattern" / "-pattern" edits to `patterns` in order. Returns one
+// error per bad edit (no sign, bad pattern, removing an absent pattern).
+std::vector<std::string> EditProtectedPatterns(std::vector<std::string>& patterns,
+                                               const std::vector<std::string>& edits);
+
+struct ProtectedScan {
+  std::vector<std::string> paths;  // absolute, existing, no symlink on the way
+  bool truncated = false;          // stopped at the entry or depth bound
+};
+
+// Walks `workspace` (absolute realpath) without following links, at most
+// `max_entries` entries and `max_depth` levels, and lists every existing path
+// a pattern matches. A match reached through a symlink is skipped: Landlock
+// would follow it and grant its target.
+ProtectedScan FindProtectedPaths(const std::string& workspace,
+                                 const std::vector<std::string>& patterns,
+                                 std::size_t max_entries, std::size_t max_depth);
+
+inline constexpr std::size_t kProtectedScanEntries = 100000;
+
+}  // namespace cordon::policy

@@ -1,0 +1,201 @@
+// cordon run --policy / --receipt / --no-sandbox and cordon policy
+// check|explain, end to end: the real binary, the real kernel, the probe
+// (exit status = errno). Ground truth is checked on disk from outside.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "policy/digest.h"
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class PolicyRunTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    WriteFile(t_.Ws("inside.txt"), "inside\n");
+    policy_ = t_.root() + "/policy.json";
+  }
+  // cordon run ARGS... -- probe OP...; returns the status.
+  int Run(std::vector<std::string> args, std::vector<std::string> op) {
+    std::vector<std::string> a = {"run", "--workspace", t_.ws(), "--ro", ProbeDir()};
+    a.insert(a.end(), args.begin(), args.end());
+    a.push_back("--");
+    a.push_back(GetParam());
+    a.insert(a.end(), op.begin(), op.end());
+    last_ = RunCordon(a);
+    return last_.status;
+  }
+  void Policy(const std::string& json) { WriteFile(policy_, json); }
+  void Mkdirs(std::initializer_list<const char*> dirs) {
+    for (const char* d : dirs) ASSERT_EQ(::mkdir(t_.Ws(d).c_str(), 0755), 0) << d;
+  }
+  ScratchTree t_;
+  std::string policy_;
+  RunResult last_;
+};
+
+constexpr const char* kV1 = R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v1"}}})";
+
+TEST_P(PolicyRunTest, ProfileVersionDecidesWorkspaceWrite) {
+  Policy(R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v2"}}})");
+  EXPECT_EQ(Run({"--policy", policy_}, {"create", "new.txt"}), EACCES) << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("new.txt"))) << "unknown version keeps the read-only policy";
+  Policy(kV1);
+  EXPECT_EQ(Run({"--policy", policy_}, {"create", "new.txt"}), 0) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("new.txt")));
+  // --profile overrides the file for this run only.
+  EXPECT_EQ(Run({"--policy", policy_, "--profile", "read-only"}, {"create", "other.txt"}), EACCES);
+  EXPECT_FALSE(Exists(t_.Ws("other.txt")));
+}
+
+TEST_P(PolicyRunTest, ReceiptMismatchRefusesToRun) {
+  Policy(kV1);
+  std::string receipt = t_.root() + "/receipt.json";
+  WriteFile(receipt, R"({"policy_sha256": ")" + policy::Sha256Hex("something else") + "\"}");
+  EXPECT_EQ(Run({"--policy", policy_, "--receipt", receipt}, {"create", "new.txt"}), 125);
+  EXPECT_THAT(last_.err, HasSubstr("does not match"));
+  EXPECT_FALSE(Exists(t_.Ws("new.txt"))) << "the tool must not have run";
+  WriteFile(receipt, "not json");
+  EXPECT_EQ(Run({"--policy", policy_, "--receipt", receipt}, {"create", "new.txt"}), 125);
+  EXPECT_EQ(Run({"--policy", policy_, "--receipt", t_.root() + "/absent"}, {"create", "new.txt"}),
+            125);
+  EXPECT_FALSE(Exists(t_.Ws("new.txt")));
+  // The honest case: the receipt names the file's digest.
+  WriteFile(receipt, R"({"policy_sha256": ")" + policy::Sha256Hex(kV1) + "\"}");
+  EXPECT_EQ(Run({"--policy", policy_, "--receipt", receipt}, {"create", "new.txt"}), 0) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("new.txt")));
+}
+
+TEST_P(PolicyRunTest, BadPolicyGrantsNothing) {
+  Policy(R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v1"}},"typo":1})");
+  EXPECT_EQ(Run({"--policy", policy_}, {"create", "new.txt"}), 125);
+  EXPECT_THAT(last_.err, HasSubstr("/typo: unknown key"));
+  EXPECT_FALSE(Exists(t_.Ws("new.txt")));
+}
+
+TEST_P(PolicyRunTest, NoSandboxNeedsAllowBypass) {
+  Policy(kV1);
+  EXPECT_EQ(Run({"--policy", policy_, "--no-sandbox"}, {"create", t_.Out("escaped")}), 125);
+  EXPECT_THAT(last_.err, HasSubstr("allowBypass"));
+  EXPECT_EQ(Run({"--no-sandbox"}, {"create", t_.Out("escaped")}), 125) << "no policy, no bypass";
+  EXPECT_FALSE(Exists(t_.Out("escaped")));
+  // With allowBypass the run is unconfined, and says so.
+  Policy(R"({"sandbox":{"allowBypass":true}})");
+  EXPECT_EQ(Run({"--policy", policy_, "--no-sandbox"}, {"create", t_.Out("escaped")}), 0)
+      << last_.err;
+  EXPECT_THAT(last_.err, HasSubstr("SANDBOX BYPASSED"));
+  EXPECT_TRUE(Exists(t_.Out("escaped")));
+  // Without the flag the same policy confines.
+  EXPECT_EQ(Run({"--policy", policy_}, {"create", t_.Out("escaped2")}), EACCES);
+  EXPECT_FALSE(Exists(t_.Out("escaped2")));
+}
+
+TEST_P(PolicyRunTest, SandboxFlagOverridesADisabledPolicy) {
+  Policy(R"({"sandbox":{"enabled":false,"allowBypass":true}})");
+  EXPECT_EQ(Run({"--policy", policy_, "--sandbox"}, {"create", t_.Out("escaped")}), EACCES);
+  EXPECT_FALSE(Exists(t_.Out("escaped")));
+}
+
+TEST_P(PolicyRunTest, DenyInsideAnAllowedDirectory) {
+  ASSERT_EQ(::mkdir(t_.Out("data").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(t_.Out("data/keys").c_str(), 0755), 0);
+  WriteFile(t_.Out("data/keys/id"), "secret\n");
+  WriteFile(t_.Out("data/ok.txt"), "ok\n");
+  Policy(R"({"sandbox":{"filesystem":{"readwritePaths":[")" + t_.Out("data") +
+         R"("],"deniedPaths":[")" + t_.Out("data/keys") + R"("]}}})");
+  EXPECT_EQ(Run({"--policy", policy_}, {"read", t_.Out("data/keys/id")}), EACCES);
+  EXPECT_EQ(Run({"--policy", policy_}, {"write", t_.Out("data/keys/id")}), EACCES);
+  EXPECT_EQ(ReadFile(t_.Out("data/keys/id")), "secret\n");
+  EXPECT_EQ(Run({"--policy", policy_}, {"write", t_.Out("data/ok.txt")}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Out("data/ok.txt")), "probe\n");
+}
+
+TEST_P(PolicyRunTest, ProtectedPathsStayReadOnlyUnderWorkspaceWrite) {
+  Mkdirs({".git", ".git/hooks", ".git/objects", "src", "sub", "sub/.git", "sub/.git/hooks"});
+  WriteFile(t_.Ws(".git/config"), "[core]\n");
+  WriteFile(t_.Ws("sub/.git/config"), "[core]\n");
+  WriteFile(t_.Ws("README"), "r\n");
+  std::vector<std::string> ww = {"--profile", "workspace-write"};
+  EXPECT_EQ(Run(ww, {"write", ".git/config"}), EACCES);
+  EXPECT_EQ(Run(ww, {"create", ".git/hooks/pre-commit"}), EACCES);
+  EXPECT_EQ(Run(ww, {"write", "sub/.git/config"}), EACCES) << "a nested repository";
+  EXPECT_EQ(Run(ww, {"create", "sub/.git/hooks/pre-commit"}), EACCES);
+  EXPECT_EQ(Run(ww, {"unlink", ".git/config"}), EACCES);
+  EXPECT_EQ(Run(ww, {"rename", "README", ".git/config"}), EACCES);
+  EXPECT_EQ(ReadFile(t_.Ws(".git/config")), "[core]\n");
+  EXPECT_EQ(ReadFile(t_.Ws("sub/.git/config")), "[core]\n");
+  EXPECT_FALSE(Exists(t_.Ws(".git/hooks/pre-commit")));
+  EXPECT_FALSE(Exists(t_.Ws("sub/.git/hooks/pre-commit")));
+  // The honest neighbours: git's objects and ordinary files.
+  EXPECT_EQ(Run(ww, {"read", ".git/config"}), 0);
+  EXPECT_EQ(Run(ww, {"create", ".git/objects/ab"}), 0) << last_.err;
+  EXPECT_EQ(Run(ww, {"write", "README"}), 0);
+  EXPECT_EQ(Run(ww, {"create", "src/main.c"}), 0);
+  EXPECT_TRUE(Exists(t_.Ws(".git/objects/ab")));
+  EXPECT_EQ(ReadFile(t_.Ws("README")), "probe\n");
+  // The list is a policy setting: "-.git/config" lifts that one protection.
+  Policy(R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v1"}},
+             "protectedPaths":["-.git/config"]})");
+  EXPECT_EQ(Run({"--policy", policy_}, {"write", ".git/config"}), 0) << last_.err;
+  EXPECT_EQ(Run({"--policy", policy_}, {"create", ".git/hooks/pre-commit"}), EACCES);
+}
+
+INSTANTIATE_TEST_SUITE_P(Probes, PolicyRunTest, ::testing::Values(PROBE_DYNAMIC, PROBE_STATIC),
+                         [](const auto& info) { return info.index == 0 ? "dynamic" : "static"; });
+
+TEST(PolicyCommand, CheckListsEveryErrorAndExits125) {
+  ScratchTree t;
+  std::string f = t.root() + "/p.json";
+  WriteFile(f, R"({"sandbox":{"enabeld":true,"filesystem":{"readonlyPaths":["rel","/a/../b"]}}})");
+  RunResult r = RunCordon({"policy", "check", f});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_THAT(r.err, HasSubstr("/sandbox/enabeld: unknown key"));
+  EXPECT_THAT(r.err, HasSubstr("/sandbox/filesystem/readonlyPaths/0: 'rel' must be an absolute"));
+  EXPECT_THAT(r.err, HasSubstr("/sandbox/filesystem/readonlyPaths/1: '/a/../b'"));
+  WriteFile(f, "{\n  \"links\": strict\n}\n");
+  r = RunCordon({"policy", "check", f});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_THAT(r.err, HasSubstr(f + ":2:"));
+  WriteFile(f, kV1);
+  r = RunCordon({"policy", "check", f});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(RunCordon({"policy", "check", t.root() + "/absent.json"}).status, 125);
+}
+
+TEST(PolicyCommand, ExplainListsDroppedPathsAndWhy) {
+  ScratchTree t;
+  std::string f = t.root() + "/p.json";
+  WriteFile(f, R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v7"}},
+                   "sandbox":{"filesystem":{"readonlyPaths":[")" + t.outside() + R"(",")" +
+                   t.Out("nope") + R"("]}}})");
+  RunResult r = RunCordon({"policy", "explain", f, "--workspace", t.ws()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("read-only"));
+  EXPECT_THAT(r.out, HasSubstr("unknown profile version \"workspace-managed/v7\""));
+  EXPECT_THAT(r.out, HasSubstr("Dropped"));
+  EXPECT_THAT(r.out, HasSubstr(t.Out("nope") + ": No such file or directory"));
+  r = RunCordon({"policy", "explain", f, "--workspace", t.ws(), "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"dropped\""));
+  EXPECT_THAT(r.out, HasSubstr("\"profile\": \"read-only\""));
+}
+
+TEST(PolicyCommand, ExplainOfTheDocsExampleReadsWell) {
+  ScratchTree t;
+  RunResult r = RunCordon({"policy", "explain", std::string(CORDON_SOURCE_DIR) +
+                                                    "/docs/policy.example.json", "--workspace", t.ws()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* s : {"Profile      workspace-write", "workspace-managed/v1", "Network",
+                        "Protected paths", ".git/hooks", "Enforced by", "/etc/ssl/private"}) {
+    EXPECT_THAT(r.out, HasSubstr(s));
+  }
+}
+
+}  // namespace
+}  // namespace cordon::testing

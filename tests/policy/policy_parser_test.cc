@@ -1,0 +1,202 @@
+#include "policy/policy_parser.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "policy/normalise.h"
+#include "tests/support/test_env.h"
+
+namespace cordon::policy {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Parsed {
+  Policy p;
+  std::vector<PolicyError> errors;
+  std::string All() const {
+    std::string s;
+    for (const auto& e : errors) s += FormatPolicyError("f", e) + "\n";
+    return s;
+  }
+};
+
+Parsed Parse(const std::string& text) {
+  Parsed r;
+  r.errors = ParsePolicy(text, r.p);
+  return r;
+}
+
+TEST(ParsePolicy, ProfileVersionsTable) {
+  struct Case {
+    const char* json;
+    Profile want;
+    const char* reason;
+  } cases[] = {
+      {R"({})", Profile::kReadOnly, "no profile named"},
+      {R"({"security":{"assistantPermissions":{}}})", Profile::kReadOnly, "no profile named"},
+      {R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v1"}}})",
+       Profile::kWorkspaceWrite, "workspace-managed/v1"},
+      {R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v2"}}})",
+       Profile::kReadOnly, "unknown profile version \"workspace-managed/v2\""},
+      {R"({"security":{"assistantPermissions":{"profile":"workspace-write"}}})",
+       Profile::kReadOnly, "unknown profile version"},
+      // Seed 004's shape: addCurrentWorkingDirectory (default true) adds the
+      // workspace read-write.
+      {R"({"sandbox":{}})", Profile::kWorkspaceWrite, "addCurrentWorkingDirectory"},
+      {R"({"sandbox":{"addCurrentWorkingDirectory":false}})", Profile::kReadOnly,
+       "addCurrentWorkingDirectory false"},
+      // A named profile beats the seed-004 default.
+      {R"({"sandbox":{},"security":{"assistantPermissions":{"profile":"x/v9"}}})",
+       Profile::kReadOnly, "unknown profile"},
+  };
+  for (const auto& c : cases) {
+    Parsed r = Parse(c.json);
+    EXPECT_TRUE(r.errors.empty()) << c.json << "\n" << r.All();
+    EXPECT_EQ(r.p.profile, c.want) << c.json;
+    EXPECT_THAT(r.p.profile_reason, HasSubstr(c.reason)) << c.json;
+  }
+}
+
+TEST(ParsePolicy, ErrorsTableEachWithItsPointer) {
+  struct Case {
+    const char* json;
+    const char* pointer;
+    const char* message;
+  } cases[] = {
+      {R"({"sandbox":{"enabeld":true}})", "/sandbox/enabeld", "unknown key"},
+      {R"({"bogus":1})", "/bogus", "unknown key"},
+      {R"({"sandbox":{"enabled":"yes"}})", "/sandbox/enabled", "true or false"},
+      {R"({"sandbox":{"filesystem":{"readonlyPaths":"/usr"}}})",
+       "/sandbox/filesystem/readonlyPaths", "array"},
+      {R"({"sandbox":{"filesystem":{"readonlyPaths":["usr/lib"]}}})",
+       "/sandbox/filesystem/readonlyPaths/0", "absolute"},
+      {R"({"sandbox":{"filesystem":{"readonlyPaths":[7]}}})",
+       "/sandbox/filesystem/readonlyPaths/0", "string"},
+      // The shared admission rule: ".." refused although /w/a/../b is /w/b.
+      {R"({"sandbox":{"filesystem":{"readwritePaths":["/w/a/../b"]}}})",
+       "/sandbox/filesystem/readwritePaths/0", "'..' segment"},
+      {R"({"sandbox":{"filesystem":{"readwritePaths":["/data"],"deniedPaths":["/data/"]}}})",
+       "/sandbox/filesystem/deniedPaths/0", "both read-write"},
+      {R"({"sandbox":{"filesystem":{"readwritePaths":["/d"],"readonlyPaths":["/d"]}}})",
+       "/sandbox/filesystem/readonlyPaths/0", "both read-write"},
+      {R"({"sandbox":{"enabled":false}})", "/sandbox/enabled", "allowBypass"},
+      {R"({"sensitive":{"delete":"maybe"}})", "/sensitive/delete", "\"ask\" or \"deny\""},
+      {R"({"links":"loose"})", "/links", "\"strict\" or \"kernel\""},
+      {R"({"limits":{"treeDepth":0}})", "/limits/treeDepth", "whole number"},
+      {R"({"limits":{"treeEntries":-5}})", "/limits/treeEntries", "whole number"},
+      {R"({"protectedPaths":[".envrc"]})", "/protectedPaths/0", "'+' (add)"},
+      {R"({"protectedPaths":["-nothere"]})", "/protectedPaths/0", "not in the list"},
+      {R"({"security":{"assistantPermissions":{"profile":1}}})",
+       "/security/assistantPermissions/profile", "string"},
+      {R"({"sandbox":{"addCurrentWorkingDirectory":false},
+           "security":{"assistantPermissions":{"profile":"workspace-managed/v1"}}})",
+       "/sandbox/addCurrentWorkingDirectory", "contradicts"},
+      {R"({"links":"strict","links":"kernel"})", "/links", "duplicate key"},
+      {R"({"sandbox":{"filesystem":{"deniedPaths":["/a"],"deniedPaths":["/b"]}}})",
+       "/sandbox/filesystem/deniedPaths", "duplicate key"},
+      {R"([1,2])", "", "must be an object"},
+  };
+  for (const auto& c : cases) {
+    Parsed r = Parse(c.json);
+    bool found = false;
+    for (const auto& e : r.errors) {
+      if (e.pointer == c.pointer && e.message.find(c.message) != std::string::npos) found = true;
+    }
+    EXPECT_TRUE(found) << c.json << "\nwant " << c.pointer << ": " << c.message << "\ngot:\n"
+                       << r.All();
+  }
+}
+
+TEST(ParsePolicy, ReportsEveryErrorNotJustTheFirst) {
+  Parsed r = Parse(R"({"a":1,"sandbox":{"enabled":3,"filesystem":{"readonlyPaths":["x","/y/../z"]}}})");
+  EXPECT_EQ(r.errors.size(), 4u) << r.All();
+}
+
+TEST(ParsePolicy, SyntaxErrorHasLineAndColumn) {
+  Parsed r = Parse("{\n  \"sandbox\": {\n    \"enabled\": tru\n  }\n}\n");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].line, 3);
+  EXPECT_GE(r.errors[0].column, 16);
+  EXPECT_THAT(FormatPolicyError("p.json", r.errors[0]), HasSubstr("p.json:3:"));
+}
+
+TEST(ParsePolicy, AcceptsTheSeed004ShapeAndKeepsSources) {
+  Parsed r = Parse(R"({
+    "sandbox": {"enabled": true, "allowBypass": true, "addCurrentWorkingDirectory": true,
+      "filesystem": {"readwritePaths": ["/srv/out"], "readonlyPaths": ["/opt//tools/"],
+                     "deniedPaths": ["/srv/out/keys"], "clearPolicyOnExit": false},
+      "network": {"allowOutbound": true}},
+    "protectedPaths": ["+.vscode", "-.envrc"],
+    "sensitive": {"delete": "deny"}, "links": "kernel",
+    "limits": {"treeEntries": 500, "treeDepth": 8}})");
+  ASSERT_TRUE(r.errors.empty()) << r.All();
+  const Policy& p = r.p;
+  EXPECT_TRUE(p.allow_bypass);
+  EXPECT_FALSE(p.clear_policy_on_exit);
+  EXPECT_EQ(p.network, Network::kAllow);
+  EXPECT_EQ(p.sensitive_delete, SensitiveDelete::kDeny);
+  EXPECT_EQ(p.links, LinkMode::kKernel);
+  EXPECT_EQ(p.limits.max_tree_entries, 500u);
+  EXPECT_EQ(p.limits.max_tree_depth, 8u);
+  ASSERT_EQ(p.paths.size(), 3u);
+  EXPECT_EQ(p.paths[0].path, "/srv/out");
+  EXPECT_EQ(p.paths[1].path, "/opt/tools") << "lexically normalised";
+  EXPECT_EQ(p.paths[2].access, Access::kDenied);
+  EXPECT_EQ(p.paths[2].source, "policy /sandbox/filesystem/deniedPaths/0");
+  EXPECT_NE(std::find(p.protected_patterns.begin(), p.protected_patterns.end(), ".vscode"),
+            p.protected_patterns.end());
+  EXPECT_EQ(std::find(p.protected_patterns.begin(), p.protected_patterns.end(), ".envrc"),
+            p.protected_patterns.end());
+}
+
+TEST(ParsePolicy, DefaultsWhenAbsent) {
+  Parsed r = Parse("{}");
+  ASSERT_TRUE(r.errors.empty());
+  EXPECT_TRUE(r.p.sandbox_enabled);
+  EXPECT_FALSE(r.p.allow_bypass);
+  EXPECT_EQ(r.p.sensitive_delete, SensitiveDelete::kAsk);
+  EXPECT_EQ(r.p.links, LinkMode::kStrict);
+  EXPECT_EQ(r.p.network, Network::kNone);
+  EXPECT_EQ(r.p.limits.max_tree_entries, 10000u);
+  EXPECT_EQ(r.p.limits.max_tree_depth, 64u);
+}
+
+TEST(ParsePolicy, TheDocsExampleIsValid) {
+  std::string text = testing::ReadFile(std::string(CORDON_SOURCE_DIR) + "/docs/policy.example.json");
+  ASSERT_NE(text, "<missing>");
+  Parsed r = Parse(text);
+  EXPECT_TRUE(r.errors.empty()) << r.All();
+  EXPECT_EQ(r.p.profile, Profile::kWorkspaceWrite);
+}
+
+TEST(NormalisePolicy, MissingPathsAreDroppedAndListed) {
+  testing::ScratchTree t;
+  ASSERT_EQ(::mkdir(t.Out("real").c_str(), 0755), 0);
+  Policy p;
+  p.paths = {PathRule::ReadOnly(t.Out("real")), PathRule::ReadOnly(t.Out("missing"))};
+  NormalisePolicy(p);
+  ASSERT_EQ(p.paths.size(), 1u);
+  ASSERT_EQ(p.dropped.size(), 1u);
+  EXPECT_EQ(p.dropped[0].path, t.Out("missing"));
+  EXPECT_THAT(p.dropped[0].reason, HasSubstr("No such file"));
+}
+
+TEST(NormalisePolicy, ResolvesSymlinksAndFindsProtectedPaths) {
+  testing::ScratchTree t;
+  ASSERT_EQ(::mkdir(t.Out("real").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink(t.Out("real").c_str(), t.Out("link").c_str()), 0);
+  ASSERT_EQ(::mkdir(t.Ws(".git").c_str(), 0755), 0);
+  testing::WriteFile(t.Ws(".git/config"), "");
+  Policy p;
+  p.workspace = t.ws();
+  p.paths = {PathRule::ReadOnly(t.Out("link"))};
+  NormalisePolicy(p);
+  ASSERT_EQ(p.paths.size(), 1u);
+  EXPECT_EQ(p.paths[0].path, t.Out("real"));
+  EXPECT_EQ(p.protected_paths, std::vector<std::string>{t.Ws(".git/config")});
+}
+
+}  // namespace
+}  // namespace cordon::policy

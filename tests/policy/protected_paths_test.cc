@@ -1,0 +1,106 @@
+#include "policy/protected_paths.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support/test_env.h"
+
+namespace cordon::policy {
+namespace {
+
+using ::cordon::testing::ScratchTree;
+using ::cordon::testing::WriteFile;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+TEST(IsProtected, DefaultPatternsTable) {
+  Policy p;
+  struct Case {
+    const char* rel;
+    bool protected_;
+  } cases[] = {
+      {".git/config", true},
+      {".git/hooks", true},
+      {".git/hooks/pre-commit", true},
+      {".git/info/exclude", true},
+      {".gitmodules", true},
+      {".envrc", true},
+      {".cordon/state", true},
+      {".git", true},                   // renaming the .git away, or a worktree's .git file
+      {"sub/.git/hooks/pre-commit", true},  // a nested repository
+      {"a/b/.git/config", true},
+      {"a/.envrc", true},
+      {".git/objects/ab/cdef", false},  // the honest neighbour: git's own data
+      {".git/HEAD", false},
+      {".git/refs/heads/main", false},
+      {"src/main.cc", false},
+      {"config", false},
+      {"hooks/pre-commit", false},       // not under .git
+      {"x.gitmodules", false},
+      {".envrc.example", false},
+      {"", false},
+  };
+  for (const auto& c : cases) EXPECT_EQ(IsProtected(p, c.rel), c.protected_) << c.rel;
+}
+
+TEST(IsProtected, EmptyListProtectsNothing) {
+  Policy p;
+  p.protected_patterns.clear();
+  EXPECT_FALSE(IsProtected(p, ".git/hooks/pre-commit"));
+}
+
+TEST(EditProtectedPatterns, AddsAndRemoves) {
+  std::vector<std::string> pats = DefaultProtectedPatterns();
+  EXPECT_THAT(EditProtectedPatterns(pats, {"-.envrc", "+.direnv", "+.vscode/tasks.json"}),
+              IsEmpty());
+  EXPECT_FALSE(MatchesProtected(pats, ".envrc"));
+  EXPECT_TRUE(MatchesProtected(pats, ".direnv/x"));
+  EXPECT_TRUE(MatchesProtected(pats, "app/.vscode/tasks.json"));
+  EXPECT_TRUE(MatchesProtected(pats, ".git/hooks/x")) << "the rest of the default stays";
+}
+
+TEST(EditProtectedPatterns, RejectsBadEdits) {
+  std::vector<std::string> pats = DefaultProtectedPatterns();
+  auto errors = EditProtectedPatterns(pats, {"noprefix", "+/abs", "+a/../b", "-not-there", "+a//b"});
+  EXPECT_EQ(errors.size(), 5u);
+  EXPECT_EQ(pats, DefaultProtectedPatterns()) << "bad edits change nothing";
+}
+
+TEST(FindProtectedPaths, FindsNestedRepositoriesAndSkipsLinks) {
+  ScratchTree t;
+  std::string ws = t.ws();
+  for (const char* d : {".git", ".git/hooks", ".git/objects", "sub", "sub/repo", "sub/repo/.git",
+                        "sub/repo/.git/hooks", "wt"}) {
+    ASSERT_EQ(::mkdir((ws + "/" + d).c_str(), 0755), 0) << d;
+  }
+  WriteFile(ws + "/.git/config", "[core]\n");
+  WriteFile(ws + "/sub/repo/.git/config", "[core]\n");
+  WriteFile(ws + "/wt/.git", "gitdir: /elsewhere\n");  // a worktree's .git file
+  WriteFile(ws + "/src.c", "");
+  WriteFile(t.Out("envrc"), "");
+  ASSERT_EQ(::symlink(t.Out("envrc").c_str(), (ws + "/.envrc").c_str()), 0);
+  auto scan = FindProtectedPaths(ws, DefaultProtectedPatterns(), 1000, 64);
+  EXPECT_FALSE(scan.truncated);
+  EXPECT_THAT(scan.paths,
+              ElementsAre(ws + "/.git/config", ws + "/.git/hooks", ws + "/sub/repo/.git/config",
+                          ws + "/sub/repo/.git/hooks", ws + "/wt/.git"));
+}
+
+TEST(FindProtectedPaths, StopsAtTheBoundAndSaysSo) {
+  ScratchTree t;
+  std::string d = t.ws();
+  for (int i = 0; i < 5; ++i) {
+    d += "/d";
+    ASSERT_EQ(::mkdir(d.c_str(), 0755), 0);
+  }
+  WriteFile(d + "/.envrc", "");
+  EXPECT_TRUE(FindProtectedPaths(t.ws(), DefaultProtectedPatterns(), 1000, 3).truncated);
+  auto full = FindProtectedPaths(t.ws(), DefaultProtectedPatterns(), 1000, 64);
+  EXPECT_FALSE(full.truncated);
+  EXPECT_THAT(full.paths, ElementsAre(d + "/.envrc"));
+}
+
+}  // namespace
+}  // namespace cordon::policy

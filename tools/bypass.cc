@@ -1,0 +1,45 @@
+#include "tools/bypass.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "supervisor/launcher.h"
+
+extern char** environ;
+
+namespace cordon::tools {
+
+void RecordBypass(const policy::Policy& p, const std::vector<std::string>& argv) {
+  std::fprintf(stderr,
+               "cordon: SANDBOX BYPASSED for this run (policy allowBypass): %s runs unconfined "
+               "in %s\n",
+               argv.empty() ? "?" : argv[0].c_str(), p.workspace.c_str());
+}
+
+int RunUnconfined(const policy::Policy& p, std::vector<std::string> argv) {
+  const char* path_env = std::getenv("PATH");
+  std::string resolved = supervisor::ResolveCommand(argv[0], path_env ? path_env : "");
+  if (resolved.empty()) {
+    std::fprintf(stderr, "cordon: %s: command not found\n", argv[0].c_str());
+    return supervisor::kExitNotFound;
+  }
+  RecordBypass(p, argv);
+  if (::chdir(p.workspace.c_str()) != 0) {
+    std::fprintf(stderr, "cordon: workspace %s: %s\n", p.workspace.c_str(), std::strerror(errno));
+    return supervisor::kExitCordonError;
+  }
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execve(resolved.c_str(), cargv.data(), environ);
+  int err = errno;
+  std::fprintf(stderr, "cordon: %s: %s\n", resolved.c_str(), std::strerror(err));
+  return err == ENOENT ? supervisor::kExitNotFound : supervisor::kExitNotExecutable;
+}
+
+}  // namespace cordon::tools

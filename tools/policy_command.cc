@@ -1,0 +1,220 @@
+#include "tools/policy_command.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "policy/normalise.h"
+#include "policy/policy.h"
+#include "supervisor/landlock.h"
+#include "supervisor/launcher.h"
+#include "supervisor/probe.h"
+#include "tools/policy_file.h"
+
+namespace cordon::tools {
+namespace {
+
+struct PolicyArgs {
+  std::string file;
+  std::string workspace;
+  std::string profile;
+  bool json = false;
+};
+
+// Loads, applies the one-run overrides explain accepts, normalises.
+bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& errors) {
+  LoadPolicyFile(a.file, "", p, errors);
+  if (!errors.empty()) return false;
+  std::string ws = a.workspace;
+  if (ws.empty()) {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd) != nullptr) ws = cwd;
+  }
+  auto real = policy::ResolveWorkspace(ws);
+  if (!real) {
+    errors.push_back("workspace: " + Describe(real.error()));
+    return false;
+  }
+  p.workspace = real.value();
+  if (!a.profile.empty()) {
+    p.profile = a.profile == "workspace-write" ? policy::Profile::kWorkspaceWrite
+                                               : policy::Profile::kReadOnly;
+    p.profile_reason = "--profile " + a.profile + " (this run only)";
+  }
+  policy::NormalisePolicy(p);
+  for (auto& e : policy::Validate(p)) errors.push_back(std::move(e));
+  return errors.empty();
+}
+
+// The rung `cordon run` would pick here (same probe as RunTool).
+std::string RungLine() {
+  using namespace cordon::supervisor;
+  KernelProbe k;
+  k.landlock_abi = ProbeLandlockAbi();
+  k.user_notif = k.addfd = k.addfd_send = true;
+  Rung r = ChooseRung(k, false);
+  std::string s = RungName(r);
+  if (r == Rung::kLandlockNotify) {
+    s += " (Landlock ABI " + std::to_string(k.landlock_abi) +
+         " fences every path below; seccomp user notification answers each mutation)";
+  } else if (r == Rung::kNotifyAll) {
+    s += " (no Landlock: every path syscall is notified and checked by the supervisor)";
+  }
+  return s;
+}
+
+std::string WorkspaceLine(const policy::Policy& p) {
+  if (p.profile == policy::Profile::kWorkspaceWrite) {
+    return "read-write: the tool may create, change, rename and delete files here";
+  }
+  return "read-only: the tool may read here and change nothing";
+}
+
+std::string DeleteLine(policy::SensitiveDelete d) {
+  switch (d) {
+    case policy::SensitiveDelete::kAsk: return "ask: each one needs an allowed-once approval";
+    case policy::SensitiveDelete::kDeny: return "deny: always refused";
+    case policy::SensitiveDelete::kAllow: return "allow: no approval asked";
+  }
+  return "?";
+}
+
+nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
+  using nlohmann::json;
+  json paths = json::array();
+  for (const auto& r : policy::SystemPaths()) {
+    paths.push_back({{"path", r.path}, {"access", policy::AccessName(r.access)}, {"source", "system"}});
+  }
+  paths.push_back({{"path", p.workspace},
+                   {"access", p.profile == policy::Profile::kWorkspaceWrite ? "read-write" : "read-only"},
+                   {"source", "workspace"}});
+  for (const auto& r : p.paths) {
+    paths.push_back({{"path", r.path}, {"access", policy::AccessName(r.access)}, {"source", r.source}});
+  }
+  if (p.profile == policy::Profile::kWorkspaceWrite) {
+    for (const auto& f : p.protected_paths) {
+      paths.push_back({{"path", f}, {"access", "read-only"}, {"source", "protected path"}});
+    }
+  }
+  json dropped = json::array();
+  for (const auto& d : p.dropped) dropped.push_back({{"path", d.path}, {"reason", d.reason}});
+  return {
+      {"profile", policy::ProfileName(p.profile)},
+      {"profile_reason", p.profile_reason},
+      {"workspace", p.workspace},
+      {"paths", paths},
+      {"dropped", dropped},
+      {"protected_patterns", p.protected_patterns},
+      {"network", policy::NetworkName(p.network)},
+      {"sandbox_enabled", p.sandbox_enabled},
+      {"allow_bypass", p.allow_bypass},
+      {"add_current_working_directory", p.add_cwd},
+      {"clear_policy_on_exit", p.clear_policy_on_exit},
+      {"private_tmp", p.private_tmp},
+      {"sensitive_delete", policy::SensitiveDeleteName(p.sensitive_delete)},
+      {"links", policy::LinkModeName(p.links)},
+      {"limits",
+       {{"tree_entries", p.limits.max_tree_entries},
+        {"tree_depth", p.limits.max_tree_depth},
+        {"delete_bytes", p.limits.max_delete_bytes}}},
+      {"rung", rung},
+      {"notes", p.notes},
+  };
+}
+
+void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& rung) {
+  auto line = [](const char* k, const std::string& v) { std::printf("%-12s %s\n", k, v.c_str()); };
+  std::printf("Effective policy of %s\n\n", a.file.c_str());
+  line("Profile", policy::ProfileName(p.profile));
+  line("  why", p.profile_reason);
+  line("Workspace", p.workspace);
+  line("", WorkspaceLine(p));
+  line("Network", p.network == policy::Network::kAllow
+                      ? "allow: the tool may open network connections"
+                      : "none: only local (Unix) sockets; no network connections");
+  line("Sandbox", std::string(p.sandbox_enabled ? "enabled" : "DISABLED (bypassed)") +
+                      (p.allow_bypass ? "; --no-sandbox is allowed for one run"
+                                      : "; --no-sandbox is refused"));
+  line("Temp files", p.private_tmp ? "a private TMPDIR, removed when the run ends" : "none");
+  line("Deleting", std::string("files that existed before the run: ") +
+                       DeleteLine(p.sensitive_delete) + "; files the run created: freely");
+  line("Links", p.links == policy::LinkMode::kStrict
+                    ? "strict: writes and deletes through symlinks, on hard-linked files and "
+                      "on devices/FIFOs/sockets are refused"
+                    : "kernel: only the kernel fence; devices/FIFOs/sockets still refused");
+  line("Limits", "recursive checks stop at " + std::to_string(p.limits.max_tree_entries) +
+                     " entries or " + std::to_string(p.limits.max_tree_depth) +
+                     " levels; deletes up to " + std::to_string(p.limits.max_delete_bytes >> 20) +
+                     " MiB");
+  line("Enforced by", rung);
+
+  std::printf("\nPaths from the policy and the command line:\n");
+  if (p.paths.empty()) std::printf("  (none)\n");
+  for (const auto& r : p.paths) {
+    std::printf("  %-10s  %s\n  %-10s  (from %s)\n", policy::AccessName(r.access), r.path.c_str(),
+                "", r.source.c_str());
+  }
+  std::printf("\nProtected paths (read-only even when the workspace is read-write):\n");
+  std::string pats;
+  for (const auto& s : p.protected_patterns) pats += (pats.empty() ? "" : " ") + s;
+  std::printf("  patterns, at any depth: %s\n", pats.empty() ? "(none)" : pats.c_str());
+  for (const auto& f : p.protected_paths) std::printf("  found now: %s\n", f.c_str());
+  if (p.profile != policy::Profile::kWorkspaceWrite) {
+    std::printf("  (the workspace is read-only anyway under this profile)\n");
+  }
+  if (!p.dropped.empty()) {
+    std::printf("\nDropped (they do not exist, so nothing is granted for them):\n");
+    for (const auto& d : p.dropped) std::printf("  %s: %s\n", d.path.c_str(), d.reason.c_str());
+  }
+  std::printf("\nAlways granted: the system set read-only (");
+  bool first = true;
+  for (const auto& r : policy::SystemPaths()) {
+    if (r.access != policy::Access::kReadOnly) continue;
+    std::printf("%s%s", first ? "" : " ", r.path.c_str());
+    first = false;
+  }
+  std::printf("), minus secrets such as /etc/shadow; /dev/null, /dev/zero, /dev/full.\n");
+  std::printf("Everything else is out of reach.\n");
+  for (const auto& n : p.notes) std::printf("\nNote: %s\n", n.c_str());
+}
+
+}  // namespace
+
+void RegisterPolicy(CLI::App& app, int& exit_code) {
+  static PolicyArgs args;
+  CLI::App* cmd = app.add_subcommand("policy", "check or explain a policy file (docs/policy.md)");
+  cmd->require_subcommand(1);
+  CLI::App* check = cmd->add_subcommand("check", "validate FILE; exit 0, or 125 with every error");
+  check->add_option("file", args.file, "the policy file")->required();
+  check->callback([&exit_code] {
+    policy::Policy p;
+    std::vector<std::string> errors;
+    LoadPolicyFile(args.file, "", p, errors);
+    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
+    if (errors.empty()) std::printf("%s: ok (profile %s)\n", args.file.c_str(), policy::ProfileName(p.profile));
+    exit_code = errors.empty() ? 0 : supervisor::kExitCordonError;
+  });
+  CLI::App* explain = cmd->add_subcommand("explain", "print the effective policy FILE gives");
+  explain->add_option("file", args.file, "the policy file")->required();
+  explain->add_option("--workspace", args.workspace, "workspace (default: current directory)");
+  explain->add_option("--profile", args.profile, "as cordon run --profile")
+      ->check(CLI::IsMember({"read-only", "workspace-write"}));
+  explain->add_flag("--json", args.json, "machine-readable output");
+  explain->callback([&exit_code] {
+    policy::Policy p;
+    std::vector<std::string> errors;
+    if (!Load(args, p, errors)) {
+      for (const auto& e : errors) std::fprintf(stderr, "cordon: %s\n", e.c_str());
+      exit_code = supervisor::kExitCordonError;
+      return;
+    }
+    std::string rung = RungLine();
+    if (args.json) std::printf("%s\n", ToJson(p, rung).dump(2).c_str());
+    else PrintText(args, p, rung);
+    exit_code = 0;
+  });
+}
+
+}  // namespace cordon::tools

@@ -1,0 +1,18 @@
+// Loading a policy file for `cordon run --policy` and `cordon policy`:
+// the bytes are read once, checked against the receipt (when one is given)
+// and parsed from that same buffer, so what was verified is what is used.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace cordon::tools {
+
+// Fills `p` from `file` (defaults first). `receipt` empty: no receipt check.
+// Every problem goes to `errors` as one line; `p` must not be used then.
+void LoadPolicyFile(const std::string& file, const std::string& receipt, policy::Policy& p,
+                    std::vector<std::string>& errors);
+
+}  // namespace cordon::tools
