@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/audit_command.h"
 #include "tools/doctor_command.h"
+#include "tools/policyd_command.h"
 #include "tools/policy_command.h"
 #include "tools/run_command.h"
 
@@ -37,6 +39,9 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   cordon::tools::RegisterRun(app, exit_code);
   cordon::tools::RegisterDoctor(app, exit_code);
+  cordon::tools::RegisterAudit(app, exit_code);
+  cordon::tools::RegisterPolicyd(app, exit_code);
+  cordon::tools::RegisterApprove(app, exit_code);
   cordon::tools::RegisterPolicy(app, exit_code);
   try {
     app.parse(argc, argv);

@@ -12,6 +12,7 @@
 #include "supervisor/landlock.h"
 #include "supervisor/launcher.h"
 #include "supervisor/probe.h"
+#include "tools/run_services.h"
 #include "tools/bypass.h"
 #include "tools/policy_file.h"
 #include "tools/run_preload.h"
@@ -38,6 +39,12 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
   cmd->add_flag("--allow-degraded", o.allow_degraded,
                 "run with advisory confinement when the kernel lacks seccomp notification");
   cmd->add_flag("--test-force-notify-all", o.force_notify_all)->group("");
+  cmd->add_option("--approvals", o.approvals,
+                  "who answers sensitive deletes: deny (default without a terminal), tty, "
+                  "rules:FILE or socket:PATH");
+  cmd->add_option("--approval-timeout", o.approval_timeout_s,
+                  "seconds to wait for an approval before refusing (default 60)");
+  cmd->add_option("--audit", o.audit, "append a hash-chained JSON-lines audit log to FILE");
 }
 
 bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
@@ -125,6 +132,11 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   }
   argv[0] = resolved;
 
+  // The audit log and the approver; the notify loop gets both (services.audit
+  // may be null, services.approver never is).
+  RunServices services;
+  if (!OpenRunServices(o, p, RungName(rung), argv, services)) return kExitCordonError;
+
   LaunchRequest req;
   req.policy = &p;
   req.argv = std::move(argv);
@@ -139,6 +151,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.policy = &run_policy;
   int status = Launch(req);
   if (preload) spdlog::info("{}", preload->Summary());
+  if (!CloseRunServices(services, status)) return kExitCordonError;
   return status;
 }
 

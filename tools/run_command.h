@@ -21,6 +21,9 @@ struct RunOptions {
   bool no_sandbox = false;  // --no-sandbox: needs the policy's allowBypass
   bool allow_degraded = false;
   bool force_notify_all = false;  // hidden: test the notify-all rung
+  std::string approvals;            // deny|tty|rules:FILE|socket:PATH; empty: by stdin
+  double approval_timeout_s = 60;   // --approval-timeout SECONDS
+  std::string audit;                // --audit FILE; empty: no log
   std::vector<std::string> command;
 };
 

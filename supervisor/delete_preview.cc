@@ -1,0 +1,92 @@
+#include "supervisor/delete_preview.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include "policy/digest.h"
+
+namespace cordon::supervisor {
+namespace {
+
+int64_t Ns(const timespec& t) { return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec; }
+
+// The name is shown on a terminal and sent as JSON: control characters
+// could forge a prompt, and invalid UTF-8 cannot travel as JSON text.
+bool PrintableUtf8(const std::string& s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) return false;
+  }
+  try {
+    (void)nlohmann::json(s).dump();  // strict: throws on invalid UTF-8
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+  return true;
+}
+
+bool SameIdentity(const struct stat& st, const policy::DeletePreview& p) {
+  return st.st_dev == p.dev && st.st_ino == p.ino &&
+         static_cast<uint64_t>(st.st_size) == p.size && Ns(st.st_mtim) == p.mtime_ns &&
+         Ns(st.st_ctim) == p.ctime_ns;
+}
+
+}  // namespace
+
+Result<policy::DeletePreview> MakePreview(int fd, std::string rel_path, uint64_t max_bytes) {
+  if (rel_path.empty() || rel_path[0] == '/' || !PrintableUtf8(rel_path)) {
+    return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Errno("fstat", rel_path);
+  if (!S_ISREG(st.st_mode)) return SysError{EPERM, "preview", rel_path + ": not a regular file"};
+  if (st.st_nlink != 1) {
+    return SysError{EMLINK, "preview", rel_path + ": has " + std::to_string(st.st_nlink) + " links"};
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return SysError{EFBIG, "preview", rel_path + ": larger than " + std::to_string(max_bytes)};
+  }
+  auto hash = policy::Sha256Fd(fd, max_bytes);
+  if (!hash) return hash.error();
+  policy::DeletePreview p;
+  p.rel_path = std::move(rel_path);
+  p.size = static_cast<uint64_t>(st.st_size);
+  p.sha256 = std::move(hash.value());
+  p.dev = st.st_dev;
+  p.ino = st.st_ino;
+  p.mtime_ns = Ns(st.st_mtim);
+  p.ctime_ns = Ns(st.st_ctim);
+  // A write during hashing would make the digest describe no real state.
+  struct stat after;
+  if (::fstat(fd, &after) != 0) return Errno("fstat", p.rel_path);
+  if (!SameIdentity(after, p) || after.st_nlink != 1) {
+    return SysError{EAGAIN, "preview", p.rel_path + ": changed while hashing"};
+  }
+  return p;
+}
+
+Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeletePreview& p) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Errno("fstat", p.rel_path);
+  if (!SameIdentity(st, p) || st.st_nlink != 1) {
+    return SysError{ESTALE, "recheck", p.rel_path + ": identity changed since the preview"};
+  }
+  auto hash = policy::Sha256Fd(fd, p.size);
+  if (!hash) {
+    return SysError{ESTALE, "recheck", p.rel_path + ": content changed since the preview"};
+  }
+  if (!policy::DigestEquals(hash.value(), p.sha256)) {
+    return SysError{ESTALE, "recheck", p.rel_path + ": content changed since the preview"};
+  }
+  struct stat entry;
+  if (::fstatat(parent_dirfd, name, &entry, AT_SYMLINK_NOFOLLOW) != 0) {
+    return SysError{ESTALE, "recheck", p.rel_path + ": name no longer exists"};
+  }
+  if (entry.st_dev != p.dev || entry.st_ino != p.ino) {
+    return SysError{ESTALE, "recheck", p.rel_path + ": name now refers to another file"};
+  }
+  return Ok();
+}
+
+}  // namespace cordon::supervisor

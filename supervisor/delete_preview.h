@@ -1,0 +1,34 @@
+// The delete preview and its recheck, made from an fd the supervisor holds
+// (never from a path re-opened later), so what was approved is what is
+// deleted.
+//
+// Open the file for the preview with openat2(RESOLVE_BENEATH) from the
+// workspace fd, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC (O_NONBLOCK
+// so a FIFO cannot stall the supervisor; MakePreview then refuses it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "policy/approval.h"
+#include "policy/result.h"
+
+namespace cordon::supervisor {
+
+inline constexpr uint64_t kMaxDeleteBytes = 20u << 20;  // 20 MiB
+
+// Preview of the file open on `fd`: only a regular, single-link file of at
+// most `max_bytes` whose name is printable UTF-8 qualifies (else EPERM,
+// EMLINK, EFBIG or EINVAL with the reason in `detail`). A file that changes
+// while it is hashed is EAGAIN.
+Result<policy::DeletePreview> MakePreview(int fd, std::string rel_path,
+                                          uint64_t max_bytes = kMaxDeleteBytes);
+
+// Immediately before unlinkat(parent_dirfd, name, 0): the held fd still has
+// the preview's identity (dev, ino, size, mtime, ctime, one link) and
+// content (re-hashed), and `name` in `parent_dirfd` still names that inode
+// (fstatat AT_SYMLINK_NOFOLLOW). Any difference is ESTALE: a new preview
+// and a new approval are needed.
+Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeletePreview& preview);
+
+}  // namespace cordon::supervisor

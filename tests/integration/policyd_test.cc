@@ -1,0 +1,285 @@
+// `cordon policyd` and `cordon approve` end to end: the real daemon as a
+// child process, runs connecting as `--approvals socket:PATH` does
+// (SocketApprover), answers given with the real `cordon approve` binary.
+// Also `cordon audit verify`.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <future>
+#include <thread>
+
+#include "policy/approval_protocol.h"
+#include "policy/audit_log.h"
+#include "policy/digest.h"
+#include "policy/socket_approver.h"
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using policy::ApprovalRequest;
+using policy::Outcome;
+
+ApprovalRequest Request(uint64_t id, std::string path = "notes.txt") {
+  ApprovalRequest r;
+  r.request_id = id;
+  r.preview = {std::move(path), 5, policy::Sha256Hex("hello"), 1, 2, 3, 4};
+  r.preview_digest = r.preview.Digest();
+  r.tool_pid = 4242;
+  r.tool_argv0 = "/bin/rm";
+  return r;
+}
+
+class PolicydTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    sock_ = t_.root() + "/policyd.sock";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::execl(CORDON_BIN, CORDON_BIN, "policyd", "--socket", sock_.c_str(), nullptr);
+      _exit(127);
+    }
+    for (int i = 0; i < 500 && !policy::ConnectSeqpacket(sock_).ok(); ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_TRUE(policy::ConnectSeqpacket(sock_).ok()) << "policyd did not come up";
+  }
+  void TearDown() override {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int status;
+      ::waitpid(pid_, &status, 0);
+    }
+  }
+  std::vector<nlohmann::json> List() {
+    RunResult r = RunCordon({"approve", "--socket", sock_, "--list"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::vector<nlohmann::json> out;
+    size_t pos = 0;
+    for (size_t nl; (nl = r.out.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+      out.push_back(nlohmann::json::parse(r.out.substr(pos, nl - pos)));
+    }
+    return out;
+  }
+  std::vector<nlohmann::json> WaitForPending(size_t n) {
+    for (int i = 0; i < 500; ++i) {
+      auto l = List();
+      if (l.size() == n) return l;
+      std::this_thread::sleep_for(10ms);
+    }
+    ADD_FAILURE() << "never saw " << n << " pending requests";
+    return {};
+  }
+  RunResult Allow(uint64_t id, const std::string& digest) {
+    return RunCordon({"approve", "--socket", sock_, "--allow", std::to_string(id), "--digest", digest});
+  }
+  RunResult Deny(uint64_t id) {
+    return RunCordon({"approve", "--socket", sock_, "--deny", std::to_string(id)});
+  }
+
+  ScratchTree t_;
+  std::string sock_;
+  pid_t pid_ = -1;
+};
+
+TEST_F(PolicydTest, AllowOnceGrantsThatRequestOnce) {
+  policy::SocketApprover run(sock_);
+  auto ask = std::async(std::launch::async, [&] { return run.Ask(Request(11), 30s); });
+  auto pending = WaitForPending(1);
+  ASSERT_EQ(pending.size(), 1u);
+  const nlohmann::json& p = pending[0];
+  EXPECT_EQ(p["run_id"], 11);
+  EXPECT_EQ(p["digest"], Request(11).preview_digest);
+  EXPECT_EQ(p["preview"]["path"], "notes.txt");
+  EXPECT_EQ(p["preview"]["sha256"], policy::Sha256Hex("hello"));
+  EXPECT_EQ(p["tool_argv0"], "/bin/rm");
+  EXPECT_EQ(p["peer_pid"], ::getpid());
+  uint64_t id = p["id"].get<uint64_t>();
+  RunResult r = Allow(id, p["digest"].get<std::string>());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ask.get(), Outcome::kAllowedOnce);
+  EXPECT_TRUE(List().empty());
+  r = Allow(id, p["digest"].get<std::string>());
+  EXPECT_EQ(r.status, 1) << "a replayed answer is not delivered";
+  EXPECT_NE(r.err.find("no pending request"), std::string::npos) << r.err;
+  EXPECT_EQ(run.Ask(Request(11), 1s), Outcome::kStale) << "the run never re-asks a used id";
+  EXPECT_TRUE(List().empty());
+}
+
+TEST_F(PolicydTest, DenyRefuses) {
+  policy::SocketApprover run(sock_);
+  auto ask = std::async(std::launch::async, [&] { return run.Ask(Request(1), 30s); });
+  auto pending = WaitForPending(1);
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(Deny(pending[0]["id"].get<uint64_t>()).status, 0);
+  EXPECT_EQ(ask.get(), Outcome::kDenied);
+}
+
+TEST_F(PolicydTest, WrongDigestRefusesTheRequest) {
+  policy::SocketApprover run(sock_);
+  auto ask = std::async(std::launch::async, [&] { return run.Ask(Request(1), 30s); });
+  auto pending = WaitForPending(1);
+  ASSERT_EQ(pending.size(), 1u);
+  uint64_t id = pending[0]["id"].get<uint64_t>();
+  RunResult r = Allow(id, Request(1, "other.txt").preview_digest);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(ask.get(), Outcome::kStale);
+  EXPECT_EQ(Allow(id, pending[0]["digest"].get<std::string>()).status, 1)
+      << "the right digest afterwards is too late";
+}
+
+TEST_F(PolicydTest, WrongIdChangesNothing) {
+  policy::SocketApprover run(sock_);
+  auto ask = std::async(std::launch::async, [&] { return run.Ask(Request(1), 30s); });
+  auto pending = WaitForPending(1);
+  ASSERT_EQ(pending.size(), 1u);
+  uint64_t id = pending[0]["id"].get<uint64_t>();
+  std::string digest = pending[0]["digest"].get<std::string>();
+  EXPECT_EQ(Allow(id + 1, digest).status, 1);
+  EXPECT_EQ(WaitForPending(1).size(), 1u) << "still pending";
+  EXPECT_EQ(Deny(id).status, 0);
+  EXPECT_EQ(ask.get(), Outcome::kDenied);
+}
+
+TEST_F(PolicydTest, TimeoutRefusesAndWithdrawsTheRequest) {
+  policy::SocketApprover run(sock_);
+  EXPECT_EQ(run.Ask(Request(1), 300ms), Outcome::kTimeout);
+  EXPECT_TRUE(WaitForPending(0).empty());
+  EXPECT_EQ(Allow(1, Request(1).preview_digest).status, 1) << "a late answer is stale";
+}
+
+TEST_F(PolicydTest, CancelAndShutdownRefuse) {
+  policy::SocketApprover run(sock_);
+  auto a = std::async(std::launch::async, [&] { return run.Ask(Request(1), 30s); });
+  WaitForPending(1);
+  run.Cancel(1);
+  EXPECT_EQ(a.get(), Outcome::kCancelled);
+  WaitForPending(0);
+  auto b = std::async(std::launch::async, [&] { return run.Ask(Request(2), 30s); });
+  WaitForPending(1);
+  run.CancelAll();
+  EXPECT_EQ(b.get(), Outcome::kShutdown);
+}
+
+TEST_F(PolicydTest, DaemonDeathDisconnects) {
+  policy::SocketApprover run(sock_);
+  auto a = std::async(std::launch::async, [&] { return run.Ask(Request(1), 30s); });
+  WaitForPending(1);
+  ::kill(pid_, SIGKILL);
+  EXPECT_EQ(a.get(), Outcome::kDisconnected);
+  EXPECT_EQ(run.Ask(Request(2), 1s), Outcome::kDisconnected) << "nobody to ask";
+}
+
+TEST_F(PolicydTest, ServesManyRunsSeparately) {
+  policy::SocketApprover run_a(sock_), run_b(sock_);
+  auto a = std::async(std::launch::async, [&] { return run_a.Ask(Request(1, "a.txt"), 30s); });
+  auto b = std::async(std::launch::async, [&] { return run_b.Ask(Request(1, "b.txt"), 30s); });
+  auto pending = WaitForPending(2);
+  ASSERT_EQ(pending.size(), 2u);
+  EXPECT_NE(pending[0]["id"], pending[1]["id"]) << "service ids are unique across runs";
+  for (const auto& p : pending) {
+    if (p["preview"]["path"] == "a.txt") {
+      EXPECT_EQ(Allow(p["id"].get<uint64_t>(), p["digest"].get<std::string>()).status, 0);
+    } else {
+      EXPECT_EQ(Deny(p["id"].get<uint64_t>()).status, 0);
+    }
+  }
+  EXPECT_EQ(a.get(), Outcome::kAllowedOnce);
+  EXPECT_EQ(b.get(), Outcome::kDenied);
+}
+
+TEST_F(PolicydTest, ProtocolErrorsAreAnsweredNotObeyed) {
+  auto fd = policy::ConnectSeqpacket(sock_);
+  ASSERT_TRUE(fd.ok());
+  ASSERT_TRUE(policy::SendMessage(fd->get(), {{"type", "hello"}, {"version", 2}, {"role", "run"}}).ok());
+  auto reply = policy::RecvMessage(fd->get());
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply.value()["type"], "error");
+
+  auto fd2 = policy::ConnectSeqpacket(sock_);
+  ASSERT_TRUE(fd2.ok());
+  ASSERT_TRUE(policy::SendMessage(fd2->get(), policy::HelloMessage("run")).ok());
+  ASSERT_TRUE(policy::RecvMessage(fd2->get()).ok());
+  ApprovalRequest lying = Request(1);
+  lying.preview.size = 6;  // the digest no longer matches the preview
+  ASSERT_TRUE(policy::SendMessage(fd2->get(), policy::RequestMessage(lying, 1000)).ok());
+  reply = policy::RecvMessage(fd2->get());
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply.value()["type"], "error");
+  EXPECT_TRUE(List().empty());
+  // A run cannot answer (its role is run, not approver).
+  ASSERT_TRUE(policy::SendMessage(fd2->get(), {{"type", "answer"}, {"id", 1}, {"decision", "deny"}}).ok());
+  reply = policy::RecvMessage(fd2->get());
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply.value()["type"], "error");
+}
+
+TEST_F(PolicydTest, OtherUidsAreRefusedBySoPeercred) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to connect as another uid";
+  ASSERT_EQ(::chmod(t_.root().c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(sock_.c_str(), 0777), 0);  // past the file mode: only SO_PEERCRED is left
+  pid_t child = ::fork();
+  if (child == 0) {
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) _exit(2);
+    int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, sock_.c_str(), sizeof addr.sun_path - 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) _exit(3);
+    const char hello[] = R"({"type":"hello","version":1,"role":"approver"})";
+    (void)::send(fd, hello, sizeof hello - 1, MSG_NOSIGNAL);
+    char buf[512] = {};
+    ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
+    _exit(n > 0 && std::strstr(buf, "peer uid not allowed") ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "a peer of another uid was served";
+  EXPECT_TRUE(List().empty()) << "root (same uid) is still served";
+}
+
+TEST_F(PolicydTest, ApproveUsageErrorsExit125) {
+  EXPECT_EQ(RunCordon({"approve", "--socket", sock_}).status, 125);
+  EXPECT_EQ(RunCordon({"approve", "--socket", sock_, "--allow", "1"}).status, 125);
+  EXPECT_EQ(RunCordon({"approve", "--socket", sock_, "--list", "--deny", "1"}).status, 125);
+  EXPECT_EQ(RunCordon({"approve", "--socket", t_.root() + "/none", "--list"}).status, 125);
+  EXPECT_EQ(RunCordon({"approve", "--socket", sock_, "--deny", "x"}).status, 125);
+  RunResult second = RunCordon({"policyd", "--socket", sock_});
+  EXPECT_EQ(second.status, 125) << "a live socket is not taken over";
+}
+
+TEST(AuditVerifyCommand, IntactBrokenAndUnreadable) {
+  ScratchTree t;
+  std::string path = t.Ws("audit.jsonl");
+  {
+    auto log = policy::AuditLog::Open(path);
+    ASSERT_TRUE(log.ok());
+    ASSERT_TRUE(log.value()->Append("header", {{"argv", {"rm"}}}).ok());
+    ASSERT_TRUE(log.value()->Append("decision", {{"op", "unlink"}, {"path", "a.txt"}}).ok());
+    ASSERT_TRUE(log.value()->Append("decision", {{"op", "unlink"}, {"path", "b.txt"}}).ok());
+  }
+  RunResult r = RunCordon({"audit", "verify", path});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("intact, 3 records"), std::string::npos) << r.out;
+
+  std::string bytes = ReadFile(path);
+  bytes[bytes.find("a.txt")] = 'A';
+  WriteFile(path, bytes);
+  r = RunCordon({"audit", "verify", path});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("record 2"), std::string::npos) << r.out;
+
+  EXPECT_EQ(RunCordon({"audit", "verify", t.Ws("missing.jsonl")}).status, 125);
+  EXPECT_EQ(RunCordon({"audit", "verify"}).status, 125);
+}
+
+}  // namespace
+}  // namespace cordon::testing

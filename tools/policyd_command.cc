@@ -1,0 +1,144 @@
+#include "tools/policyd_command.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/signalfd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "policy/approval_protocol.h"
+#include "policy/policy_service.h"
+
+namespace cordon::tools {
+namespace {
+
+constexpr int kExitError = 125;
+
+int ServePolicyd(const std::string& socket_path) {
+  // SIGINT/SIGTERM end the loop through a signalfd: pending requests are
+  // then refused when their connections close.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) return kExitError;
+  Fd sfd(::signalfd(-1, &set, SFD_CLOEXEC));
+  if (!sfd) {
+    spdlog::error("signalfd: {}", std::strerror(errno));
+    return kExitError;
+  }
+  auto service = policy::PolicyService::Listen(socket_path);
+  if (!service) {
+    spdlog::error("policyd: {}", Describe(service.error()));
+    return kExitError;
+  }
+  spdlog::info("policyd: serving {}", socket_path);
+  Status st = service.value()->Serve(sfd.get());
+  if (!st.ok()) {
+    spdlog::error("policyd: {}", Describe(st.error()));
+    return kExitError;
+  }
+  return 0;
+}
+
+struct ApproveOptions {
+  std::string socket;
+  bool list = false;
+  std::optional<uint64_t> allow, deny;
+  uint64_t allow_id = 0, deny_id = 0;
+  CLI::Option* allow_opt = nullptr;
+  CLI::Option* deny_opt = nullptr;
+  std::string digest;
+};
+
+int Approve(const ApproveOptions& o) {
+  int actions = int{o.list} + int{o.allow.has_value()} + int{o.deny.has_value()};
+  if (actions != 1) {
+    spdlog::error("approve: give exactly one of --list, --allow ID --digest HEX, --deny ID");
+    return kExitError;
+  }
+  if (o.allow && o.digest.empty()) {
+    spdlog::error("approve: --allow needs --digest (the preview digest you checked)");
+    return kExitError;
+  }
+  auto fd = policy::ConnectSeqpacket(o.socket);
+  if (!fd) {
+    spdlog::error("approve: {}", Describe(fd.error()));
+    return kExitError;
+  }
+  auto exchange = [&](const nlohmann::json& m) -> std::optional<nlohmann::json> {
+    if (!policy::SendMessage(fd->get(), m).ok()) return std::nullopt;
+    auto r = policy::RecvMessage(fd->get());
+    if (!r) return std::nullopt;
+    return r.value();
+  };
+  auto hello = exchange(policy::HelloMessage("approver"));
+  std::string why = hello ? policy::CheckHello(*hello) : "connection lost";
+  if (!why.empty()) {
+    spdlog::error("approve: {}", why);
+    return kExitError;
+  }
+  nlohmann::json request;
+  if (o.list) {
+    request = {{"type", "list"}};
+  } else if (o.allow) {
+    request = {{"type", "answer"}, {"id", *o.allow}, {"decision", "allow-once"}, {"digest", o.digest}};
+  } else {
+    request = {{"type", "answer"}, {"id", *o.deny}, {"decision", "deny"}};
+  }
+  auto reply = exchange(request);
+  if (!reply) {
+    spdlog::error("approve: connection lost");
+    return kExitError;
+  }
+  std::string type = reply->value("type", "");
+  if (type == "pending" && o.list) {
+    // One JSON object per line: easy for scripts, readable for people.
+    for (const auto& r : reply->value("requests", nlohmann::json::array())) {
+      std::printf("%s\n", r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    }
+    return 0;
+  }
+  if (type == "result") {
+    std::string status = reply->value("status", "");
+    if (status == "delivered") {
+      std::printf("request %llu: %s delivered\n",
+                  static_cast<unsigned long long>(reply->value("id", uint64_t{0})),
+                  o.allow ? "allow-once" : "deny");
+      return 0;
+    }
+    std::fprintf(stderr, "cordon: approve: %s\n", reply->value("message", status).c_str());
+    return 1;
+  }
+  spdlog::error("approve: {}", reply->value("message", "unexpected reply " + type));
+  return kExitError;
+}
+
+}  // namespace
+
+void RegisterPolicyd(CLI::App& app, int& exit_code) {
+  auto* socket = new std::string;  // lives as long as the process
+  CLI::App* cmd = app.add_subcommand("policyd", "serve approvals for many runs on a Unix socket");
+  cmd->add_option("--socket", *socket, "the SOCK_SEQPACKET socket to listen on")->required();
+  cmd->callback([socket, &exit_code] { exit_code = ServePolicyd(*socket); });
+}
+
+void RegisterApprove(CLI::App& app, int& exit_code) {
+  auto* o = new ApproveOptions;  // lives as long as the process
+  CLI::App* cmd = app.add_subcommand("approve", "list or answer pending delete requests");
+  cmd->add_option("--socket", o->socket, "the policyd socket")->required();
+  cmd->add_flag("--list", o->list, "print pending requests, one JSON object per line");
+  o->allow_opt = cmd->add_option("--allow", o->allow_id, "allow request ID once (needs --digest)");
+  cmd->add_option("--digest", o->digest, "the preview digest of the request being allowed");
+  o->deny_opt = cmd->add_option("--deny", o->deny_id, "deny request ID");
+  cmd->callback([o, &exit_code] {
+    if (o->allow_opt->count() > 0) o->allow = o->allow_id;
+    if (o->deny_opt->count() > 0) o->deny = o->deny_id;
+    exit_code = Approve(*o);
+  });
+}
+
+}  // namespace cordon::tools
