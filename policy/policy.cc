@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "policy/exec_closure.h"
+
 namespace cordon::policy {
 
 const char* ProfileName(Profile p) {
@@ -54,6 +56,12 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
     for (const std::string& f : p.protected_paths) {
       rules.push_back({f, Access::kReadOnly, true, "protected path"});
     }
+  }
+  if (!p.tools.empty()) {
+    // Landlock rules add up, so EXECUTE must go from every broad rule for the
+    // per-file rules below to be the only way to exec.
+    for (PathRule& r : rules) r.executable = false;
+    for (std::string& f : ExecClosure(p.tools)) rules.push_back(PathRule::ReadOnly(std::move(f)));
   }
   return rules;
 }

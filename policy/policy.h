@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/tool_pin.h"
+
 namespace cordon::policy {
 
 enum class Profile { kReadOnly, kWorkspaceWrite };
@@ -79,6 +81,9 @@ struct Policy {
   SensitiveDelete sensitive_delete = SensitiveDelete::kAsk;
   LinkMode links = LinkMode::kStrict;
   std::vector<std::string> notes;   // load-time remarks explain shows
+  // The exec allowlist. Empty: exec from the read-only set as before. Not
+  // empty: EXECUTE only on these binaries and their loader and libraries.
+  std::vector<ToolPin> tools;
 };
 
 // The read-only system set every run gets, before user rules: the binaries
@@ -88,6 +93,8 @@ std::vector<PathRule> SystemPaths();
 // Everything the tool may reach, in order: the system set, the workspace
 // (read-only or read-write by profile), the private TMPDIR (when not
 // empty), then the policy's own rules.
+// With tools pinned, no rule carries EXECUTE except one read-only rule per
+// file of ExecClosure(tools) (exec_closure.h), appended last.
 std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private_tmp);
 
 // Lexically normal absolute path: no "." or ".." or duplicate slashes, no

@@ -8,6 +8,7 @@
 
 #include "policy/path_admission.h"
 #include "policy/protected_paths.h"
+#include "policy/tool_pin.h"
 
 namespace cordon::policy {
 namespace {
@@ -225,6 +226,26 @@ void ParseLimits(Ctx& c, const json& j, const std::string& ptr) {
   Count(c, j, "treeDepth", ptr, 4096, c.p.limits.max_tree_depth);
 }
 
+// tools: [{name, path}]: the exec allowlist, pinned now (policy load).
+void ParseTools(Ctx& c, const json& j, const std::string& ptr) {
+  if (!j.is_array()) {
+    c.Error(ptr, std::string("must be an array of {\"name\", \"path\"}, not ") + TypeName(j));
+    return;
+  }
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    std::string at = Child(ptr, i);
+    if (!Object(c, j[i], at, {"name", "path"})) continue;
+    if (!j[i].contains("name") || !j[i]["name"].is_string() || !j[i].contains("path") ||
+        !j[i]["path"].is_string()) {
+      c.Error(at, "needs a string \"name\" and an absolute \"path\"");
+      continue;
+    }
+    auto pin = MakePin(j[i]["name"].get<std::string>(), j[i]["path"].get<std::string>());
+    if (pin) c.p.tools.push_back(std::move(pin.value()));
+    else c.Error(at, Describe(pin.error()));
+  }
+}
+
 struct Section {
   const char* key;
   void (*parse)(Ctx&, const json&, const std::string&);
@@ -234,6 +255,7 @@ struct Section {
 constexpr Section kSections[] = {
     {"security", ParseSecurity},   {"sandbox", ParseSandbox},     {"protectedPaths", ParseProtectedPaths},
     {"sensitive", ParseSensitive}, {"links", ParseLinks},         {"limits", ParseLimits},
+    {"tools", ParseTools},
 };
 
 // The seeds' profile rules (DESIGN.md, "The policy, from the seeds").

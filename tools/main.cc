@@ -7,6 +7,7 @@
 
 #include "tools/audit_command.h"
 #include "tools/doctor_command.h"
+#include "tools/grep_command.h"
 #include "tools/policyd_command.h"
 #include "tools/policy_command.h"
 #include "tools/run_command.h"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   cordon::tools::RegisterRun(app, exit_code);
   cordon::tools::RegisterDoctor(app, exit_code);
+  cordon::tools::RegisterGrep(app, exit_code);
   cordon::tools::RegisterAudit(app, exit_code);
   cordon::tools::RegisterPolicyd(app, exit_code);
   cordon::tools::RegisterApprove(app, exit_code);

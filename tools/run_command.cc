@@ -2,6 +2,7 @@
 
 #include <limits.h>
 #include <spdlog/spdlog.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +40,9 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
   cmd->add_flag("--allow-degraded", o.allow_degraded,
                 "run with advisory confinement when the kernel lacks seccomp notification");
   cmd->add_flag("--test-force-notify-all", o.force_notify_all)->group("");
+  cmd->add_option("--tool", o.tools,
+                  "NAME=PATH: pin this binary; with any pin, only pinned binaries may run")
+      ->allow_extra_args(false);  // one value per --tool, so a following -- ends options
   cmd->add_option("--approvals", o.approvals,
                   "who answers sensitive deletes: deny (default without a terminal), tty, "
                   "rules:FILE or socket:PATH");
@@ -94,6 +98,12 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
                      " refused: the policy does not set sandbox.allowBypass");
   }
   if (!p.workspace.empty()) policy::NormalisePolicy(p);
+  for (const std::string& t : o.tools) {
+    std::size_t eq = t.find('=');
+    auto pin = policy::MakePin(t.substr(0, eq), eq == std::string::npos ? "" : t.substr(eq + 1));
+    if (pin) p.tools.push_back(std::move(pin.value()));
+    else errors.push_back("--tool " + t + ": " + Describe(pin.error()));
+  }
   for (const auto& d : p.dropped) {
     spdlog::warn("path {} dropped from the policy: {}", d.path, d.reason);
   }
@@ -104,7 +114,8 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   return errors.empty();
 }
 
-int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::string> argv) {
+int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::string> argv,
+            const std::vector<std::string>* env) {
   using namespace cordon::supervisor;
   if (argv.empty()) {
     spdlog::error("no command given (cordon run [options] -- CMD [ARG]...)");
@@ -140,7 +151,18 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   LaunchRequest req;
   req.policy = &p;
   req.argv = std::move(argv);
-  for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
+  if (env) req.env = *env;
+  else for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
+  // The pins were taken when the policy was built; a binary swapped since
+  // (before Landlock binds its rules to inodes) is refused here.
+  for (const policy::ToolPin& pin : p.tools) {
+    Fd fd(::open(pin.path.c_str(), O_RDONLY | O_CLOEXEC));
+    Status s = fd ? policy::CheckIdentity(pin, fd.get()) : Status(Errno("open", pin.path));
+    if (!s) {
+      spdlog::error("cannot execute: {}", Describe(s.error()));
+      return kExitNotExecutable;
+    }
+  }
   req.rung = rung;
   req.landlock_abi = k.landlock_abi;
   req.filter.network = p.network;

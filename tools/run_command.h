@@ -21,6 +21,7 @@ struct RunOptions {
   bool no_sandbox = false;  // --no-sandbox: needs the policy's allowBypass
   bool allow_degraded = false;
   bool force_notify_all = false;  // hidden: test the notify-all rung
+  std::vector<std::string> tools;  // --tool NAME=PATH: the exec allowlist
   std::string approvals;            // deny|tty|rules:FILE|socket:PATH; empty: by stdin
   double approval_timeout_s = 60;   // --approval-timeout SECONDS
   std::string audit;                // --audit FILE; empty: no log
@@ -34,8 +35,11 @@ void AddRunOptions(CLI::App* cmd, RunOptions& opts);
 // every problem and returns false (the caller exits 125).
 bool BuildPolicy(const RunOptions& opts, policy::Policy& out);
 
-// Launches argv under the policy; returns cordon's exit status.
-int RunTool(const RunOptions& opts, const policy::Policy& p, std::vector<std::string> argv);
+// Launches argv under the policy; returns cordon's exit status. `env` is
+// the tool's environment (null: cordon's own, as `cordon run` passes it).
+// Pinned tools are checked against their identity first (126 if changed).
+int RunTool(const RunOptions& opts, const policy::Policy& p, std::vector<std::string> argv,
+            const std::vector<std::string>* env = nullptr);
 
 void RegisterRun(CLI::App& app, int& exit_code);
 

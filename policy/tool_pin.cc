@@ -1,0 +1,114 @@
+#include "policy/tool_pin.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "policy/digest.h"
+#include "policy/fd.h"
+
+namespace cordon::policy {
+namespace {
+
+bool SameTime(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+SysError Refused(const ToolPin& pin, const std::string& why) {
+  return SysError{EACCES, "exec", "tool '" + pin.name + "' (" + pin.path + ") " + why};
+}
+
+// Everything but the hash; the cheap part of the comparison.
+std::string MetadataMismatch(const ToolIdentity& want, const struct stat& got) {
+  if (got.st_dev != want.dev || got.st_ino != want.ino) {
+    return "was replaced since the policy was loaded (another inode at the path)";
+  }
+  if (got.st_size != want.size) return "was modified since the policy was loaded (size)";
+  if (!SameTime(got.st_mtim, want.mtime)) {
+    return "was modified since the policy was loaded (mtime)";
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ToolIdentity> RecordIdentity(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Errno("open", path);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Errno("fstat", path);
+  if (!S_ISREG(st.st_mode)) return SysError{EACCES, "pin", path + ": not a regular file"};
+  auto hash = Sha256Fd(fd.get(), kMaxToolBytes);
+  if (!hash) return SysError{hash.error().err, "sha256", path};
+  ToolIdentity id;
+  id.dev = st.st_dev;
+  id.ino = st.st_ino;
+  id.size = st.st_size;
+  id.mtime = st.st_mtim;
+  id.sha256 = std::move(hash.value());
+  // The hash must describe the inode the metadata does: a write between the
+  // fstat and the end of the read would pin bytes the file no longer has.
+  struct stat after;
+  if (::fstat(fd.get(), &after) != 0) return Errno("fstat", path);
+  if (after.st_size != st.st_size || !SameTime(after.st_mtim, st.st_mtim)) {
+    return SysError{EAGAIN, "pin", path + ": changed while it was hashed"};
+  }
+  return id;
+}
+
+Result<ToolPin> MakePin(const std::string& name, const std::string& path) {
+  if (name.empty()) return SysError{EINVAL, "pin", "tool name is empty (NAME=PATH)"};
+  if (path.empty() || path[0] != '/') {
+    return SysError{EINVAL, "pin", "tool '" + name + "' path must be absolute: '" + path + "'"};
+  }
+  char real[PATH_MAX];
+  if (::realpath(path.c_str(), real) == nullptr) return Errno("realpath", path);
+  auto id = RecordIdentity(real);
+  if (!id) return id.error();
+  return ToolPin{name, real, std::move(id.value())};
+}
+
+Status CheckIdentity(const ToolPin& pin, int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Errno("fstat", pin.path);
+  if (std::string why = MetadataMismatch(pin.identity, st); !why.empty()) {
+    return Refused(pin, why);
+  }
+  auto hash = Sha256Fd(fd, kMaxToolBytes);
+  if (!hash) return Refused(pin, "could not be hashed: " + Describe(hash.error()));
+  if (!DigestEquals(hash.value(), pin.identity.sha256)) {
+    return Refused(pin, "was modified since the policy was loaded (SHA-256)");
+  }
+  return Ok();
+}
+
+ExecDecision DecideExec(const std::vector<ToolPin>& pins, const struct stat& target,
+                        int target_fd) {
+  ExecDecision d;
+  if (pins.empty()) {
+    d.allow = true;
+    d.reason = "no exec allowlist: allowed by the filesystem rules";
+    return d;
+  }
+  for (const ToolPin& pin : pins) {
+    if (pin.identity.dev != target.st_dev || pin.identity.ino != target.st_ino) continue;
+    d.pin = &pin;
+    Status s = CheckIdentity(pin, target_fd);
+    if (!s) {
+      d.err = EACCES;
+      d.reason = s.error().detail;
+      return d;
+    }
+    d.allow = true;
+    d.reason = "tool '" + pin.name + "' matches its pin";
+    return d;
+  }
+  d.err = EACCES;
+  d.reason = "not on the exec allowlist (inode " + std::to_string(target.st_ino) + ")";
+  return d;
+}
+
+}  // namespace cordon::policy

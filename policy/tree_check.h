@@ -1,0 +1,37 @@
+// The bounded tree check that runs before a recursive search (seed 002):
+// walk the tree with openat/fstatat relative to directory fds, never
+// following a link, and refuse it whole when it holds a symbolic link, a
+// hard-linked regular file (nlink > 1), a special file (device, fifo,
+// socket), more than `max_entries` entries or anything deeper than
+// `max_depth` levels. The walk stops at the first problem: an oversized tree
+// is refused, never half-validated. It does not remove the race with a
+// hostile concurrent writer outside the sandbox (see DESIGN.md); inside the
+// sandbox Landlock still bounds what the search can reach.
+// Not async-signal-safe (allocates).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace cordon::policy {
+
+struct TreeLimits {
+  std::size_t max_entries = 10000;  // entries below the roots, all roots together
+  std::size_t max_depth = 64;       // an entry's depth = path components below its root
+};
+
+struct TreeVerdict {
+  bool ok = false;
+  std::size_t entries = 0;  // entries seen (all of them when ok)
+  std::string path;         // the offending entry, relative to the base (when !ok)
+  std::string reason;       // one line naming the path and the limit or kind (when !ok)
+};
+
+// Checks each root (a relative path from `base_fd`, "." for the base
+// itself, already admitted: no ".." segment, not absolute). Every component
+// of a root is opened with O_NOFOLLOW, so a link on the way is refused too.
+// A root may be a regular file (one entry) or a directory.
+TreeVerdict CheckTrees(int base_fd, const std::vector<std::string>& roots, const TreeLimits& limits);
+
+}  // namespace cordon::policy

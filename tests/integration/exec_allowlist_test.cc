@@ -1,0 +1,104 @@
+// The exec allowlist end to end: with tools pinned, Landlock grants EXECUTE
+// only on the pinned binaries and what they map, so even a static program
+// calling execve directly cannot run an unlisted binary, and a pinned
+// binary replaced by another inode at its path cannot run either.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include <cerrno>
+
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+constexpr const char* kRg = "/usr/bin/rg";
+
+RunResult RunPinned(const ScratchTree& t, std::vector<std::string> opts, std::vector<std::string> cmd) {
+  std::vector<std::string> args = {"run", "--workspace", t.ws(), "--ro", ProbeDir()};
+  args.insert(args.end(), opts.begin(), opts.end());
+  args.push_back("--");
+  args.insert(args.end(), cmd.begin(), cmd.end());
+  return RunCordon(args);
+}
+
+TEST(ExecAllowlist, UnlistedBinaryCannotBeExecutedEvenByAStaticProgram) {
+  ScratchTree t;
+  const std::string pin_probe = std::string("--tool=probe=") + PROBE_STATIC;
+  RunResult open = RunPinned(t, {}, {PROBE_STATIC, "exec", "/usr/bin/id"});
+  EXPECT_EQ(open.status, 0) << "no allowlist: exec from the read-only set as before; " << open.err;
+
+  RunResult refused = RunPinned(t, {pin_probe}, {PROBE_STATIC, "exec", "/usr/bin/id"});
+  EXPECT_EQ(refused.status, EACCES) << refused.err;
+
+  RunResult listed = RunPinned(t, {pin_probe, "--tool=id=/usr/bin/id"}, {PROBE_STATIC, "exec", "/usr/bin/id"});
+  EXPECT_EQ(listed.status, 0) << "a listed one runs: " << listed.err;
+  EXPECT_NE(listed.out.find("uid="), std::string::npos);
+}
+
+TEST(ExecAllowlist, ThePinnedToolItselfMustBeListed) {
+  ScratchTree t;
+  RunResult r = RunPinned(t, {"--tool=id=/usr/bin/id"}, {PROBE_STATIC, "exit", "0"});
+  EXPECT_EQ(r.status, 126) << r.err;
+  RunResult bad = RunPinned(t, {"--tool=x=relative"}, {"/usr/bin/id"});
+  EXPECT_EQ(bad.status, 125) << "a bad pin is a bad policy";
+  RunResult missing = RunPinned(t, {"--tool=x=/nonexistent/tool"}, {"/usr/bin/id"});
+  EXPECT_EQ(missing.status, 125);
+}
+
+TEST(ExecAllowlist, ThePinnedBinaryCannotBeReplacedFromInside) {
+  if (::access(kRg, X_OK) != 0) GTEST_SKIP() << "ripgrep not installed";
+  ScratchTree t;
+  std::string rg = t.Ws("rg");
+  ASSERT_EQ(std::system(("cp " + std::string(kRg) + " '" + rg + "' && cp " + kRg + " '" +
+                         t.Ws("rg.new") + "'").c_str()),
+            0);
+  std::string probe = PROBE_DYNAMIC;
+  std::vector<std::string> pins = {"--profile", "workspace-write", "--tool=sh=/bin/sh",
+                                   "--tool=probe=" + probe, "--tool=rg=" + rg};
+  RunResult honest = RunPinned(t, pins, {"/bin/sh", "-c", "exec ./rg --version"});
+  EXPECT_EQ(honest.status, 0) << "the pinned copy runs: " << honest.err;
+  EXPECT_NE(honest.out.find("ripgrep"), std::string::npos);
+  struct stat before;
+  ASSERT_EQ(::stat(rg.c_str(), &before), 0);
+  RunResult swap = RunPinned(t, pins, {probe, "rename", "rg.new", "rg"});
+  EXPECT_EQ(swap.status, EACCES) << "a pinned file is read-only to the tool";
+  struct stat after;
+  ASSERT_EQ(::stat(rg.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  RunResult other = RunPinned(t, pins, {probe, "rename", "rg.new", "rg.moved"});
+  EXPECT_EQ(other.status, 0) << "renames next to it still work: " << other.err;
+}
+
+TEST(ExecAllowlist, BinaryReplacedAfterPolicyLoadIsRefused) {
+  if (::access(kRg, X_OK) != 0) GTEST_SKIP() << "ripgrep not installed";
+  ScratchTree t;
+  std::string rg = t.Out("rg");
+  ASSERT_EQ(std::system(("cp " + std::string(kRg) + " '" + rg + "' && cp " + kRg + " '" +
+                         t.Out("rg.new") + "'").c_str()),
+            0);
+  // The tool waits for "go" in its workspace, then execs the pinned path;
+  // meanwhile, outside, the same bytes land at that path as a new inode.
+  std::vector<std::string> pins = {"--profile", "workspace-write", "--tool=sh=/bin/sh",
+                                   "--tool=rg=" + rg};
+  std::string script = ": > started; while [ ! -e go ]; do :; done; exec " + rg + " --version";
+  RunResult r;
+  std::thread run([&] { r = RunPinned(t, pins, {"/bin/sh", "-c", script}); });
+  for (int i = 0; i < 3000 && !Exists(t.Ws("started")); ++i) ::usleep(10000);
+  EXPECT_TRUE(Exists(t.Ws("started")));
+  EXPECT_EQ(::rename(t.Out("rg.new").c_str(), rg.c_str()), 0);
+  WriteFile(t.Ws("go"), "");
+  run.join();
+  EXPECT_EQ(r.status, 126) << r.out << r.err;
+  EXPECT_EQ(r.out.find("ripgrep"), std::string::npos) << "the replaced binary never ran";
+
+  // A run whose policy is loaded after the swap pins the new inode: it runs.
+  RunResult repinned = RunPinned(t, pins, {"/bin/sh", "-c", "exec " + rg + " --version"});
+  EXPECT_EQ(repinned.status, 0) << repinned.err;
+}
+
+}  // namespace
+}  // namespace cordon::testing

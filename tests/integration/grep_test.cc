@@ -1,0 +1,197 @@
+// cordon grep / glob and the exec allowlist end to end: the real cordon, the
+// real ripgrep, the real kernel. Ground truth is bare rg on the same tree
+// and marker files a hostile preprocessor would leave.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <sstream>
+
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+constexpr const char* kRg = "/usr/bin/rg";
+
+std::vector<std::string> SortedLines(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  for (std::string l; std::getline(ss, l);) v.push_back(l);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// Bare ripgrep in `cwd`, for comparison.
+std::string BareRg(const std::string& cwd, const std::string& args) {
+  std::string cmd = "cd '" + cwd + "' && " + kRg + " " + args;
+  std::string out;
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (f == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  ::pclose(f);
+  return out;
+}
+
+class GrepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::access(kRg, X_OK) != 0) GTEST_SKIP() << "ripgrep not installed at " << kRg;
+    ::mkdir(t_.Ws("src").c_str(), 0755);
+    ::mkdir(t_.Ws("src/deep").c_str(), 0755);
+    WriteFile(t_.Ws("src/a.c"), "int needle_1;\nint other;\n");
+    WriteFile(t_.Ws("src/deep/b.h"), "// needle_22 here\n// and --pre=sh too\n");
+    WriteFile(t_.Ws("notes.txt"), "no match\nneedle_333\n");
+    // A preprocessor that would leave a marker outside if ripgrep ran it.
+    marker_ = t_.Out("pre-ran");
+    hostile_ = t_.Out("pre.sh");
+    WriteFile(hostile_, "#!/bin/sh\ntouch '" + marker_ + "'\ncat \"$1\"\n");
+    ::chmod(hostile_.c_str(), 0755);
+  }
+  RunResult Cordon(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
+    return RunCordon(args, t_.ws(), env);
+  }
+  ScratchTree t_;
+  std::string marker_, hostile_;
+};
+
+TEST_F(GrepTest, SearchReturnsTheSameMatchesAsBareRipgrep) {
+  RunResult r = Cordon({"grep", "--", "needle_[0-9]+"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string bare = BareRg(t_.ws(), "--no-config -e 'needle_[0-9]+' --");
+  EXPECT_EQ(SortedLines(r.out), SortedLines(bare));
+  EXPECT_EQ(SortedLines(r.out).size(), 3u);
+
+  RunResult sub = Cordon({"grep", "--", "needle", "src/deep", "notes.txt"});
+  ASSERT_EQ(sub.status, 0) << sub.err;
+  EXPECT_EQ(SortedLines(sub.out),
+            SortedLines(BareRg(t_.ws(), "--no-config -e needle -- src/deep notes.txt")));
+
+  RunResult none = Cordon({"grep", "--", "absent_word"});
+  EXPECT_EQ(none.status, 1) << "ripgrep's own status passes through";
+}
+
+TEST_F(GrepTest, GlobListsTheSameFilesAsBareRipgrep) {
+  RunResult r = Cordon({"glob", "--", "*.h"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(SortedLines(r.out), SortedLines(BareRg(t_.ws(), "--no-config --files --glob '*.h'")));
+  EXPECT_EQ(SortedLines(r.out), std::vector<std::string>{"src/deep/b.h"});
+}
+
+TEST_F(GrepTest, JsonOnlyWhenAsked) {
+  RunResult plain = Cordon({"grep", "--", "needle_1"});
+  EXPECT_EQ(plain.out, "src/a.c:int needle_1;\n");
+  RunResult json = Cordon({"grep", "--json", "--", "needle_1"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_NE(json.out.find("\"type\":\"match\""), std::string::npos) << json.out;
+}
+
+TEST_F(GrepTest, OptionLikePatternsAndPathsStayLiteral) {
+  RunResult r = Cordon({"grep", "--", "--pre=sh"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "src/deep/b.h:// and --pre=sh too\n");
+
+  RunResult pre = Cordon({"grep", "--", "--pre=" + hostile_});
+  EXPECT_EQ(pre.status, 1) << "a pattern, matched nowhere: " << pre.err;
+  RunResult files = Cordon({"grep", "--", "needle", "--pre=" + hostile_});
+  EXPECT_EQ(files.status, 125) << "a path, and no such path in the workspace";
+  EXPECT_FALSE(Exists(marker_)) << "no preprocessor ran";
+
+  WriteFile(t_.Ws("-L"), "needle in a dash file\n");
+  RunResult dash = Cordon({"grep", "--", "needle", "-L"});
+  ASSERT_EQ(dash.status, 0) << dash.err;
+  EXPECT_EQ(dash.out, "needle in a dash file\n") << "'-L' is a file name, not --follow";
+}
+
+TEST_F(GrepTest, CallersRipgrepConfigHasNoEffect) {
+  std::string cfg = t_.Out("rgrc");
+  WriteFile(cfg, "--ignore-case\n--pre=" + hostile_ + "\n");
+  std::string env = "RIPGREP_CONFIG_PATH=" + cfg;
+  // Control: the config is effective for a bare ripgrep that reads it.
+  std::string cmd = "cd '" + t_.ws() + "' && " + env + " " + kRg + " -c NEEDLE_1 src/a.c";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "the config should make bare rg case-insensitive";
+  ASSERT_TRUE(Exists(marker_)) << "and run the preprocessor";
+  ASSERT_EQ(::unlink(marker_.c_str()), 0);
+
+  RunResult r = Cordon({"grep", "--", "NEEDLE_1"}, {env});
+  EXPECT_EQ(r.status, 1) << "case-sensitive: no match; " << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(Exists(marker_));
+}
+
+TEST_F(GrepTest, SymlinkPointingOutsideIsRefusedByTheTreeCheck) {
+  WriteFile(t_.Out("secret.txt"), "needle_secret\n");
+  ASSERT_EQ(::symlink(t_.Out("secret.txt").c_str(), t_.Ws("src/leak.txt").c_str()), 0);
+  RunResult r = Cordon({"grep", "--", "needle"});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_EQ(r.out, "") << "nothing searched, not even the honest files";
+  EXPECT_NE(r.err.find("src/leak.txt"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("symbolic link"), std::string::npos) << r.err;
+  RunResult other = Cordon({"grep", "--", "needle", "notes.txt"});
+  EXPECT_EQ(other.status, 0) << "a root without the link is fine: " << other.err;
+}
+
+TEST_F(GrepTest, OversizedTreeIsRefusedWholeAndRipgrepNeverRuns) {
+  // 4 existing entries (src, src/a.c, src/deep, src/deep/b.h, notes.txt = 5)
+  // + 99 dirs * 100 files + 99 dirs = 10,004; trim to exactly 10,000.
+  ::mkdir(t_.Ws("bulk").c_str(), 0755);  // 6
+  int made = 6;
+  for (int d = 0; made < 10000; ++d) {
+    std::string dir = t_.Ws("bulk/d" + std::to_string(d));
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    ++made;
+    for (int f = 0; f < 100 && made < 10000; ++f, ++made) {
+      WriteFile(dir + "/f" + std::to_string(f), "");
+    }
+  }
+  RunResult ok = Cordon({"grep", "--", "needle_1"});
+  EXPECT_EQ(ok.status, 0) << "exactly 10,000 entries: " << ok.err;
+  EXPECT_EQ(ok.out, "src/a.c:int needle_1;\n");
+
+  WriteFile(t_.Ws("bulk/one-more"), "");
+  RunResult r = Cordon({"grep", "--", "needle_1"});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_EQ(r.out, "") << "no partial search presented as complete";
+  EXPECT_NE(r.err.find("more than 10000 entries"), std::string::npos) << r.err;
+  RunResult g = Cordon({"glob", "--", "*.c"});
+  EXPECT_EQ(g.status, 125);
+  EXPECT_EQ(g.out, "");
+}
+
+TEST_F(GrepTest, SixtyFiveLevelsAreRefusedWhole) {
+  std::string p = t_.Ws("src");
+  for (int i = 2; i <= 64; ++i) {  // src is level 1
+    p += "/l";
+    ASSERT_EQ(::mkdir(p.c_str(), 0755), 0);
+  }
+  RunResult ok = Cordon({"grep", "--", "needle_1"});
+  EXPECT_EQ(ok.status, 0) << "64 levels: " << ok.err;
+  ASSERT_EQ(::mkdir((p + "/l").c_str(), 0755), 0);
+  RunResult r = Cordon({"grep", "--", "needle_1"});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("deeper than 64 levels"), std::string::npos) << r.err;
+}
+
+TEST_F(GrepTest, PathsOutsideOrWithDotDotAreRefusedBeforeRipgrepStarts) {
+  WriteFile(t_.Out("secret.txt"), "needle_secret\n");
+  for (const std::string& path : {t_.outside(), t_.Out("secret.txt"), std::string("../outside"),
+                                  std::string("src/../notes.txt"), std::string("/etc")}) {
+    SCOPED_TRACE(path);
+    RunResult r = Cordon({"grep", "--", "needle", path});
+    EXPECT_EQ(r.status, 125);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
+  }
+  RunResult inside = Cordon({"grep", "--", "needle", t_.Ws("notes.txt")});
+  EXPECT_EQ(inside.status, 0) << "an absolute path inside the workspace: " << inside.err;
+  EXPECT_EQ(inside.out, "needle_333\n");
+}
+
+}  // namespace
+}  // namespace cordon::testing

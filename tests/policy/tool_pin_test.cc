@@ -1,0 +1,216 @@
+// Tool pins on real files: an honest binary matches its pin, a replaced one
+// (new inode) or a modified one (same inode, other bytes) does not; the exec
+// closure of ripgrep holds its loader and libraries; pinned policies grant
+// EXECUTE only on that closure.
+#include "policy/tool_pin.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "policy/digest.h"
+#include "policy/exec_closure.h"
+#include "policy/fd.h"
+#include "policy/policy.h"
+#include "policy/policy_parser.h"
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+using policy::CheckIdentity;
+using policy::DecideExec;
+using policy::ExecClosure;
+using policy::MakePin;
+using policy::ToolPin;
+
+constexpr const char* kRg = "/usr/bin/rg";
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string Real(const std::string& p) {
+  char buf[4096];
+  return ::realpath(p.c_str(), buf) ? buf : "";
+}
+
+class ToolPinTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tool_ = t_.Ws("tool");
+    WriteFile(tool_, "#!/bin/sh\necho honest\n");
+    auto pin = MakePin("tool", tool_);
+    ASSERT_TRUE(pin.ok()) << Describe(pin.error());
+    pin_ = pin.value();
+  }
+  Fd Open(const std::string& p) { return Fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC)); }
+  struct stat Stat(int fd) {
+    struct stat st{};
+    EXPECT_EQ(::fstat(fd, &st), 0);
+    return st;
+  }
+  ScratchTree t_;
+  std::string tool_;
+  ToolPin pin_;
+};
+
+TEST_F(ToolPinTest, PinRecordsTheIdentity) {
+  struct stat st;
+  ASSERT_EQ(::stat(tool_.c_str(), &st), 0);
+  EXPECT_EQ(pin_.path, Real(tool_));
+  EXPECT_EQ(pin_.identity.ino, st.st_ino);
+  EXPECT_EQ(pin_.identity.dev, st.st_dev);
+  EXPECT_EQ(pin_.identity.size, st.st_size);
+  EXPECT_EQ(pin_.identity.sha256, policy::Sha256Hex(ReadFile(tool_)));
+}
+
+TEST_F(ToolPinTest, UnchangedBinaryMatches) {
+  Fd fd = Open(tool_);
+  Status s = CheckIdentity(pin_, fd.get());
+  EXPECT_TRUE(s.ok()) << Describe(s.error());
+}
+
+TEST_F(ToolPinTest, ReplacedBinaryIsRefused) {
+  // Same bytes, new inode: what `cp tool x && mv x tool` leaves behind.
+  WriteFile(t_.Ws("copy"), ReadFile(tool_));
+  ASSERT_EQ(::rename(t_.Ws("copy").c_str(), tool_.c_str()), 0);
+  Fd fd = Open(tool_);
+  Status s = CheckIdentity(pin_, fd.get());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().err, EACCES);
+  EXPECT_NE(s.error().detail.find("replaced"), std::string::npos) << s.error().detail;
+}
+
+TEST_F(ToolPinTest, SameInodeWithOtherBytesIsRefusedEvenWithSizeAndMtimeRestored) {
+  struct stat before;
+  ASSERT_EQ(::stat(tool_.c_str(), &before), 0);
+  {
+    Fd w(::open(tool_.c_str(), O_WRONLY | O_CLOEXEC));
+    ASSERT_TRUE(w.valid());
+    ASSERT_EQ(::pwrite(w.get(), "EVIL", 4, 10), 4);  // same size
+  }
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, tool_.c_str(), times, 0), 0);  // same mtime
+  Fd fd = Open(tool_);
+  ASSERT_EQ(Stat(fd.get()).st_ino, pin_.identity.ino);
+  Status s = CheckIdentity(pin_, fd.get());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().err, EACCES);
+  EXPECT_NE(s.error().detail.find("SHA-256"), std::string::npos) << s.error().detail;
+}
+
+TEST_F(ToolPinTest, AppendedBytesAreRefusedBySize) {
+  {
+    Fd w(::open(tool_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+    ASSERT_EQ(::write(w.get(), "x", 1), 1);
+  }
+  Fd fd = Open(tool_);
+  Status s = CheckIdentity(pin_, fd.get());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().detail.find("size"), std::string::npos) << s.error().detail;
+}
+
+TEST_F(ToolPinTest, BadPinsAreRefused) {
+  EXPECT_FALSE(MakePin("", tool_).ok());
+  EXPECT_FALSE(MakePin("x", "relative/tool").ok());
+  EXPECT_FALSE(MakePin("x", t_.Ws("missing")).ok());
+  EXPECT_FALSE(MakePin("x", t_.ws()).ok()) << "a directory is not a tool";
+  ASSERT_EQ(::symlink(tool_.c_str(), t_.Ws("alias").c_str()), 0);
+  auto via_link = MakePin("x", t_.Ws("alias"));
+  ASSERT_TRUE(via_link.ok());
+  EXPECT_EQ(via_link->path, Real(tool_)) << "the pin names the file, not the link";
+}
+
+TEST_F(ToolPinTest, DecideExecAllowsOnlyPinnedUnchangedInodes) {
+  std::vector<ToolPin> pins = {pin_};
+  Fd honest = Open(tool_);
+  auto d = DecideExec(pins, Stat(honest.get()), honest.get());
+  EXPECT_TRUE(d.allow) << d.reason;
+  EXPECT_EQ(d.pin, &pins[0]);
+
+  Fd other = Open("/usr/bin/env");
+  auto refused = DecideExec(pins, Stat(other.get()), other.get());
+  EXPECT_FALSE(refused.allow);
+  EXPECT_EQ(refused.err, EACCES);
+  EXPECT_NE(refused.reason.find("allowlist"), std::string::npos) << refused.reason;
+
+  auto open = DecideExec({}, Stat(other.get()), other.get());
+  EXPECT_TRUE(open.allow) << "without an allowlist exec is the filesystem rules' business";
+
+  {
+    Fd w(::open(tool_.c_str(), O_WRONLY | O_CLOEXEC));
+    ASSERT_EQ(::pwrite(w.get(), "EVIL", 4, 10), 4);
+  }
+  Fd modified = Open(tool_);
+  auto m = DecideExec(pins, Stat(modified.get()), modified.get());
+  EXPECT_FALSE(m.allow);
+  EXPECT_EQ(m.err, EACCES);
+}
+
+TEST(ExecClosure, RipgrepNeedsItsLoaderAndLibraries) {
+  auto pin = MakePin("rg", kRg);
+  ASSERT_TRUE(pin.ok()) << "ripgrep is a runtime dependency: " << Describe(pin.error());
+  auto closure = ExecClosure({pin.value()});
+  EXPECT_TRUE(Contains(closure, Real(kRg)));
+  EXPECT_TRUE(Contains(closure, Real("/lib64/ld-linux-x86-64.so.2")));
+  EXPECT_TRUE(Contains(closure, Real("/lib/x86_64-linux-gnu/libc.so.6")));
+  EXPECT_TRUE(Contains(closure, Real("/lib/x86_64-linux-gnu/libpcre2-8.so.0")));
+  EXPECT_FALSE(Contains(closure, Real("/usr/bin/env")));
+  for (const auto& f : closure) EXPECT_EQ(f, Real(f)) << "closure paths are realpaths";
+}
+
+TEST(ExecClosure, StaticBinaryAndScriptAreJustThemselves) {
+  auto pin = MakePin("probe", PROBE_STATIC);
+  ASSERT_TRUE(pin.ok());
+  EXPECT_EQ(ExecClosure({pin.value()}), std::vector<std::string>{Real(PROBE_STATIC)});
+}
+
+TEST(EffectiveRules, PinnedToolsGetTheOnlyExecuteRules) {
+  policy::Policy p;
+  p.workspace = "/tmp";
+  for (const auto& r : policy::EffectiveRules(p, "")) {
+    if (r.path == "/usr") {
+      EXPECT_TRUE(r.executable) << "no allowlist: exec as before";
+    }
+  }
+  auto pin = MakePin("rg", kRg);
+  ASSERT_TRUE(pin.ok());
+  p.tools.push_back(pin.value());
+  auto closure = ExecClosure(p.tools);
+  std::vector<std::string> exec;
+  for (const auto& r : policy::EffectiveRules(p, "/tmp/private")) {
+    if (!r.executable) continue;
+    exec.push_back(r.path);
+    EXPECT_EQ(r.access, policy::Access::kReadOnly) << r.path;
+  }
+  std::sort(exec.begin(), exec.end());
+  EXPECT_EQ(exec, closure);
+}
+
+TEST(ParseTools, PolicyFileToolsArePinnedAtLoad) {
+  policy::Policy p;
+  auto errors = policy::ParsePolicy(R"({"tools": [{"name": "rg", "path": "/usr/bin/rg"}]})", p);
+  EXPECT_TRUE(errors.empty());
+  ASSERT_EQ(p.tools.size(), 1u);
+  struct stat st;
+  ASSERT_EQ(::stat(kRg, &st), 0);
+  EXPECT_EQ(p.tools[0].name, "rg");
+  EXPECT_EQ(p.tools[0].identity.ino, st.st_ino);
+  EXPECT_EQ(p.tools[0].identity.sha256.size(), 64u);
+  for (const char* bad : {R"({"tools": {"rg": "/usr/bin/rg"}})",
+                          R"({"tools": [{"name": "x", "path": "relative"}]})",
+                          R"({"tools": [{"name": "x", "path": "/nonexistent/x"}]})",
+                          R"({"tools": [{"name": "x", "path": "/usr/bin/rg", "sha": "1"}]})",
+                          R"({"tools": [{"path": "/usr/bin/rg"}]})"}) {
+    policy::Policy q;
+    EXPECT_FALSE(policy::ParsePolicy(bad, q).empty()) << "errors refuse the whole policy: " << bad;
+  }
+}
+
+}  // namespace
+}  // namespace cordon::testing

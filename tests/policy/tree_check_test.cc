@@ -1,0 +1,174 @@
+// The bounded tree check on real trees: limits at and just past the edge,
+// links and special files refused, honest trees admitted.
+#include "policy/tree_check.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "policy/fd.h"
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+using policy::CheckTrees;
+using policy::TreeLimits;
+using policy::TreeVerdict;
+
+class TreeCheckTest : public ::testing::Test {
+ protected:
+  TreeVerdict Check(const std::vector<std::string>& roots = {"."}, TreeLimits limits = {}) {
+    Fd ws(::open(t_.ws().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    EXPECT_TRUE(ws.valid());
+    return CheckTrees(ws.get(), roots, limits);
+  }
+  // `dirs` directories of `files` files each, under ws/<prefix>.
+  void Fill(int dirs, int files) {
+    for (int d = 0; d < dirs; ++d) {
+      std::string dir = t_.Ws("d" + std::to_string(d));
+      ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+      for (int f = 0; f < files; ++f) {
+        Fd fd(::open((dir + "/f" + std::to_string(f)).c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        ASSERT_TRUE(fd.valid());
+      }
+    }
+  }
+  // A chain of `levels` nested directories; returns the deepest.
+  std::string Chain(int levels) {
+    std::string p = t_.ws();
+    for (int i = 0; i < levels; ++i) {
+      p += "/l";
+      EXPECT_EQ(::mkdir(p.c_str(), 0755), 0);
+    }
+    return p;
+  }
+  ScratchTree t_;
+};
+
+TEST_F(TreeCheckTest, ExactlyTenThousandEntriesPass) {
+  Fill(100, 99);  // 100 dirs + 9,900 files
+  TreeVerdict v = Check();
+  EXPECT_TRUE(v.ok) << v.reason;
+  EXPECT_EQ(v.entries, 10000u);
+}
+
+TEST_F(TreeCheckTest, TenThousandAndOneEntriesAreRefusedWhole) {
+  Fill(100, 99);
+  WriteFile(t_.Ws("one-more"), "x");
+  TreeVerdict v = Check();
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.entries, 10001u) << "the walk stops at the first entry past the limit";
+  EXPECT_NE(v.reason.find("more than 10000 entries"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("max_tree_entries"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find(v.path), std::string::npos) << "the reason names the path";
+  EXPECT_FALSE(v.path.empty());
+}
+
+TEST_F(TreeCheckTest, EntryLimitCountsAllRootsTogether) {
+  Fill(2, 4);  // d0, d1: 5 entries each
+  EXPECT_TRUE(Check({"d0"}, {5, 64}).ok);
+  EXPECT_TRUE(Check({"d1"}, {5, 64}).ok);
+  TreeVerdict v = Check({"d0", "d1"}, {5, 64});
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.path.rfind("d1/", 0), 0u) << v.path;
+}
+
+TEST_F(TreeCheckTest, SixtyFourLevelsPassAndSixtyFiveAreRefused) {
+  std::string deepest = Chain(64);
+  TreeVerdict ok = Check();
+  EXPECT_TRUE(ok.ok) << ok.reason;
+  EXPECT_EQ(ok.entries, 64u);
+  ASSERT_EQ(::mkdir((deepest + "/l").c_str(), 0755), 0);  // level 65
+  TreeVerdict v = Check();
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("deeper than 64 levels"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("max_tree_depth"), std::string::npos) << v.reason;
+}
+
+TEST_F(TreeCheckTest, LimitsArePolicySettings) {
+  Fill(1, 3);  // 4 entries, depth 2
+  EXPECT_TRUE(Check({"."}, {4, 2}).ok);
+  EXPECT_FALSE(Check({"."}, {3, 2}).ok);
+  EXPECT_FALSE(Check({"."}, {4, 1}).ok);
+}
+
+TEST_F(TreeCheckTest, SymlinkToOutsideIsRefused) {
+  WriteFile(t_.Out("secret.txt"), "secret\n");
+  ASSERT_EQ(::mkdir(t_.Ws("sub").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink(t_.Out("secret.txt").c_str(), t_.Ws("sub/link").c_str()), 0);
+  TreeVerdict v = Check();
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.path, "sub/link");
+  EXPECT_NE(v.reason.find("symbolic link"), std::string::npos) << v.reason;
+}
+
+TEST_F(TreeCheckTest, SymlinkInsideAndDirectoryLinksAreRefusedToo) {
+  WriteFile(t_.Ws("a.txt"), "a");
+  ASSERT_EQ(::symlink("a.txt", t_.Ws("b.txt").c_str()), 0);
+  EXPECT_FALSE(Check().ok);
+  ASSERT_EQ(::unlink(t_.Ws("b.txt").c_str()), 0);
+  EXPECT_TRUE(Check().ok);
+  ASSERT_EQ(::symlink(t_.outside().c_str(), t_.Ws("out").c_str()), 0);
+  TreeVerdict v = Check({"out"});
+  EXPECT_FALSE(v.ok) << "a root that is a link is refused, not followed";
+  EXPECT_FALSE(Check({"out/secret.txt"}).ok) << "a link on the way to a root is refused";
+}
+
+TEST_F(TreeCheckTest, FifoIsRefused) {
+  WriteFile(t_.Ws("a.txt"), "a");
+  EXPECT_TRUE(Check().ok);
+  ASSERT_EQ(::mkfifo(t_.Ws("pipe").c_str(), 0644), 0);
+  TreeVerdict v = Check();
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.path, "pipe");
+  EXPECT_NE(v.reason.find("fifo"), std::string::npos) << v.reason;
+}
+
+TEST_F(TreeCheckTest, SocketIsRefused) {
+  int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(s, 0);
+  Fd sock(s);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::string path = t_.Ws("sock");
+  ASSERT_LT(path.size(), sizeof(addr.sun_path));
+  std::copy(path.begin(), path.end(), addr.sun_path);
+  ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  TreeVerdict v = Check();
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("socket"), std::string::npos) << v.reason;
+}
+
+TEST_F(TreeCheckTest, HardLinkedFileIsRefused) {
+  WriteFile(t_.Ws("a.txt"), "a");
+  ASSERT_EQ(::link(t_.Ws("a.txt").c_str(), t_.Ws("b.txt").c_str()), 0);
+  TreeVerdict v = Check();
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("hard-linked"), std::string::npos) << v.reason;
+}
+
+TEST_F(TreeCheckTest, SingleFileRootAndSubdirectoryRootPass) {
+  ASSERT_EQ(::mkdir(t_.Ws("src").c_str(), 0755), 0);
+  WriteFile(t_.Ws("src/a.c"), "int x;\n");
+  TreeVerdict f = Check({"src/a.c"});
+  EXPECT_TRUE(f.ok) << f.reason;
+  EXPECT_EQ(f.entries, 1u);
+  TreeVerdict d = Check({"src"});
+  EXPECT_TRUE(d.ok) << d.reason;
+  EXPECT_EQ(d.entries, 1u);
+}
+
+TEST_F(TreeCheckTest, MissingAbsoluteAndParentRootsAreRefused) {
+  EXPECT_FALSE(Check({"nope"}).ok);
+  EXPECT_FALSE(Check({t_.ws()}).ok);
+  EXPECT_FALSE(Check({"../outside"}).ok);
+}
+
+}  // namespace
+}  // namespace cordon::testing

@@ -1,0 +1,190 @@
+#include "tools/grep_command.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "policy/fd.h"
+#include "policy/path_admission.h"
+#include "policy/policy.h"
+#include "policy/tool_pin.h"
+#include "policy/tree_check.h"
+#include "supervisor/launcher.h"
+#include "tools/run_command.h"
+
+extern char** environ;
+
+namespace cordon::tools {
+namespace {
+
+// The one ripgrep cordon runs: resolved here, never through the caller's PATH.
+constexpr const char* kRipgrep = "/usr/bin/rg";
+constexpr int kExitCordonError = supervisor::kExitCordonError;
+
+struct SearchOptions {
+  RunOptions run;
+  bool json = false;
+  std::vector<std::string> args;  // PATTERN [PATH]...
+};
+
+bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// Admits a user path (relative to cordon's cwd) and returns it relative to
+// the workspace ("." for the workspace itself), or the refusal.
+bool AdmitRoot(const policy::AdmissionTable& table, const std::string& workspace,
+               const std::string& cwd, const std::string& path, std::string& out) {
+  policy::Admission a = policy::AdmitPath(table, policy::AdmitOp::kRead, path, cwd.c_str());
+  if (a.verdict != policy::AdmitVerdict::kAdmit || a.cls != policy::PathClass::kWorkspace) {
+    spdlog::error("search path '{}' refused: {}", path,
+                  a.verdict == policy::AdmitVerdict::kAdmit ? "not inside the workspace" : a.reason);
+    return false;
+  }
+  char normal[policy::kAdmissionMaxPath];
+  long n = policy::NormalizePath(path, cwd.c_str(), normal);
+  if (n < 0) return false;
+  std::string abs(normal, static_cast<std::size_t>(n));
+  out = abs.size() == workspace.size() ? "." : abs.substr(workspace.size() + 1);
+  return true;
+}
+
+int Search(SearchKind kind, SearchOptions& o) {
+  policy::Policy p;
+  if (!BuildPolicy(o.run, p)) return kExitCordonError;
+
+  // Pin ripgrep now: it is the only binary this run may execute, and the
+  // identity checked just before launch is the one taken here.
+  auto pin = policy::MakePin("rg", kRipgrep);
+  if (!pin) {
+    spdlog::error("ripgrep: {}", Describe(pin.error()));
+    return kExitCordonError;
+  }
+  std::string rg_path = pin->path;
+  bool pinned = false;
+  for (const policy::ToolPin& t : p.tools) pinned = pinned || t.path == rg_path;
+  if (!pinned) p.tools.push_back(std::move(pin.value()));
+
+  const std::string& pattern = o.args.front();
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) {
+    spdlog::error("cannot read the current directory");
+    return kExitCordonError;
+  }
+  policy::AdmissionTable table;
+  if (!table.SetWorkspace(p.workspace, policy::RuleKind::kReadOnly)) {
+    spdlog::error("workspace {} cannot be used for path admission", p.workspace);
+    return kExitCordonError;
+  }
+  std::vector<std::string> roots;
+  for (std::size_t i = 1; i < o.args.size(); ++i) {
+    std::string rel;
+    if (!AdmitRoot(table, p.workspace, cwd, o.args[i], rel)) return kExitCordonError;
+    roots.push_back(std::move(rel));
+  }
+
+  // Refuse the whole search rather than present a partial one as complete.
+  Fd ws(::open(p.workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!ws) {
+    spdlog::error("workspace {}: cannot open", p.workspace);
+    return kExitCordonError;
+  }
+  policy::TreeLimits limits{p.limits.max_tree_entries, p.limits.max_tree_depth};
+  policy::TreeVerdict v =
+      policy::CheckTrees(ws.get(), roots.empty() ? std::vector<std::string>{"."} : roots, limits);
+  if (!v.ok) {
+    spdlog::error("{}", v.reason);
+    return kExitCordonError;
+  }
+
+  std::vector<std::string> argv = RipgrepTemplate(kind, rg_path, pattern, o.json, roots);
+  if (spdlog::should_log(spdlog::level::info)) {
+    std::string line;
+    for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
+    spdlog::info("ripgrep template ({}): {}", RipgrepVersion(rg_path), line);
+    spdlog::info("tree check: {} entries", v.entries);
+  }
+  std::vector<std::string> caller;
+  for (char** e = environ; e && *e; ++e) caller.emplace_back(*e);
+  std::vector<std::string> env = ScrubbedEnv(caller);
+  return RunTool(o.run, p, std::move(argv), &env);
+}
+
+void Register(CLI::App& app, int& exit_code, SearchKind kind) {
+  auto* opts = new SearchOptions;  // lives as long as the process
+  bool grep = kind == SearchKind::kGrep;
+  CLI::App* cmd = app.add_subcommand(
+      grep ? "grep" : "glob",
+      grep ? "search file contents with ripgrep, confined to the workspace"
+           : "list workspace files matching a glob with ripgrep, confined to the workspace");
+  AddRunOptions(cmd, opts->run);
+  if (grep) cmd->add_flag("--json", opts->json, "ripgrep's JSON lines output");
+  cmd->add_option("args", opts->args, grep ? "-- PATTERN [PATH]..." : "-- GLOB [PATH]...")
+      ->required();
+  cmd->callback([opts, &exit_code, kind] { exit_code = Search(kind, *opts); });
+}
+
+}  // namespace
+
+std::vector<std::string> RipgrepTemplate(SearchKind kind, const std::string& rg_path,
+                                         const std::string& pattern, bool json,
+                                         const std::vector<std::string>& roots) {
+  // --no-config: no RIPGREP_CONFIG_PATH flags; --no-follow: links stay links
+  // (the tree check has refused them anyway); --no-pre: no preprocessor
+  // program, whatever a config might have said.
+  std::vector<std::string> argv = {rg_path, "--no-config", "--no-follow", "--no-pre"};
+  if (kind == SearchKind::kGrep) {
+    if (json) argv.emplace_back("--json");
+    argv.insert(argv.end(), {"-e", pattern});
+  } else {
+    argv.insert(argv.end(), {"--files", "--glob", pattern});
+  }
+  argv.emplace_back("--");
+  argv.insert(argv.end(), roots.begin(), roots.end());
+  return argv;
+}
+
+std::vector<std::string> ScrubbedEnv(const std::vector<std::string>& caller) {
+  std::vector<std::string> env;
+  for (const std::string& e : caller) {
+    if (StartsWith(e, "PATH=") || StartsWith(e, "HOME=") || StartsWith(e, "LANG=") ||
+        StartsWith(e, "LC_") || StartsWith(e, "TERM=")) {
+      env.push_back(e);
+    }
+  }
+  return env;
+}
+
+std::string RipgrepVersion(const std::string& rg_path) {
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return {};
+  Fd rd(pipefd[0]), wr(pipefd[1]);
+  pid_t pid = ::fork();
+  if (pid < 0) return {};
+  if (pid == 0) {
+    ::dup2(wr.get(), 1);
+    char* const argv[] = {const_cast<char*>(rg_path.c_str()), const_cast<char*>("--version"),
+                          nullptr};
+    char* const envp[] = {nullptr};
+    ::execve(rg_path.c_str(), argv, envp);
+    _exit(127);
+  }
+  wr.reset();
+  std::string out;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(rd.get(), buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return out.substr(0, out.find('\n'));
+}
+
+void RegisterGrep(CLI::App& app, int& exit_code) {
+  Register(app, exit_code, SearchKind::kGrep);
+  Register(app, exit_code, SearchKind::kGlob);
+}
+
+}  // namespace cordon::tools

@@ -1,0 +1,36 @@
+// `cordon grep [run options] [--json] -- PATTERN [PATH]...` and
+// `cordon glob [run options] -- GLOB [PATH]...`: ripgrep inside the sandbox
+// with a fixed argument template (seed 002). Each path is admitted first
+// (inside the workspace, no raw ".."), the bounded tree check runs on every
+// root, ripgrep is pinned by identity (so it is the only binary the run may
+// execute) and gets a scrubbed environment.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace cordon::tools {
+
+enum class SearchKind { kGrep, kGlob };
+
+// The argv ripgrep runs with. `pattern` is the regex (grep) or the glob
+// (glob); `roots` are workspace-relative, already admitted. User input only
+// ever appears as the value of `--regexp=`/`--glob=` or after `--`, so none
+// of it can become an option.
+std::vector<std::string> RipgrepTemplate(SearchKind kind, const std::string& rg_path,
+                                         const std::string& pattern, bool json,
+                                         const std::vector<std::string>& roots);
+
+// The environment ripgrep gets: PATH, HOME, LANG, LC_*, TERM from `caller`
+// (TMPDIR is set by the launcher); nothing else, so no RIPGREP_CONFIG_PATH
+// and no LD_*.
+std::vector<std::string> ScrubbedEnv(const std::vector<std::string>& caller);
+
+// First line of `rg --version` (run once, outside the sandbox, with an empty
+// environment); empty when it cannot be read.
+std::string RipgrepVersion(const std::string& rg_path);
+
+void RegisterGrep(CLI::App& app, int& exit_code);
+
+}  // namespace cordon::tools
