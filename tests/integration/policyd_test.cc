@@ -237,7 +237,11 @@ TEST_F(PolicydTest, OtherUidsAreRefusedBySoPeercred) {
     (void)::send(fd, hello, sizeof hello - 1, MSG_NOSIGNAL);
     char buf[512] = {};
     ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
-    _exit(n > 0 && std::strstr(buf, "peer uid not allowed") ? 0 : 1);
+    // Refused: the error message, or ECONNRESET when the daemon closed
+    // before reading our hello (Linux resets a unix peer whose data went
+    // unread). Served: a hello back.
+    if (n > 0) _exit(std::strstr(buf, "peer uid not allowed") ? 0 : 1);
+    _exit(n < 0 && errno == ECONNRESET ? 0 : 4);
   }
   int status = 0;
   ::waitpid(child, &status, 0);
@@ -279,6 +283,75 @@ TEST(AuditVerifyCommand, IntactBrokenAndUnreadable) {
 
   EXPECT_EQ(RunCordon({"audit", "verify", t.Ws("missing.jsonl")}).status, 125);
   EXPECT_EQ(RunCordon({"audit", "verify"}).status, 125);
+}
+
+}  // namespace
+}  // namespace cordon::testing
+
+namespace cordon::testing {
+namespace {
+
+// --approvals, --approval-timeout and --audit on cordon run: bad input stops
+// the run with 125 before the tool starts; a good log holds header and end.
+TEST(RunApprovalOptions, BadSpecsExit125BeforeTheToolRuns) {
+  ScratchTree t;
+  WriteFile(t.Out("bad-rules.json"), "[{\"glob\": 1}]");
+  std::string marker = t.Ws("ran");
+  auto run = [&](std::vector<std::string> opts) {
+    std::vector<std::string> args = {"run",       "--workspace", t.ws(), "--ro", ProbeDir(),
+                                     "--profile", "workspace-write"};
+    args.insert(args.end(), opts.begin(), opts.end());
+    args.insert(args.end(), {"--", PROBE_DYNAMIC, "create", marker});
+    return RunCordon(args);
+  };
+  for (auto opts : std::vector<std::vector<std::string>>{
+           {"--approvals", "bogus"},
+           {"--approvals", "rules:" + t.Out("bad-rules.json")},
+           {"--approvals", "rules:" + t.Out("missing.json")},
+           {"--approval-timeout", "0"},
+           {"--approval-timeout", "-5"},
+           {"--approval-timeout", "soon"},
+           {"--audit", t.root() + "/no/such/dir/audit.jsonl"}}) {
+    RunResult r = run(opts);
+    EXPECT_EQ(r.status, 125) << opts[0] << " " << opts[1] << ": " << r.err;
+    EXPECT_FALSE(Exists(marker)) << "the tool ran";
+  }
+  RunResult ok = run({"--approvals", "deny", "--approval-timeout", "5"});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_TRUE(Exists(marker)) << "the honest run next to them works";
+}
+
+TEST(RunApprovalOptions, AuditLogHoldsHeaderAndEndAndRefusesATamperedLog) {
+  ScratchTree t;
+  std::string log = t.Out("audit.jsonl");
+  std::vector<std::string> args = {"run", "--workspace", t.ws(), "--ro", ProbeDir(), "--audit", log,
+                                   "--approvals", "deny", "--", PROBE_DYNAMIC, "exit", "3"};
+  RunResult r = RunCordon(args);
+  EXPECT_EQ(r.status, 3) << r.err;
+  std::string bytes = ReadFile(log);
+  policy::VerifyReport v = policy::VerifyAuditBytes(bytes);
+  ASSERT_TRUE(v.intact) << v.why;
+  ASSERT_EQ(v.records, 2u);
+  auto header = nlohmann::json::parse(bytes.substr(0, bytes.find('\n')));
+  EXPECT_EQ(header["kind"], "header");
+  EXPECT_EQ(header["argv"][1], "exit");
+  EXPECT_EQ(header["approvals"], "deny");
+  EXPECT_EQ(header["policy"]["workspace"], t.ws());
+  EXPECT_FALSE(header["rung"].get<std::string>().empty());
+  auto end = nlohmann::json::parse(bytes.substr(bytes.find('\n') + 1));
+  EXPECT_EQ(end["kind"], "end");
+  EXPECT_EQ(end["exit_status"], 3);
+
+  r = RunCordon(args);  // a second session continues the chain
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(policy::VerifyAuditBytes(ReadFile(log)).records, 4u);
+
+  bytes = ReadFile(log);
+  bytes[bytes.find("\"exit\"") + 1] = 'E';
+  WriteFile(log, bytes);
+  r = RunCordon(args);
+  EXPECT_EQ(r.status, 125) << "a tampered log is not extended";
+  EXPECT_EQ(ReadFile(log), bytes);
 }
 
 }  // namespace
