@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -89,6 +90,10 @@ bool IsWritableDevice(const std::string& p) {
   return p == "/dev/null" || p == "/dev/zero" || p == "/dev/full";
 }
 
+bool IsReadableDevice(const std::string& p) {
+  return IsWritableDevice(p) || p == "/dev/random" || p == "/dev/urandom";
+}
+
 Result<Fd> GetToolFd(pid_t tgid, int fd) {
   Fd pidfd(static_cast<int>(::syscall(uapi::kNrPidfdOpen, tgid, 0)));
   if (!pidfd) return Errno("pidfd_open");
@@ -112,8 +117,94 @@ struct Emulator::Path {
   Located loc;
 };
 
-Emulator::Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts)
-    : roots_(std::move(roots)), run_start_ns_(run_start_ns), opts_(std::move(opts)) {}
+Emulator::Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
+                   std::unique_ptr<ReadFence> read_fence)
+    : roots_(std::move(roots)),
+      read_fence_(std::move(read_fence)),
+      run_start_ns_(run_start_ns),
+      opts_(std::move(opts)) {}
+
+namespace {
+
+// The supervisor resolves "self" for the tool, not for itself.
+std::string ForTool(const std::string& abs, pid_t tgid, pid_t tid) {
+  auto swap = [&](const std::string& from, const std::string& to) -> std::string {
+    if (abs.compare(0, from.size(), from) == 0 &&
+        (abs.size() == from.size() || abs[from.size()] == '/')) {
+      return to + abs.substr(from.size());
+    }
+    return {};
+  };
+  if (auto s = swap("/proc/self", "/proc/" + std::to_string(tgid)); !s.empty()) return s;
+  if (auto s = swap("/proc/thread-self", "/proc/" + std::to_string(tgid) + "/task/" +
+                                             std::to_string(tid));
+      !s.empty()) {
+    return s;
+  }
+  return abs;
+}
+
+// realpath, then Locate: the canonical path has no symlink left, so the
+// open beneath the root with RESOLVE_NO_SYMLINKS is exact, and a symlink
+// swapped in meanwhile makes it fail (closed), never escape.
+Result<Located> Canonical(const WriteRoots& roots, const std::string& abs) {
+  char buf[PATH_MAX];
+  if (::realpath(abs.c_str(), buf) == nullptr) return Errno("realpath", abs);
+  return roots.Locate(buf);
+}
+
+}  // namespace
+
+Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
+  ToolCreds creds = ReadCreds(req.tid);
+  std::string tool_abs = ForTool(abs, creds.tgid, req.tid);
+  char real[PATH_MAX];
+  if (::realpath(tool_abs.c_str(), real) != nullptr &&
+      std::find(read_fence_->files.begin(), read_fence_->files.end(), real) !=
+          read_fence_->files.end()) {
+    // A single granted file: its canonical path has no symlink left.
+    Fd fd(::open(real, static_cast<int>(flags) | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC));
+    if (!fd) return Reply::Errno(errno);
+    Reply rep;
+    rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+    rep.install = std::move(fd);
+    return rep;
+  }
+  auto loc = Canonical(read_fence_->readable, tool_abs);
+  if (!loc) {
+    int err = loc.error().err;
+    return Reply::Errno(err == EACCES ? EACCES : err, "read " + abs + ": " + loc.error().op);
+  }
+  auto fd = WriteRoots::OpenBeneath(*loc->root, loc->rel, flags | O_NOCTTY, 0);
+  if (!fd) return Reply::Errno(fd.error().err, "read " + abs + ": " + fd.error().op);
+  Reply rep;
+  rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+  rep.install = std::move(fd.value());
+  return rep;
+}
+
+Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
+                     const std::function<bool()>& valid) {
+  Reply cont;
+  cont.continue_syscall = true;
+  if (!read_fence_) return cont;  // Landlock's EXECUTE rights are the fence
+  // Without Landlock the check and the kernel's exec are not atomic: a
+  // racing thread could swap the path in between (seccomp_unotify(2)). The
+  // README says so; reads and writes stay race-free.
+  auto s = ReadToolString(req.tid, path, PATH_MAX);
+  if (!s) return Reply::Errno(s.error().err);
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  std::string abs = s.value();
+  if (abs.empty() || abs[0] != '/') {
+    auto base = BaseDir(req.tid, dirfd);
+    if (!base) return Reply::Errno(base.error().err);
+    abs = base.value() + "/" + abs;
+  }
+  ToolCreds creds = ReadCreds(req.tid);
+  auto loc = Canonical(read_fence_->executable, ForTool(abs, creds.tgid, req.tid));
+  if (!loc) return Reply::Errno(loc.error().err, "execute " + abs + ": " + loc.error().op);
+  return cont;
+}
 
 bool Emulator::MayBlock(int nr) {
   return nr == SCMP_SYS(unlink) || nr == SCMP_SYS(unlinkat);
@@ -182,12 +273,8 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid) {
     case SCMP_SYS(fsetxattr):
     case SCMP_SYS(fremovexattr):
     case SCMP_SYS(ioctl): return FdAttr(r, i(0), r.nr, valid);
-    case SCMP_SYS(execve):
-    case SCMP_SYS(execveat): {
-      Reply rep;
-      rep.continue_syscall = true;  // Landlock EXECUTE rights are the fence
-      return rep;
-    }
+    case SCMP_SYS(execve): return Exec(r, AT_FDCWD, a[0], valid);
+    case SCMP_SYS(execveat): return Exec(r, i(0), a[1], valid);
     default:
       if (r.nr == uapi::kNrFchmodat2) return Attr(r, i(0), a[1], i(3), r.nr, valid);
       // setxattrat, removexattrat, file_setattr: libc falls back on ENOSYS.
@@ -204,7 +291,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   ToolCreds creds = ReadCreds(req.tid);
   Reply rep;
   rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-  if (IsWritableDevice(raw)) {
+  if (IsWritableDevice(raw) || (read_fence_ && IsReadableDevice(raw) && (flags & O_ACCMODE) == O_RDONLY)) {
     Fd fd(::open(raw.c_str(), static_cast<int>(flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC));
     if (!fd) return Reply::Errno(errno);
     rep.install = std::move(fd);
@@ -230,6 +317,8 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     p.abs = raw.empty() ? base.value() : base.value() + "/" + raw;
   }
   if (raw.empty()) return Reply::Errno(ENOENT);
+  constexpr uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | kBareTmpfile;
+  if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
   auto loc = roots_.Locate(p.abs);
   if (!loc) return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + loc.error().op);
   uint64_t perm = (flags & (O_CREAT | kBareTmpfile)) ? (mode & 07777 & ~creds.umask) : 0;

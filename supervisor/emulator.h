@@ -17,10 +17,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "policy/fd.h"
 #include "policy/policy.h"
@@ -61,9 +63,18 @@ struct EmulatorOptions {
   DeleteGate delete_gate;
 };
 
+// The notify-all rung (no Landlock): what the tool may read and execute,
+// checked by the supervisor for every open and exec instead of the kernel.
+struct ReadFence {
+  WriteRoots readable;     // every readable directory, denials excluded
+  WriteRoots executable;   // the subset the tool may execute from
+  std::vector<std::string> files;  // single files granted read (realpath)
+};
+
 class Emulator {
  public:
-  Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts);
+  Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
+           std::unique_ptr<ReadFence> read_fence = nullptr);
 
   // `still_valid` re-checks the notification id after the tool's memory was
   // read (SECCOMP_IOCTL_NOTIF_ID_VALID); false means the answer is moot.
@@ -89,11 +100,14 @@ class Emulator {
              const std::function<bool()>& valid);
   Reply FdAttr(const Request& req, int fd, int kind, const std::function<bool()>& valid);
 
+  Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
+  Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
   bool BornInRun(int dirfd, const std::string& name);
   bool IsLaundered(dev_t dev, ino_t ino);
   void MarkLaundered(dev_t dev, ino_t ino);
 
   WriteRoots roots_;
+  std::unique_ptr<ReadFence> read_fence_;  // null unless on the notify-all rung
   int64_t run_start_ns_;
   EmulatorOptions opts_;
   std::mutex mu_;

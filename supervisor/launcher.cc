@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -131,6 +132,33 @@ std::vector<std::string> ExcludedPaths(const policy::Policy& p, const std::strin
     if (r.access != policy::Access::kReadWrite) out.push_back(r.path);
   }
   return out;
+}
+
+// The notify-all rung's read fence: what Landlock would have granted.
+Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const std::string& tmp) {
+  std::vector<std::string> readable, executable, denied, files;
+  for (const auto& r : policy::EffectiveRules(p, tmp)) {
+    char real[PATH_MAX];
+    struct stat st;
+    if (::realpath(r.path.c_str(), real) == nullptr) continue;
+    if (r.access == policy::Access::kDenied) {
+      denied.push_back(real);
+      continue;
+    }
+    if (::stat(real, &st) != 0) continue;
+    if (!S_ISDIR(st.st_mode)) {
+      if (S_ISREG(st.st_mode)) files.push_back(real);
+      continue;
+    }
+    readable.push_back(real);
+    if (r.executable) executable.push_back(real);
+  }
+  auto rd = WriteRoots::Open(readable, p.workspace, denied);
+  if (!rd) return rd.error();
+  auto ex = WriteRoots::Open(executable, p.workspace, denied);
+  if (!ex) return ex.error();
+  return std::make_unique<ReadFence>(
+      ReadFence{std::move(rd.value()), std::move(ex.value()), std::move(files)});
 }
 
 int64_t NowRealtimeNs() {
@@ -263,8 +291,18 @@ int Launch(const LaunchRequest& req) {
         KillRemaining(pid);
         return Fail("write roots: " + Describe(roots.error()));
       }
+      std::unique_ptr<ReadFence> fence;
+      if (req.rung == Rung::kNotifyAll) {
+        auto f = MakeReadFence(p, tmp.path());
+        if (!f) {
+          ::kill(pid, SIGKILL);
+          KillRemaining(pid);
+          return Fail("read fence: " + Describe(f.error()));
+        }
+        fence = std::move(f.value());
+      }
       auto emulator = std::make_shared<Emulator>(std::move(roots.value()), run_start_ns,
-                                                 req.emulator);
+                                                 req.emulator, std::move(fence));
       server = std::make_unique<NotifyLoop>(listener.get(), std::move(emulator),
                                             static_cast<bool>(req.emulator.delete_gate));
     }

@@ -70,7 +70,14 @@ void NotifyWriteOpens(SeccompBuilder& b) {
 }
 
 void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
-  if (o.notify_write_opens) NotifyWriteOpens(b);
+  if (o.notify_all_paths) {
+    // The notify-all rung: no Landlock, so reads are decided here too.
+    b.Notify(SCMP_SYS(open));
+    b.Notify(SCMP_SYS(openat));
+    b.Notify(SCMP_SYS(creat));
+  } else if (o.notify_write_opens) {
+    NotifyWriteOpens(b);
+  }
   if (o.notify_unlink_rename) {
     for (int nr : {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir), SCMP_SYS(rename),
                    SCMP_SYS(renameat), SCMP_SYS(renameat2)}) {
@@ -93,7 +100,7 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   for (unsigned long cmd : {kFsIocSetflags, kFsIocFssetxattr}) {
     b.Notify(SCMP_SYS(ioctl), {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd)});
   }
-  if (o.notify_exec) {
+  if (o.notify_exec || o.notify_all_paths) {
     b.Notify(SCMP_SYS(execve));
     b.Notify(SCMP_SYS(execveat));
   }

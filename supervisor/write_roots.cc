@@ -67,7 +67,7 @@ Result<Located> WriteRoots::Locate(const std::string& abs_path) const {
   for (const auto& r : roots_) {
     if (policy::IsWithin(norm, r.path) && (!best || r.path.size() > best->path.size())) best = &r;
   }
-  if (best == nullptr) return SysError{EACCES, "outside every writable path", norm};
+  if (best == nullptr) return SysError{EACCES, "outside every allowed path", norm};
   for (const auto& x : excluded_) {
     if (policy::IsWithin(norm, x)) return SysError{EACCES, "denied, read-only or protected path", x};
   }

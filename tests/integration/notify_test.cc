@@ -14,13 +14,16 @@
 #include <cerrno>
 #include <chrono>
 #include <thread>
+#include <tuple>
 
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
 namespace {
 
-class NotifyTest : public ::testing::TestWithParam<const char*> {
+// Parameters: the probe (dynamic or static) and whether to force the
+// notify-all rung (no Landlock: the supervisor decides reads too).
+class NotifyTest : public ::testing::TestWithParam<std::tuple<const char*, bool>> {
  protected:
   void SetUp() override {
     WriteFile(t_.Out("secret.txt"), "secret\n");
@@ -31,8 +34,9 @@ class NotifyTest : public ::testing::TestWithParam<const char*> {
     std::vector<std::string> args = {"--log-level", "info", "run", "--workspace", t_.ws(),
                                      "--ro", ProbeDir(), "--profile", "workspace-write"};
     args.insert(args.end(), extra.begin(), extra.end());
+    if (std::get<1>(GetParam())) args.push_back("--test-force-notify-all");
     args.push_back("--");
-    args.push_back(GetParam());
+    args.push_back(std::get<0>(GetParam()));
     args.insert(args.end(), op.begin(), op.end());
     last_ = RunCordon(args);
     return last_.status;
@@ -144,12 +148,14 @@ TEST_P(NotifyTest, RenameOverTheUsersFileCannotLaunderADelete) {
   EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "new\n") << "overwriting is allowed, deleting is not";
 }
 
-INSTANTIATE_TEST_SUITE_P(Probes, NotifyTest, ::testing::Values(PROBE_DYNAMIC, PROBE_STATIC),
-                         [](const auto& info) {
-                           return std::string(info.param).find("static") != std::string::npos
-                                      ? "static"
-                                      : "dynamic";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Probes, NotifyTest,
+    ::testing::Combine(::testing::Values(PROBE_DYNAMIC, PROBE_STATIC), ::testing::Bool()),
+    [](const auto& info) {
+      std::string probe = std::get<0>(info.param);
+      return std::string(probe.find("static") != std::string::npos ? "static" : "dynamic") +
+             (std::get<1>(info.param) ? "_notify_all" : "_landlock");
+    });
 
 std::string StressBin() { return ProbeDir() + "/stress"; }
 

@@ -1,0 +1,102 @@
+// The cost of one notified mutation against the same call at kernel speed.
+// The process is its own tool: a supervisor thread started before the
+// filter serves the listener with cordon's NotifyLoop and Emulator, then
+// the main thread installs the tool filter. Bare benchmarks run first (the
+// filter is forever), then the same calls under the filter:
+//   openat(O_RDONLY)          never notified: flags tested in BPF
+//   openat(O_CREAT|O_WRONLY)  notified, emulated, fd installed with ADDFD
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "supervisor/notify_loop.h"
+#include "supervisor/tool_filter.h"
+
+namespace {
+
+std::string g_dir;
+bool g_filtered = false;
+
+void InstallOnce() {
+  if (g_filtered) return;
+  g_filtered = true;
+  auto roots = cordon::supervisor::WriteRoots::Open({g_dir}, g_dir);
+  if (!roots) std::abort();
+  auto emulator = std::make_shared<cordon::supervisor::Emulator>(
+      std::move(roots.value()), 0, cordon::supervisor::EmulatorOptions{});
+  cordon::supervisor::ToolFilterOptions opts;
+  opts.notify_exec = false;
+  auto prog = cordon::supervisor::BuildToolFilter(opts);
+  if (!prog) std::abort();
+  std::atomic<int> listener{-1};
+  std::atomic<bool> ready{false};
+  // The supervisor thread exists before the filter, so it is not filtered.
+  std::thread([&listener, &ready, emulator] {
+    while (!ready.load()) std::this_thread::yield();
+    cordon::supervisor::NotifyLoop loop(listener.load(), emulator, false);
+    for (;;) {
+      pollfd p{loop.PollFd(), POLLIN, 0};
+      if (::poll(&p, 1, -1) > 0) loop.OnReadable();
+    }
+  }).detach();
+  ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  listener = cordon::supervisor::InstallFilter(*prog);
+  if (listener.load() <= 0) std::abort();
+  ready = true;
+}
+
+void OpenReadOnly(benchmark::State& state) {
+  std::string path = g_dir + "/existing";
+  for (auto _ : state) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    benchmark::DoNotOptimize(fd);
+    ::close(fd);
+  }
+}
+
+void OpenCreate(benchmark::State& state) {
+  std::string path = g_dir + "/created";
+  for (auto _ : state) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) state.SkipWithError("open(O_CREAT) failed");
+    ::close(fd);
+  }
+}
+
+void BM_Bare_OpenReadOnly(benchmark::State& s) { OpenReadOnly(s); }
+void BM_Bare_OpenCreate(benchmark::State& s) { OpenCreate(s); }
+void BM_Notify_OpenReadOnly(benchmark::State& s) {
+  InstallOnce();
+  OpenReadOnly(s);
+}
+void BM_Notify_OpenCreate(benchmark::State& s) {
+  InstallOnce();
+  OpenCreate(s);
+}
+
+BENCHMARK(BM_Bare_OpenReadOnly);
+BENCHMARK(BM_Bare_OpenCreate);
+BENCHMARK(BM_Notify_OpenReadOnly);
+BENCHMARK(BM_Notify_OpenCreate);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  char tmpl[] = "/tmp/cordon-bench-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) return 1;
+  g_dir = tmpl;
+  int fd = ::open((g_dir + "/existing").c_str(), O_WRONLY | O_CREAT, 0644);
+  ::close(fd);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::string cleanup = "rm -rf " + g_dir;
+  return std::system(cleanup.c_str()) == 0 ? 0 : 1;
+}
