@@ -13,6 +13,20 @@
 namespace cordon::supervisor {
 namespace {
 
+// A mount point inside the tree: a directory of another filesystem (st_dev
+// differs; only directories, as overlayfs may report a lower layer's st_dev
+// for files) or a bind mount of anything, which only statx's
+// STATX_ATTR_MOUNT_ROOT (Linux 5.8) tells apart. The removal stops there.
+bool IsMountRoot(int dir, const char* name, const struct stat& st, dev_t dev) {
+  if (S_ISDIR(st.st_mode) && st.st_dev != dev) return true;
+  struct statx stx;
+  if (::statx(dir, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE, &stx) != 0) {
+    return false;
+  }
+  return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
+         (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
 // Empties the directory open at `dir`. Depth is bounded by the kernel's
 // path limits of what could be created; recursion keeps it simple.
 Status Empty(int dir, dev_t dev, RemoveStats& stats, int depth) {
@@ -33,11 +47,11 @@ Status Empty(int dir, dev_t dev, RemoveStats& stats, int depth) {
   for (const std::string& n : names) {
     struct stat st;
     if (::fstatat(dir, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISLNK(st.st_mode) && IsMountRoot(dir, n.c_str(), st, dev)) {
+      ++stats.skipped_mounts;
+      continue;
+    }
     if (S_ISDIR(st.st_mode)) {
-      if (st.st_dev != dev) {
-        ++stats.skipped_mounts;
-        continue;
-      }
       Fd sub(::openat(dir, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!sub) continue;
       // A directory without write or search permission (the tool's chmod

@@ -11,6 +11,7 @@
 #include "tools/policyd_command.h"
 #include "tools/policy_command.h"
 #include "tools/run_command.h"
+#include "tools/workspace_command.h"
 
 namespace {
 
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   cordon::tools::RegisterRun(app, exit_code);
   cordon::tools::RegisterDoctor(app, exit_code);
+  cordon::tools::RegisterWorkspace(app, exit_code);
   cordon::tools::RegisterGrep(app, exit_code);
   cordon::tools::RegisterAudit(app, exit_code);
   cordon::tools::RegisterPolicyd(app, exit_code);

@@ -13,6 +13,7 @@
 #include "supervisor/landlock.h"
 #include "supervisor/launcher.h"
 #include "supervisor/probe.h"
+#include "tools/workspace_command.h"
 #include "tools/run_services.h"
 #include "tools/bypass.h"
 #include "tools/policy_file.h"
@@ -24,6 +25,9 @@ namespace cordon::tools {
 
 void AddRunOptions(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--workspace", o.workspace, "workspace directory (default: current directory)");
+  cmd->add_option("--session", o.session, "run in this session's managed workspace (cordon workspace)");
+  cmd->add_option("--workspaces-root", o.workspaces_root,
+                  "where managed workspaces live (default ${XDG_STATE_HOME:-~/.local/state}/cordon)");
   cmd->add_option("--profile", o.profile, "read-only (default) or workspace-write")
       ->check(CLI::IsMember({"read-only", "workspace-write"}));
   cmd->add_option("--policy", o.policy_file, "policy file (docs/policy.md); flags override it");
@@ -62,7 +66,11 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
     }
   }
   std::string ws = o.workspace;
-  if (ws.empty()) {
+  if (!o.session.empty()) {
+    // The session's files/ (checked under its lock by AcquireSession).
+    if (!ws.empty()) errors.push_back("--session and --workspace cannot be combined");
+    else p.workspace = SessionFilesDir(o, errors);
+  } else if (ws.empty()) {
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof(cwd)) == nullptr) errors.push_back("cannot read the current directory");
     else ws = cwd;
@@ -121,6 +129,10 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
     spdlog::error("no command given (cordon run [options] -- CMD [ARG]...)");
     return kExitCordonError;
   }
+  // Held until cordon exits, so a retire waits for this supervisor; taken
+  // and the record re-validated before anything is granted.
+  Fd session_lock;
+  if (!o.session.empty() && !(session_lock = AcquireSession(o, p))) return kExitCordonError;
   // BuildPolicy admits a disabled sandbox only with allowBypass.
   if (!p.sandbox_enabled) return RunUnconfined(p, std::move(argv));
   KernelProbe k;

@@ -12,6 +12,8 @@ namespace cordon::tools {
 
 struct RunOptions {
   std::string workspace;
+  std::string session;          // --session: run in that managed workspace
+  std::string workspaces_root;  // --workspaces-root; empty: the default
   std::string profile;  // empty: what the policy says (read-only by default)
   std::vector<std::string> ro, rw, deny;
   std::string network;  // empty: policy's (none by default)

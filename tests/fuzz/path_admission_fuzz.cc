@@ -1,0 +1,89 @@
+// libFuzzer target for policy/path_admission: any bytes as a path (and
+// optionally a base), against a fixed table. Checks the invariants the
+// preload and the supervisor rely on, not just "no crash":
+//  - a raw ".." segment in the input is never admitted;
+//  - NormalizePath output is absolute, normal and shorter than PATH_MAX;
+//  - an admitted mutation lands in a read-write class; a refusal has an errno.
+// Input: byte 0 = flags (bit 0: mutate, bit 1: the bytes up to the first
+// '\n' are the base), then the path.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "policy/path_admission.h"
+
+using namespace cordon::policy;
+
+namespace {
+
+const AdmissionTable& Table() {
+  static AdmissionTable* t = [] {
+    auto* t = new AdmissionTable;
+    t->SetWorkspace("/w/ws", RuleKind::kReadWrite);
+    t->Add("/usr", RuleKind::kReadOnly);
+    t->Add("/etc/shadow", RuleKind::kDenied);
+    t->Add("/etc", RuleKind::kReadOnly);
+    t->Add("/w/ws/ro", RuleKind::kReadOnly);
+    t->Add("/tmp/t", RuleKind::kReadWrite);
+    return t;
+  }();
+  return *t;
+}
+
+bool HasDotDotSegment(std::string_view p) {
+  size_t i = 0;
+  while (i <= p.size()) {
+    size_t j = p.find('/', i);
+    if (j == std::string_view::npos) j = p.size();
+    if (j - i == 2 && p[i] == '.' && p[i + 1] == '.') return true;
+    i = j + 1;
+  }
+  return false;
+}
+
+bool IsNormal(const char* s, long n) {
+  if (n <= 0 || s[0] != '/' || static_cast<size_t>(n) >= kAdmissionMaxPath) return false;
+  if (n > 1 && s[n - 1] == '/') return false;
+  std::string_view v(s, static_cast<size_t>(n));
+  if (v.find("//") != std::string_view::npos || v.find('\0') != std::string_view::npos) return false;
+  return !HasDotDotSegment(v) && v.find("/./") == std::string_view::npos &&
+         !(v.size() >= 2 && v.substr(v.size() - 2) == "/.");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  uint8_t flags = data[0];
+  std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
+  std::string base;
+  const char* base_c = nullptr;
+  if (flags & 2) {
+    size_t nl = rest.find('\n');
+    if (nl == std::string_view::npos) return 0;
+    base.assign(rest.substr(0, nl));
+    base = base.substr(0, base.find('\0'));
+    base_c = base.c_str();
+    rest.remove_prefix(nl + 1);
+  }
+  AdmitOp op = (flags & 1) ? AdmitOp::kMutate : AdmitOp::kRead;
+  Admission a = AdmitPath(Table(), op, rest, base_c);
+  if (a.reason == nullptr) abort();
+  if (a.verdict == AdmitVerdict::kAdmit) {
+    if (HasDotDotSegment(rest)) abort();
+    if (a.err != 0) abort();
+    if (op == AdmitOp::kMutate && a.cls != PathClass::kWorkspace && a.cls != PathClass::kReadWrite)
+      abort();
+    if (a.cls == PathClass::kDenied || a.cls == PathClass::kOutside) abort();
+  } else if (a.err == 0) {
+    abort();
+  }
+  char out[kAdmissionMaxPath];
+  long n = NormalizePath(rest, base_c, out);
+  if (n >= 0 && (!IsNormal(out, n) || out[n] != '\0')) abort();
+  if (n >= 0 && HasDotDotSegment(rest)) abort();
+  return 0;
+}
