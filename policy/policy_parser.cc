@@ -57,7 +57,8 @@ bool Object(Ctx& c, const json& j, const std::string& ptr, const std::vector<con
     c.Error(ptr, std::string("must be an object, not ") + TypeName(j));
     return false;
   }
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();  // a plain name: clang 14 cannot capture a binding
     bool known = std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; });
     if (!known) {
       std::string list;
@@ -394,6 +395,13 @@ std::vector<PolicyError> ParsePolicy(std::string_view text, Policy& out) {
     PolicyError err{"", "JSON syntax: " + what};
     LineColumn(text, e.byte, err.line, err.column);
     errors.push_back(std::move(err));
+    return errors;
+  } catch (const json::exception& e) {
+    // Not a syntax error but still unreadable: a number beyond a double
+    // (out_of_range 406), found by the fuzzer. No position is given.
+    std::string what = e.what();
+    if (auto end = what.find("] "); end != std::string::npos) what.erase(0, end + 2);
+    errors.push_back({"", "JSON: " + what});
     return errors;
   }
   Ctx c{out, errors, {}};

@@ -122,6 +122,13 @@ TEST(ParsePolicy, SyntaxErrorHasLineAndColumn) {
   EXPECT_THAT(FormatPolicyError("p.json", r.errors[0]), HasSubstr("p.json:3:"));
 }
 
+TEST(ParsePolicy, NumberBeyondADoubleIsAnErrorNotACrash) {
+  // Found by the fuzzer: nlohmann throws out_of_range, not parse_error.
+  Parsed r = Parse(R"({"limits":{"treeDepth":)" + std::string(400, '3') + "}}");
+  ASSERT_EQ(r.errors.size(), 1u) << r.All();
+  EXPECT_THAT(r.errors[0].message, HasSubstr("number overflow"));
+}
+
 TEST(ParsePolicy, AcceptsTheSeed004ShapeAndKeepsSources) {
   Parsed r = Parse(R"({
     "sandbox": {"enabled": true, "allowBypass": true, "addCurrentWorkingDirectory": true,
