@@ -187,7 +187,7 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
                      const std::function<bool()>& valid) {
   Reply cont;
   cont.continue_syscall = true;
-  if (!read_fence_) return cont;  // Landlock's EXECUTE rights are the fence
+  if (!read_fence_ && opts_.pins.empty()) return cont;  // Landlock's EXECUTE rights are the fence
   // Without Landlock the check and the kernel's exec are not atomic: a
   // racing thread could swap the path in between (seccomp_unotify(2)). The
   // README says so; reads and writes stay race-free.
@@ -201,8 +201,19 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
     abs = base.value() + "/" + abs;
   }
   ToolCreds creds = ReadCreds(req.tid);
-  auto loc = Canonical(read_fence_->executable, ForTool(abs, creds.tgid, req.tid));
-  if (!loc) return Reply::Errno(loc.error().err, "execute " + abs + ": " + loc.error().op);
+  std::string target = ForTool(abs, creds.tgid, req.tid);
+  if (read_fence_) {
+    auto loc = Canonical(read_fence_->executable, target);
+    if (!loc) return Reply::Errno(loc.error().err, "execute " + abs + ": " + loc.error().op);
+  }
+  if (!opts_.pins.empty()) {
+    // The pinned identity, re-hashed on the file the exec would load.
+    Fd fd(::open(target.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st;
+    if (!fd || ::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
+    policy::ExecDecision d = policy::DecideExec(opts_.pins, st, fd.get());
+    if (!d.allow) return Reply::Errno(d.err ? d.err : EACCES, "execute " + abs + ": " + d.reason);
+  }
   return cont;
 }
 
@@ -321,6 +332,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
   auto loc = roots_.Locate(p.abs);
   if (!loc) return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + loc.error().op);
+  if (Protected(*loc)) return Reply::Errno(EACCES, "open for writing " + p.abs + ": protected path");
   uint64_t perm = (flags & (O_CREAT | kBareTmpfile)) ? (mode & 07777 & ~creds.umask) : 0;
   // O_TRUNC is applied after the checks below, on the verified fd.
   auto fd = WriteRoots::OpenBeneath(*loc->root, loc->rel,
@@ -342,6 +354,30 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   }
   rep.install = std::move(fd.value());
   return rep;
+}
+
+bool Emulator::Protected(const Located& loc) const {
+  if (!loc.root->workspace || !opts_.is_protected || loc.rel.empty()) return false;
+  if (!opts_.is_protected(loc.rel)) return false;
+  // A repository created in this run is the tool's own: git init and
+  // commit must write its config. Its hooks that would run stay protected.
+  const std::string& rel = loc.rel;
+  size_t pos = rel == ".git" || rel.rfind(".git/", 0) == 0 ? 0 : rel.find("/.git");
+  if (pos == std::string::npos) return true;
+  if (pos != 0) pos += 1;
+  std::string git_rel = rel.substr(0, pos + 4);
+  if (rel.size() > git_rel.size() && rel[git_rel.size()] != '/') return true;  // ".gitx"
+  auto git = WriteRoots::OpenBeneath(*loc.root, git_rel, O_PATH | O_NOFOLLOW, 0);
+  if (!git) return !(git.error().err == ENOENT && rel == git_rel);  // a new repository
+  struct statx stx {};
+  if (::statx(git->get(), "", AT_EMPTY_PATH, STATX_BTIME, &stx) != 0 ||
+      !(stx.stx_mask & STATX_BTIME)) {
+    return true;
+  }
+  int64_t born = static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
+  if (born < run_start_ns_) return true;
+  std::string hooks = git_rel + "/hooks/";
+  return rel.rfind(hooks, 0) == 0 && rel.size() > hooks.size() && !rel.ends_with(".sample");
 }
 
 bool Emulator::BornInRun(int dirfd, const std::string& name) {
@@ -372,6 +408,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!p) return Reply::Errno(p.error().err, "delete: " + Describe(p.error()));
   if (p->loc.rel.empty()) return Reply::Errno(EACCES, "delete " + p->abs + ": a writable root");
+  if (Protected(p->loc)) return Reply::Errno(EACCES, "delete " + p->abs + ": protected path");
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);
   struct stat st;
@@ -391,7 +428,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
     }
     std::string why = "delete " + p->abs + ": the file existed before the run and needs approval";
     if (opts_.delete_gate &&
-        opts_.delete_gate(req, parent->get(), p->loc.name, p->loc.rel, why)) {
+        opts_.delete_gate(req, parent->get(), p->loc.name, p->loc.rel, valid, why)) {
       return Reply{};
     }
     return Reply::Errno(EACCES, why);
@@ -409,6 +446,9 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   if (!from) return Reply::Errno(from.error().err, "rename: " + Describe(from.error()));
   if (!to) return Reply::Errno(to.error().err, "rename: " + Describe(to.error()));
   if (from->loc.rel.empty() || to->loc.rel.empty()) return Reply::Errno(EBUSY);
+  if (Protected(from->loc) || Protected(to->loc)) {
+    return Reply::Errno(EACCES, "rename " + from->abs + " -> " + to->abs + ": protected path");
+  }
   // Moving a file into another root (the private TMPDIR, removed at the
   // end) would launder a delete: EXDEV makes tools copy instead.
   if (from->loc.root != to->loc.root) return Reply::Errno(EXDEV, "rename across writable roots");
@@ -454,6 +494,7 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!p) return Reply::Errno(p.error().err, "create: " + Describe(p.error()));
   if (p->loc.rel.empty()) return Reply::Errno(EEXIST);
+  if (Protected(p->loc)) return Reply::Errno(EACCES, "create " + p->abs + ": protected path");
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);
   mode_t umask = ReadCreds(req.tid).umask;
@@ -482,6 +523,7 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   if (!to) return Reply::Errno(to.error().err, "link: " + Describe(to.error()));
   if (from->loc.root != to->loc.root) return Reply::Errno(EXDEV);
   if (from->loc.rel.empty() || to->loc.rel.empty()) return Reply::Errno(EPERM);
+  if (Protected(to->loc)) return Reply::Errno(EACCES, "link " + to->abs + ": protected path");
   auto pf = WriteRoots::OpenParent(from->loc);
   if (!pf) return Reply::Errno(pf.error().err);
   auto pt = WriteRoots::OpenParent(to->loc);
@@ -612,6 +654,7 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   auto p = ResolvePath(req, dirfd, path, false);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!p) return Reply::Errno(p.error().err, "change metadata: " + Describe(p.error()));
+  if (Protected(p->loc)) return Reply::Errno(EACCES, "change metadata of " + p->abs + ": protected path");
   auto fd = WriteRoots::OpenBeneath(*p->loc.root, p->loc.rel, O_PATH | O_NOFOLLOW, 0);
   if (!fd) return Reply::Errno(fd.error().err);
   struct stat st;
@@ -650,6 +693,7 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   if (const char* why = RefuseEntry(st); why != nullptr) {
     return Reply::Errno(EACCES, "change metadata of " + path + ": " + why);
   }
+  if (Protected(*loc)) return Reply::Errno(EACCES, "change metadata of " + path + ": protected path");
   return ApplyAttr(req, fd->get(), st, creds, true);
 }
 

@@ -21,11 +21,13 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "policy/fd.h"
 #include "policy/policy.h"
+#include "policy/tool_pin.h"
 #include "supervisor/write_roots.h"
 
 namespace cordon::supervisor {
@@ -55,12 +57,24 @@ struct Reply {
 // Decides whether a pre-existing file may be deleted. Called with the file
 // held open; returns true only for an explicit allowed-once that has been
 // rechecked. The default (no gate) refuses.
+// `still_valid` is the notification's ID_VALID check: a tool thread gone
+// while its request was pending gets no delete.
 using DeleteGate = std::function<bool(const Request&, int parent_fd, const std::string& name,
-                                      const std::string& rel_path, std::string& why)>;
+                                      const std::string& rel_path,
+                                      const std::function<bool()>& still_valid, std::string& why)>;
 
 struct EmulatorOptions {
   bool sensitive_delete_allowed = false;  // sensitive.delete: allow
   DeleteGate delete_gate;
+  // Workspace-relative paths that stay read-only (policy protectedPaths):
+  // checked for every change in the workspace, files created later too.
+  std::function<bool(std::string_view rel)> is_protected;
+  // The exec allowlist: empty allows every exec the filesystem rules allow.
+  std::vector<policy::ToolPin> pins;
+  // Every enforced decision, for the audit log (may be empty).
+  std::function<void(const Request&, const Reply&)> on_decision;
+  // Called when the supervisor stops: pending approvals must return now.
+  std::function<void()> on_shutdown;
 };
 
 // The notify-all rung (no Landlock): what the tool may read and execute,
@@ -75,6 +89,8 @@ class Emulator {
  public:
   Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
            std::unique_ptr<ReadFence> read_fence = nullptr);
+
+  const EmulatorOptions& options() const { return opts_; }
 
   // `still_valid` re-checks the notification id after the tool's memory was
   // read (SECCOMP_IOCTL_NOTIF_ID_VALID); false means the answer is moot.
@@ -103,6 +119,7 @@ class Emulator {
   Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
   bool BornInRun(int dirfd, const std::string& name);
+  bool Protected(const Located& loc) const;
   bool IsLaundered(dev_t dev, ino_t ino);
   void MarkLaundered(dev_t dev, ino_t ino);
 

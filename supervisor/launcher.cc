@@ -200,7 +200,15 @@ int Launch(const LaunchRequest& req) {
 
   Fd ruleset;
   if (req.rung == Rung::kLandlockNotify) {
-    auto grants = policy::PlanGrants(policy::EffectiveRules(p, tmp.path()), policy::ListDir);
+    std::vector<policy::PathRule> rules = policy::EffectiveRules(p, tmp.path());
+    // Protected paths: when every write-open, create, rename and unlink is
+    // decided by the supervisor (IsProtected), Landlock need not carve them,
+    // and must not: a carve makes their parent directory read-only, so git
+    // could not create .git/index.lock. With links: kernel the carve stays.
+    if (req.filter.notify_write_opens && req.filter.notify_unlink_rename) {
+      std::erase_if(rules, [](const policy::PathRule& r) { return r.source == "protected path"; });
+    }
+    auto grants = policy::PlanGrants(rules, policy::ListDir);
     LandlockConfig cfg{req.landlock_abi, p.network == policy::Network::kNone, true};
     auto rs = BuildRuleset(grants, cfg);
     if (!rs) return Fail("landlock: " + Describe(rs.error()));

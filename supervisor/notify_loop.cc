@@ -15,6 +15,8 @@ namespace {
 
 using namespace cordon::uapi;
 
+}  // namespace
+
 const char* SyscallName(int nr) {
   char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
   static thread_local char buf[64];
@@ -22,8 +24,6 @@ const char* SyscallName(int nr) {
   std::free(name);
   return buf;
 }
-
-}  // namespace
 
 NotifyLoop::NotifyLoop(int listener, std::shared_ptr<Emulator> emulator, bool threaded_blocking)
     : listener_(listener), emulator_(std::move(emulator)), threaded_blocking_(threaded_blocking) {
@@ -67,6 +67,7 @@ void NotifyLoop::OnReadable() {
 
 void NotifyLoop::Answer(const Request& req, Reply reply) {
   answered_.fetch_add(1, std::memory_order_relaxed);
+  if (emulator_->options().on_decision) emulator_->options().on_decision(req, reply);
   if (reply.install.valid()) {
     SeccompNotifAddfd add{req.id, kAddfdFlagSend, static_cast<uint32_t>(reply.install.get()), 0,
                           reply.install_flags};
@@ -87,6 +88,7 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
 }
 
 void NotifyLoop::Shutdown() {
+  if (emulator_->options().on_shutdown) emulator_->options().on_shutdown();
   std::vector<std::thread> threads;
   {
     std::lock_guard<std::mutex> l(threads_mu_);

@@ -19,6 +19,9 @@
 
 namespace cordon::supervisor {
 
+// "openat", "unlinkat"... for logs and the audit trail.
+const char* SyscallName(int nr);
+
 class NotifyLoop : public NotifyServer {
  public:
   NotifyLoop(int listener, std::shared_ptr<Emulator> emulator, bool threaded_blocking);

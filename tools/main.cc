@@ -41,12 +41,12 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   cordon::tools::RegisterRun(app, exit_code);
   cordon::tools::RegisterDoctor(app, exit_code);
-  cordon::tools::RegisterWorkspace(app, exit_code);
+  cordon::tools::RegisterPolicy(app, exit_code);
   cordon::tools::RegisterGrep(app, exit_code);
+  cordon::tools::RegisterWorkspace(app, exit_code);
   cordon::tools::RegisterAudit(app, exit_code);
   cordon::tools::RegisterPolicyd(app, exit_code);
   cordon::tools::RegisterApprove(app, exit_code);
-  cordon::tools::RegisterPolicy(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

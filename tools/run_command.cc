@@ -11,13 +11,18 @@
 
 #include "policy/normalise.h"
 #include "supervisor/landlock.h"
+#include "policy/protected_paths.h"
+#include "supervisor/delete_gate.h"
 #include "supervisor/launcher.h"
+#include "supervisor/notify_loop.h"
 #include "supervisor/probe.h"
-#include "tools/workspace_command.h"
-#include "tools/run_services.h"
 #include "tools/bypass.h"
 #include "tools/policy_file.h"
+#include "tools/workspace_command.h"
+#include "tools/run_services.h"
 #include "tools/run_preload.h"
+
+#include <nlohmann/json.hpp>
 
 extern char** environ;
 
@@ -36,9 +41,12 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
   auto* on = cmd->add_flag("--sandbox", o.sandbox, "confine this run even if the policy disables it");
   cmd->add_flag("--no-sandbox", o.no_sandbox, "run unconfined (needs sandbox.allowBypass)")
       ->excludes(on);
-  cmd->add_option("--ro", o.ro, "extra read-only path (repeatable)");
-  cmd->add_option("--rw", o.rw, "extra read-write path (repeatable)");
-  cmd->add_option("--deny", o.deny, "path the tool may not reach, even inside an allowed one");
+  cmd->add_option("--ro", o.ro, "extra read-only path (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--rw", o.rw, "extra read-write path (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--deny", o.deny, "path the tool may not reach, even inside an allowed one")
+      ->allow_extra_args(false);
   cmd->add_option("--network", o.network, "none (default) or allow")
       ->check(CLI::IsMember({"none", "allow"}));
   cmd->add_flag("--allow-degraded", o.allow_degraded,
@@ -122,6 +130,11 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   return errors.empty();
 }
 
+// Wires the policy's decisions into the supervisor: approvals, protected
+// paths, exec pins, audit records, and which syscalls need a round trip.
+void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
+                        supervisor::LaunchRequest& req);
+
 int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::string> argv,
             const std::vector<std::string>* env) {
   using namespace cordon::supervisor;
@@ -129,12 +142,12 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
     spdlog::error("no command given (cordon run [options] -- CMD [ARG]...)");
     return kExitCordonError;
   }
+  // BuildPolicy admits a disabled sandbox only with allowBypass.
+  if (!p.sandbox_enabled) return RunUnconfined(p, std::move(argv));
   // Held until cordon exits, so a retire waits for this supervisor; taken
   // and the record re-validated before anything is granted.
   Fd session_lock;
   if (!o.session.empty() && !(session_lock = AcquireSession(o, p))) return kExitCordonError;
-  // BuildPolicy admits a disabled sandbox only with allowBypass.
-  if (!p.sandbox_enabled) return RunUnconfined(p, std::move(argv));
   KernelProbe k;
   k.landlock_abi = ProbeLandlockAbi();
   // Seccomp user notification with ADDFD is assumed (5.14+); a kernel
@@ -179,6 +192,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.landlock_abi = k.landlock_abi;
   req.filter.network = p.network;
   req.filter.notify_all_paths = rung == Rung::kNotifyAll;
+  ConfigureDecisions(p, services, req);
   // The preload (issue 5): glibc tools get early, precise refusals.
   policy::Policy run_policy = p;
   std::shared_ptr<ReportTally> preload = AttachPreload(run_policy, req);
@@ -187,6 +201,37 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   if (preload) spdlog::info("{}", preload->Summary());
   if (!CloseRunServices(services, status)) return kExitCordonError;
   return status;
+}
+
+void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
+                        supervisor::LaunchRequest& req) {
+  using policy::SensitiveDelete;
+  supervisor::EmulatorOptions& e = req.emulator;
+  e.sensitive_delete_allowed = p.sensitive_delete == SensitiveDelete::kAllow;
+  if (p.sensitive_delete == SensitiveDelete::kAsk) {
+    e.delete_gate = supervisor::MakeApprovalGate(services.approver, services.approval_timeout,
+                                                 req.argv[0]);
+  }
+  e.on_shutdown = [approver = services.approver] { approver->CancelAll(); };
+  e.is_protected = [protected_patterns = p.protected_patterns](std::string_view rel) {
+    return policy::MatchesProtected(protected_patterns, rel);
+  };
+  e.pins = p.tools;
+  if (services.audit) {
+    e.on_decision = [audit = services.audit](const supervisor::Request& r,
+                                             const supervisor::Reply& rep) {
+      nlohmann::json f = {{"pid", r.tid}, {"syscall", supervisor::SyscallName(r.nr)},
+                          {"result", rep.error == 0 ? "allowed" : "refused"}};
+      if (rep.error != 0) f["errno"] = rep.error;
+      if (!rep.why.empty()) f["why"] = rep.why;
+      if (!audit->Append("decision", std::move(f))) spdlog::warn("audit log append failed");
+    };
+  }
+  // Notify only what the policy needs decided (DESIGN.md): with deletes
+  // allowed, unlink and rename need no round trip; with links: kernel,
+  // write-opens trust Landlock.
+  req.filter.notify_unlink_rename = p.sensitive_delete != SensitiveDelete::kAllow;
+  req.filter.notify_write_opens = p.links == policy::LinkMode::kStrict;
 }
 
 void RegisterRun(CLI::App& app, int& exit_code) {

@@ -241,7 +241,8 @@ TEST_F(ApprovalRunTest, SedInPlaceAndGitWorkUnderDeny) {
   EXPECT_EQ(ReadFile(t_.Ws("notes.txt")), "USER data\n");
   if (::access("/usr/bin/git", X_OK) != 0) GTEST_SKIP() << "git not installed";
   run = Start({"/bin/sh", "-c",
-               "git init -q . && git add . && git -c user.name=t -c user.email=t@t commit -qm x"},
+               "export HOME=\"$TMPDIR\" && git init -q . && git add . && "
+               "git -c user.name=t -c user.email=t@t commit -qm x"},
               "deny");
   r = run.get();
   EXPECT_EQ(r.status, 0) << r.err;

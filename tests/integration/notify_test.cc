@@ -132,7 +132,7 @@ TEST_P(NotifyTest, MutationsInsideWorkAndOutsideAreRefused) {
 
 TEST_P(NotifyTest, DeletingThePreexistingFileNeedsApprovalButRunFilesGoFreely) {
   EXPECT_EQ(Probe({"unlink", "mine.txt"}), EACCES);
-  EXPECT_NE(last_.err.find("existed before the run"), std::string::npos) << last_.err;
+  EXPECT_NE(last_.err.find("approval denied"), std::string::npos) << last_.err;
   EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "mine\n");
   RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--",
                            "sh", "-c", "echo x > new && rm new && mkdir nd && rmdir nd"});

@@ -331,20 +331,25 @@ TEST(RunApprovalOptions, AuditLogHoldsHeaderAndEndAndRefusesATamperedLog) {
   std::string bytes = ReadFile(log);
   policy::VerifyReport v = policy::VerifyAuditBytes(bytes);
   ASSERT_TRUE(v.intact) << v.why;
-  ASSERT_EQ(v.records, 2u);
+  // header, the supervisor's decision on the tool's execve, end.
+  ASSERT_EQ(v.records, 3u);
   auto header = nlohmann::json::parse(bytes.substr(0, bytes.find('\n')));
   EXPECT_EQ(header["kind"], "header");
   EXPECT_EQ(header["argv"][1], "exit");
   EXPECT_EQ(header["approvals"], "deny");
   EXPECT_EQ(header["policy"]["workspace"], t.ws());
   EXPECT_FALSE(header["rung"].get<std::string>().empty());
-  auto end = nlohmann::json::parse(bytes.substr(bytes.find('\n') + 1));
+  std::string body = bytes.substr(0, bytes.size() - 1);  // without the final newline
+  auto decision = nlohmann::json::parse(body.substr(body.find('\n') + 1, body.rfind('\n') - body.find('\n') - 1));
+  EXPECT_EQ(decision["kind"], "decision");
+  EXPECT_EQ(decision["syscall"], "execve");
+  auto end = nlohmann::json::parse(body.substr(body.rfind('\n') + 1));
   EXPECT_EQ(end["kind"], "end");
   EXPECT_EQ(end["exit_status"], 3);
 
   r = RunCordon(args);  // a second session continues the chain
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(policy::VerifyAuditBytes(ReadFile(log)).records, 4u);
+  EXPECT_EQ(policy::VerifyAuditBytes(ReadFile(log)).records, 6u);
 
   bytes = ReadFile(log);
   bytes[bytes.find("\"exit\"") + 1] = 'E';

@@ -1,0 +1,21 @@
+// The gate a sensitive delete passes: preview from a held fd, one
+// allowed-once answer from the approver for that request id and preview
+// digest, then a recheck of identity and content and unlinkat with nothing
+// in between. Anything else (deny, timeout, disconnect, cancel, stale,
+// shutdown, a changed file) refuses. Runs on the notify loop's worker
+// thread for that request; thread-safe.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "policy/approval.h"
+#include "supervisor/emulator.h"
+
+namespace cordon::supervisor {
+
+DeleteGate MakeApprovalGate(std::shared_ptr<policy::Approver> approver,
+                            std::chrono::milliseconds timeout, std::string tool_argv0);
+
+}  // namespace cordon::supervisor
