@@ -26,6 +26,32 @@ long AppendSegments(const char* in, std::size_t n, char* out, std::size_t len) {
   return static_cast<long>(len);
 }
 
+// Like AppendSegments for an absolute path, but ".." pops a segment
+// (lexically; never above "/"). Only used to classify system-set reads.
+long ResolveLexically(const char* in, std::size_t n, char* out) {
+  std::size_t len = 0;
+  std::size_t i = 0;
+  while (i < n) {
+    while (i < n && in[i] == '/') ++i;
+    std::size_t start = i;
+    while (i < n && in[i] != '/') ++i;
+    std::size_t seg = i - start;
+    if (seg == 0 || (seg == 1 && in[start] == '.')) continue;
+    if (seg == 2 && in[start] == '.' && in[start + 1] == '.') {
+      while (len > 0 && out[len - 1] != '/') --len;
+      if (len > 0) --len;
+      continue;
+    }
+    if (len + 1 + seg >= kAdmissionMaxPath) return -ENAMETOOLONG;
+    out[len++] = '/';
+    std::memcpy(out + len, in + start, seg);
+    len += seg;
+  }
+  if (len == 0) out[len++] = '/';
+  out[len] = '\0';
+  return static_cast<long>(len);
+}
+
 bool IsNormalAbsolute(std::string_view p) {
   if (p.empty() || p[0] != '/' || p.size() >= kAdmissionMaxPath) return false;
   if (p.size() == 1) return true;
@@ -148,7 +174,21 @@ Admission AdmitPath(const AdmissionTable& table, AdmitOp op, std::string_view pa
   long n = NormalizePath(path, base, normal);
   if (n < 0) {
     switch (-n) {
-      case EACCES: return {AdmitVerdict::kRefuse, PathClass::kMalformed, EACCES, "raw '..' segment"};
+      case EACCES: {
+        // Compilers read "/usr/lib/gcc/x86_64-linux-gnu/12/../../../crti.o":
+        // an absolute read that stays in the read-only system set, away from
+        // the workspace, is left to the kernel (Landlock decides). Anything
+        // touching the workspace, and every mutation, is refused as written.
+        if (op == AdmitOp::kRead && path[0] == '/') {
+          char resolved[kAdmissionMaxPath];
+          long r = ResolveLexically(path.data(), path.size(), resolved);
+          if (r > 0 && table.Classify(std::string_view(resolved, static_cast<std::size_t>(r))) ==
+                           PathClass::kReadOnly) {
+            return {AdmitVerdict::kAdmit, PathClass::kReadOnly, 0, "read-only set ('..' left to the kernel)"};
+          }
+        }
+        return {AdmitVerdict::kRefuse, PathClass::kMalformed, EACCES, "raw '..' segment"};
+      }
       case ENAMETOOLONG:
         return {AdmitVerdict::kRefuse, PathClass::kMalformed, ENAMETOOLONG, "path too long"};
       case ENOENT: return {AdmitVerdict::kRefuse, PathClass::kMalformed, ENOENT, "empty path"};

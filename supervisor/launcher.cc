@@ -328,19 +328,23 @@ int Launch(const LaunchRequest& req) {
   ChildFailure failure{};
   bool failed = false;
   bool status_open = true;
+  bool listener_hup = false;
   int exit_code = kExitCordonError;
   for (;;) {
     pollfd fds[5] = {{pidfd.get(), POLLIN, 0},
                      {sigfd.get(), POLLIN, 0},
                      {status_open ? status_read.get() : -1, POLLIN, 0},
-                     {server ? server->PollFd() : -1, POLLIN, 0},
+                     {server && !listener_hup ? server->PollFd() : -1, POLLIN, 0},
                      {report_parent.get(), POLLIN, 0}};
     int n = ::poll(fds, 5, -1);
     if (n < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (fds[3].revents & (POLLIN | POLLERR | POLLHUP)) server->OnReadable();
+    if (fds[3].revents & POLLIN) server->OnReadable();
+    // No task uses the filter any more: stop polling the listener (it would
+    // report POLLHUP forever) and wait for the pidfd.
+    if ((fds[3].revents & (POLLHUP | POLLERR)) && !(fds[3].revents & POLLIN)) listener_hup = true;
     if (fds[4].revents & POLLIN) drain_reports();
     if (fds[2].revents) {
       ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -10,7 +11,9 @@
 #include "policy/policy.h"
 #include "supervisor/landlock.h"
 #include "supervisor/launcher.h"
+#include "supervisor/notify_loop.h"
 #include "supervisor/probe.h"
+#include "supervisor/tool_filter.h"
 #include "tools/policy_file.h"
 
 namespace cordon::tools {
@@ -81,6 +84,20 @@ std::string DeleteLine(policy::SensitiveDelete d) {
   return "?";
 }
 
+// The syscalls sent to the supervisor under this policy (the same mapping
+// RunTool uses: approvals off and links: kernel need fewer round trips).
+std::vector<std::string> Notified(const policy::Policy& p) {
+  supervisor::ToolFilterOptions o;
+  o.notify_unlink_rename = p.sensitive_delete != policy::SensitiveDelete::kAllow;
+  o.notify_write_opens = p.links == policy::LinkMode::kStrict;
+  std::vector<std::string> names;
+  for (int nr : supervisor::NotifiedSyscalls(o)) {
+    std::string n = supervisor::SyscallName(nr);
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  }
+  return names;
+}
+
 nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
   using nlohmann::json;
   json paths = json::array();
@@ -120,6 +137,7 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
         {"tree_depth", p.limits.max_tree_depth},
         {"delete_bytes", p.limits.max_delete_bytes}}},
       {"rung", rung},
+      {"notified_syscalls", Notified(p)},
       {"notes", p.notes},
   };
 }
@@ -149,6 +167,9 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
                      " levels; deletes up to " + std::to_string(p.limits.max_delete_bytes >> 20) +
                      " MiB");
   line("Enforced by", rung);
+  std::string notified;
+  for (const auto& n : Notified(p)) notified += (notified.empty() ? "" : " ") + n;
+  line("Decided by", "the supervisor, one round trip each (reads stay at kernel speed): " + notified);
 
   std::printf("\nPaths from the policy and the command line:\n");
   if (p.paths.empty()) std::printf("  (none)\n");

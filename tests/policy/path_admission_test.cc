@@ -50,6 +50,12 @@ TEST(PathAdmission, Table) {
       {"a/../b", "/w/ws", R, kNo, PathClass::kMalformed, EACCES},
       {"..", "/w/ws/sub", R, kNo, PathClass::kMalformed, EACCES},
       {"a/..", "/w/ws", R, kNo, PathClass::kMalformed, EACCES},
+      // An absolute read that stays in the read-only system set (a compiler's
+      // "/usr/lib/gcc/.../../../crti.o") is left to the kernel; the same
+      // spelling is refused for a mutation, or when it reaches the workspace.
+      {"/usr/lib/gcc/x/12/../../crti.o", nullptr, R, kOk, PathClass::kReadOnly, 0},
+      {"/usr/lib/gcc/x/12/../../crti.o", nullptr, M, kNo, PathClass::kMalformed, EACCES},
+      {"/usr/../w/ws/a.txt", nullptr, R, kNo, PathClass::kMalformed, EACCES},
       // ... but names that merely contain dots are names.
       {"a/..b/...", "/w/ws", M, kOk, PathClass::kWorkspace, 0},
       {".hidden", "/w/ws", M, kOk, PathClass::kWorkspace, 0},
