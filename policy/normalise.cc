@@ -39,6 +39,11 @@ void NormalisePolicy(Policy& p) {
   }
   p.paths = std::move(kept);
   if (p.workspace.empty()) return;
+  // When the supervisor decides every write-open, create, rename and unlink
+  // it matches the patterns itself, at any depth and for files created
+  // later, so the (costly, bounded) walk of the workspace is only needed
+  // for the kernel carve-outs of links: kernel or sensitive.delete: allow.
+  if (p.links == LinkMode::kStrict && p.sensitive_delete != SensitiveDelete::kAllow) return;
   ProtectedScan scan = FindProtectedPaths(p.workspace, p.protected_patterns,
                                           kProtectedScanEntries, p.limits.max_tree_depth);
   p.protected_paths = std::move(scan.paths);

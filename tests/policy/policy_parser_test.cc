@@ -202,7 +202,15 @@ TEST(NormalisePolicy, ResolvesSymlinksAndFindsProtectedPaths) {
   NormalisePolicy(p);
   ASSERT_EQ(p.paths.size(), 1u);
   EXPECT_EQ(p.paths[0].path, t.Out("real"));
-  EXPECT_EQ(p.protected_paths, std::vector<std::string>{t.Ws(".git/config")});
+  // Strict links and asked deletes: the supervisor matches the patterns on
+  // every mutation, so no walk of the workspace is made.
+  EXPECT_TRUE(p.protected_paths.empty());
+  // links: kernel leaves writes to Landlock, which needs the carve-outs.
+  Policy k;
+  k.workspace = t.ws();
+  k.links = LinkMode::kKernel;
+  NormalisePolicy(k);
+  EXPECT_EQ(k.protected_paths, std::vector<std::string>{t.Ws(".git/config")});
 }
 
 }  // namespace
