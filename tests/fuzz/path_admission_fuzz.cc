@@ -1,7 +1,8 @@
 // libFuzzer target for policy/path_admission: any bytes as a path (and
 // optionally a base), against a fixed table. Checks the invariants the
 // preload and the supervisor rely on, not just "no crash":
-//  - a raw ".." segment in the input is never admitted;
+//  - a raw ".." segment is admitted only for an absolute read that resolves
+//    into the read-only set (never for a mutation, never near the workspace);
 //  - NormalizePath output is absolute, normal and shorter than PATH_MAX;
 //  - an admitted mutation lands in a read-write class; a refusal has an errno.
 // Input: byte 0 = flags (bit 0: mutate, bit 1: the bytes up to the first
@@ -73,7 +74,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Admission a = AdmitPath(Table(), op, rest, base_c);
   if (a.reason == nullptr) abort();
   if (a.verdict == AdmitVerdict::kAdmit) {
-    if (HasDotDotSegment(rest)) abort();
+    // A raw ".." is admitted only for an absolute read that stays in the
+    // read-only system set (left to the kernel); never near the workspace.
+    if (HasDotDotSegment(rest) &&
+        (op != AdmitOp::kRead || rest.empty() || rest[0] != '/' || a.cls != PathClass::kReadOnly))
+      abort();
     if (a.err != 0) abort();
     if (op == AdmitOp::kMutate && a.cls != PathClass::kWorkspace && a.cls != PathClass::kReadWrite)
       abort();
