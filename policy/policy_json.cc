@@ -7,6 +7,11 @@ nlohmann::json PolicyToJson(const Policy& p) {
   for (const PathRule& r : p.paths) {
     paths.push_back({{"path", r.path}, {"access", AccessName(r.access)}, {"executable", r.executable}});
   }
+  nlohmann::json tools = nlohmann::json::array();
+  for (const ToolPin& t : p.tools) {
+    tools.push_back({{"name", t.name}, {"path", t.path}, {"sha256", t.identity.sha256},
+                     {"size", static_cast<int64_t>(t.identity.size)}});
+  }
   nlohmann::json dropped = nlohmann::json::array();
   for (const DroppedPath& d : p.dropped) dropped.push_back({{"path", d.path}, {"reason", d.reason}});
   return {
@@ -17,6 +22,14 @@ nlohmann::json PolicyToJson(const Policy& p) {
       {"dropped", std::move(dropped)},
       {"network", NetworkName(p.network)},
       {"private_tmp", p.private_tmp},
+      {"sandbox_enabled", p.sandbox_enabled},
+      {"allow_bypass", p.allow_bypass},
+      {"add_cwd", p.add_cwd},
+      {"protected_patterns", p.protected_patterns},
+      {"protected_paths", p.protected_paths},
+      {"sensitive_delete", SensitiveDeleteName(p.sensitive_delete)},
+      {"links", LinkModeName(p.links)},
+      {"tools", std::move(tools)},
       {"limits",
        {{"max_tree_entries", p.limits.max_tree_entries},
         {"max_tree_depth", p.limits.max_tree_depth},
