@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
+#include <iterator>
+
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
@@ -69,6 +71,19 @@ void NotifyWriteOpens(SeccompBuilder& b) {
   b.Notify(SCMP_SYS(creat));
 }
 
+// The notified syscalls, one list each for the filter and for explain.
+constexpr int kUnlinkRename[] = {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir),
+                                 SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2)};
+constexpr int kAlwaysNotified[] = {
+    SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(mkdir),
+    SCMP_SYS(mkdirat), SCMP_SYS(mknod), SCMP_SYS(mknodat), SCMP_SYS(truncate), SCMP_SYS(chmod),
+    SCMP_SYS(fchmodat), static_cast<int>(kNrFchmodat2), SCMP_SYS(chown), SCMP_SYS(fchownat),
+    SCMP_SYS(lchown), SCMP_SYS(utime), SCMP_SYS(utimes), SCMP_SYS(utimensat), SCMP_SYS(futimesat),
+    SCMP_SYS(setxattr), SCMP_SYS(lsetxattr), SCMP_SYS(removexattr), SCMP_SYS(lremovexattr),
+    static_cast<int>(kNrSetxattrat), static_cast<int>(kNrRemovexattrat),
+    static_cast<int>(kNrFileSetattr), SCMP_SYS(fchmod), SCMP_SYS(fchown), SCMP_SYS(fsetxattr),
+    SCMP_SYS(fremovexattr)};
+
 void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   if (o.notify_all_paths) {
     // The notify-all rung: no Landlock, so reads are decided here too.
@@ -79,24 +94,9 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
     NotifyWriteOpens(b);
   }
   if (o.notify_unlink_rename) {
-    for (int nr : {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir), SCMP_SYS(rename),
-                   SCMP_SYS(renameat), SCMP_SYS(renameat2)}) {
-      b.Notify(nr);
-    }
+    for (int nr : kUnlinkRename) b.Notify(nr);
   }
-  for (int nr : {SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat),
-                 SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(mknod), SCMP_SYS(mknodat),
-                 SCMP_SYS(truncate), SCMP_SYS(chmod), SCMP_SYS(fchmodat), SCMP_SYS(chown),
-                 SCMP_SYS(fchownat), SCMP_SYS(lchown), SCMP_SYS(utime), SCMP_SYS(utimes),
-                 SCMP_SYS(utimensat), SCMP_SYS(futimesat), SCMP_SYS(setxattr),
-                 SCMP_SYS(lsetxattr), SCMP_SYS(removexattr), SCMP_SYS(lremovexattr),
-                 SCMP_SYS(fchmod), SCMP_SYS(fchown), SCMP_SYS(fsetxattr),
-                 SCMP_SYS(fremovexattr)}) {
-    b.Notify(nr);
-  }
-  for (long nr : {kNrFchmodat2, kNrSetxattrat, kNrRemovexattrat, kNrFileSetattr}) {
-    b.Notify(static_cast<int>(nr));
-  }
+  for (int nr : kAlwaysNotified) b.Notify(nr);
   for (unsigned long cmd : {kFsIocSetflags, kFsIocFssetxattr}) {
     b.Notify(SCMP_SYS(ioctl), {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd)});
   }
@@ -112,20 +112,9 @@ std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   std::vector<int> out;
   if (!o.notify_mutations) return out;
   if (o.notify_write_opens) out.insert(out.end(), {SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(creat)});
-  if (o.notify_unlink_rename) {
-    out.insert(out.end(), {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir),
-                           SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2)});
-  }
-  out.insert(out.end(), {SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat),
-                         SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(mknod), SCMP_SYS(mknodat),
-                         SCMP_SYS(truncate), SCMP_SYS(chmod), SCMP_SYS(fchmodat),
-                         static_cast<int>(kNrFchmodat2), SCMP_SYS(chown), SCMP_SYS(fchownat),
-                         SCMP_SYS(lchown), SCMP_SYS(utime), SCMP_SYS(utimes), SCMP_SYS(utimensat),
-                         SCMP_SYS(futimesat), SCMP_SYS(setxattr), SCMP_SYS(lsetxattr),
-                         SCMP_SYS(removexattr), SCMP_SYS(lremovexattr),
-                         static_cast<int>(kNrSetxattrat), static_cast<int>(kNrRemovexattrat),
-                         static_cast<int>(kNrFileSetattr), SCMP_SYS(fchmod), SCMP_SYS(fchown),
-                         SCMP_SYS(fsetxattr), SCMP_SYS(fremovexattr), SCMP_SYS(ioctl)});
+  if (o.notify_unlink_rename) out.insert(out.end(), std::begin(kUnlinkRename), std::end(kUnlinkRename));
+  out.insert(out.end(), std::begin(kAlwaysNotified), std::end(kAlwaysNotified));
+  out.push_back(SCMP_SYS(ioctl));  // FS_IOC_SETFLAGS / FS_IOC_FSSETXATTR only
   if (o.notify_exec) out.insert(out.end(), {SCMP_SYS(execve), SCMP_SYS(execveat)});
   return out;
 }
