@@ -1,11 +1,9 @@
 #include "supervisor/caps.h"
 
 #include <linux/securebits.h>
-#include <sys/capability.h>
 #include <sys/prctl.h>
 
 #include <cerrno>
-#include <memory>
 
 namespace cordon::supervisor {
 namespace {
@@ -23,8 +21,10 @@ bool HasSetpcap() {
 
 }  // namespace
 
-int DropAllCapabilities() {
-  if (HasSetpcap()) {
+CapabilityDrop::CapabilityDrop() : drop_bounding_set_(HasSetpcap()), empty_(cap_init()) {}
+
+int CapabilityDrop::Apply() const {
+  if (drop_bounding_set_) {
     // NOROOT: uid 0 gets no capabilities at execve; locked so the tool
     // cannot undo it. KEEP_CAPS locked off.
     unsigned bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
@@ -35,10 +35,12 @@ int DropAllCapabilities() {
     }
   }
   if (cap_reset_ambient() != 0 && errno != EINVAL) return -errno;
-  CapPtr none(cap_init());
-  if (!none || cap_set_proc(none.get()) != 0) return -errno;
+  if (!empty_) return -ENOMEM;
+  if (cap_set_proc(empty_.get()) != 0) return -errno;
   return 0;
 }
+
+int DropAllCapabilities() { return CapabilityDrop().Apply(); }
 
 bool HoldsNoCapabilities() {
   CapPtr cur(cap_get_proc());

@@ -1,14 +1,38 @@
 // Capability drop with libcap: effective, permitted, inheritable, ambient
 // and the bounding set, plus the securebits that stop a uid-0 tool from
-// regaining them at exec. Runs in the child between fork and exec (the
-// parent is single-threaded there, so libcap's allocations are safe).
+// regaining them at exec. Prepared in the parent (libcap allocates there),
+// applied in the child between clone and exec, where nothing may allocate:
+// the child may share the parent's memory (launcher.cc).
 #pragma once
+
+#include <sys/capability.h>
+
+#include <memory>
+#include <type_traits>
 
 namespace cordon::supervisor {
 
-// Returns 0 or -errno. Dropping the bounding set needs CAP_SETPCAP; without
-// it (an unprivileged caller) the bounding set cannot grant anything at exec
-// anyway because no_new_privs is set right after.
+class CapabilityDrop {
+ public:
+  // Reads what the calling process holds; the child inherits the same.
+  CapabilityDrop();
+
+  // Returns 0 or -errno. Only system calls: no allocation, no locks but
+  // libcap's own spin locks, so it is safe between clone and exec.
+  // Dropping the bounding set needs CAP_SETPCAP; without it (an
+  // unprivileged caller) the bounding set cannot grant anything at exec
+  // anyway because no_new_privs is set right after.
+  int Apply() const;
+
+ private:
+  struct CapFree {
+    void operator()(cap_t c) const { cap_free(c); }
+  };
+  bool drop_bounding_set_ = false;
+  std::unique_ptr<std::remove_pointer_t<cap_t>, CapFree> empty_;
+};
+
+// Prepares and applies in one go, for a process that may allocate.
 int DropAllCapabilities();
 
 // True when the calling process holds no capability in any set.

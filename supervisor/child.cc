@@ -1,8 +1,11 @@
 #include "supervisor/child.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -47,8 +50,9 @@ void ResetSignals() {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig == SIGKILL || sig == SIGSTOP) continue;
-    ::sigaction(sig, &dfl, nullptr);  // EINVAL for the glibc-reserved ones: fine
+    // Not glibc's reserved SIGCANCEL/SIGSETXID: sigaction refuses them.
+    if (sig == SIGKILL || sig == SIGSTOP || (sig >= 32 && sig < SIGRTMIN)) continue;
+    ::sigaction(sig, &dfl, nullptr);
   }
   sigset_t none;
   sigemptyset(&none);
@@ -73,7 +77,7 @@ void RunChild(const ChildSpec& spec) {
   rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
 
-  if (int rc = DropAllCapabilities(); rc != 0) Fail(spec, ChildStage::kSetup, -rc, "drop capabilities");
+  if (int rc = spec.caps->Apply(); rc != 0) Fail(spec, ChildStage::kSetup, -rc, "drop capabilities");
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Fail(spec, ChildStage::kSetup, errno, "no_new_privs");
   if (spec.ruleset_fd >= 0) {
     if (int rc = RestrictSelf(spec.ruleset_fd); rc != 0) {
@@ -93,6 +97,32 @@ void RunChild(const ChildSpec& spec) {
   }
   ::execve(spec.path, spec.argv, spec.envp);
   Fail(spec, ChildStage::kExec, errno, "execve");
+}
+
+namespace {
+
+int ChildMain(void* spec) { RunChild(*static_cast<const ChildSpec*>(spec)); }
+
+}  // namespace
+
+pid_t SpawnChild(const ChildSpec& spec) {
+  // RunChild needs a few kilobytes: libcap, sendmsg, execve.
+  constexpr size_t kStack = 128 * 1024;
+  void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return -errno;
+  // Every signal blocked across the clone: a handler of the parent's must
+  // not run in a child that shares its memory. RunChild resets the
+  // dispositions, then unblocks.
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = ::clone(ChildMain, static_cast<char*>(stack) + kStack,
+                      CLONE_VM | CLONE_VFORK | SIGCHLD, const_cast<ChildSpec*>(&spec));
+  int err = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ::munmap(stack, kStack);
+  return pid < 0 ? -err : pid;
 }
 
 }  // namespace cordon::supervisor

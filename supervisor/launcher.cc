@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "policy/fd.h"
 #include "policy/fs_plan.h"
@@ -161,6 +163,55 @@ Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const 
       ReadFence{std::move(rd.value()), std::move(ex.value()), std::move(files)});
 }
 
+// A NotifyLoop that owns its listener.
+class ListenerServer : public NotifyServer {
+ public:
+  ListenerServer(Fd listener, std::shared_ptr<Emulator> emulator, bool threaded_blocking)
+      : listener_(std::move(listener)),
+        loop_(listener_.get(), std::move(emulator), threaded_blocking) {}
+  int PollFd() const override { return loop_.PollFd(); }
+  void OnReadable() override { loop_.OnReadable(); }
+  void Shutdown() override { loop_.Shutdown(); }
+
+ private:
+  Fd listener_;
+  NotifyLoop loop_;
+};
+
+// Takes the seccomp listener the child sends before it execs and builds the
+// server that answers it. EPIPE: the child died before sending it.
+Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Policy& p,
+                                            const LaunchRequest& req, const std::string& tmp,
+                                            int64_t run_start_ns) {
+  auto listener = ReceiveFd(notify_sock);
+  if (!listener) return listener.error();
+  auto roots = WriteRoots::Open(WritableDirs(p, tmp), p.workspace, ExcludedPaths(p, tmp));
+  if (!roots) return SysError{roots.error().err, "write roots", Describe(roots.error())};
+  std::unique_ptr<ReadFence> fence;
+  if (req.rung == Rung::kNotifyAll) {
+    auto f = MakeReadFence(p, tmp);
+    if (!f) return SysError{f.error().err, "read fence", Describe(f.error())};
+    fence = std::move(f.value());
+  }
+  auto emulator = std::make_shared<Emulator>(std::move(roots.value()), run_start_ns, req.emulator,
+                                             std::move(fence));
+  return std::unique_ptr<NotifyServer>(std::make_unique<ListenerServer>(
+      std::move(listener.value()), std::move(emulator), static_cast<bool>(req.emulator.delete_gate)));
+}
+
+// Answers notifications until `stop` is readable.
+void ServeUntil(NotifyServer& server, int stop) {
+  for (;;) {
+    pollfd fds[2] = {{server.PollFd(), POLLIN, 0}, {stop, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[0].revents & POLLIN) server.OnReadable();
+    if (fds[1].revents || (fds[0].revents & (POLLHUP | POLLERR))) return;
+  }
+}
+
 int64_t NowRealtimeNs() {
   timespec ts;
   ::clock_gettime(CLOCK_REALTIME, &ts);
@@ -258,11 +309,13 @@ int Launch(const LaunchRequest& req) {
   Fd sigfd(::signalfd(-1, &forward, SFD_CLOEXEC | SFD_NONBLOCK));
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
+  CapabilityDrop caps;
   ChildSpec spec;
   spec.parent = ::getpid();
   spec.workspace_fd = ws.get();
   spec.ruleset_fd = ruleset.get();
   spec.filter = filter.get();
+  spec.caps = &caps;
   spec.notify_sock = notify_child.get();
   spec.status_pipe = status_write.get();
   spec.keep_fd = report_child.get();
@@ -270,50 +323,45 @@ int Launch(const LaunchRequest& req) {
   spec.argv = cargv.data();
   spec.envp = cenv.data();
 
-  pid_t pid = ::fork();
-  if (pid < 0) return Fail(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) RunChild(spec);
-
+  // The exec window: this thread sleeps in SpawnChild until the child has
+  // exec'd, and the child's own execve is notified, so a second thread takes
+  // the listener and answers until then; this thread serves from there on.
+  Fd window_end(::eventfd(0, EFD_CLOEXEC));
+  if (!window_end) return Fail(std::string("eventfd: ") + std::strerror(errno));
+  Result<std::unique_ptr<NotifyServer>> served = std::unique_ptr<NotifyServer>();
+  std::thread window;
+  if (filter && filter->has_notify) {
+    window = std::thread([&] {
+      served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns);
+      if (served && *served) ServeUntil(**served, window_end.get());
+    });
+  }
+  const pid_t pid = SpawnChild(spec);
+  // The child has exec'd or died: our copies of its ends go, so a child that
+  // died before sending the listener ends the window thread's wait with EOF.
   notify_child.reset();
   report_child.reset();
   status_write.reset();
   ruleset.reset();
+  ::eventfd_write(window_end.get(), 1);
+  if (window.joinable()) window.join();
+  if (pid < 0) return Fail(std::string("clone: ") + std::strerror(-pid));
+
   Fd pidfd(static_cast<int>(::syscall(uapi::kNrPidfdOpen, pid, 0)));
   if (!pidfd) {
     ::kill(pid, SIGKILL);
     KillRemaining(pid);
     return Fail(std::string("pidfd_open: ") + std::strerror(errno));
   }
-
   std::unique_ptr<NotifyServer> server;
-  Fd listener;
-  if (filter && filter->has_notify) {
-    // The child sends the listener before it execs, or dies trying.
-    auto l = ReceiveFd(notify_parent.get());
-    if (l) {
-      listener = std::move(l.value());
-      auto roots = WriteRoots::Open(WritableDirs(p, tmp.path()), p.workspace,
-                                    ExcludedPaths(p, tmp.path()));
-      if (!roots) {
-        ::kill(pid, SIGKILL);
-        KillRemaining(pid);
-        return Fail("write roots: " + Describe(roots.error()));
-      }
-      std::unique_ptr<ReadFence> fence;
-      if (req.rung == Rung::kNotifyAll) {
-        auto f = MakeReadFence(p, tmp.path());
-        if (!f) {
-          ::kill(pid, SIGKILL);
-          KillRemaining(pid);
-          return Fail("read fence: " + Describe(f.error()));
-        }
-        fence = std::move(f.value());
-      }
-      auto emulator = std::make_shared<Emulator>(std::move(roots.value()), run_start_ns,
-                                                 req.emulator, std::move(fence));
-      server = std::make_unique<NotifyLoop>(listener.get(), std::move(emulator),
-                                            static_cast<bool>(req.emulator.delete_gate));
-    }
+  if (served) {
+    server = std::move(served.value());
+  } else if (served.error().err != EPIPE) {
+    // The supervisor could not take up its post: the filter fails closed
+    // (ENOSYS once the listener is gone), and the tool is not left running.
+    ::kill(pid, SIGKILL);
+    KillRemaining(pid);
+    return Fail(Describe(served.error()));
   }
 
   auto drain_reports = [&] {
