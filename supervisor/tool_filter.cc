@@ -71,6 +71,10 @@ void NotifyWriteOpens(SeccompBuilder& b) {
   b.Notify(SCMP_SYS(creat));
 }
 
+// The bits of ToolFilterIndex.
+constexpr size_t kBitNetworkNone = 1, kBitMutations = 2, kBitAllPaths = 4, kBitUnlinkRename = 8,
+                 kBitWriteOpens = 16, kBitExec = 32;
+
 // The notified syscalls, one list each for the filter and for explain.
 constexpr int kUnlinkRename[] = {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir),
                                  SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2)};
@@ -119,7 +123,7 @@ std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   return out;
 }
 
-Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts) {
+Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts) {
   SeccompBuilder b;
   DenyEscapes(b);
   if (opts.notify_mutations) NotifyMutations(b, opts);
@@ -128,6 +132,27 @@ Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts) {
     b.Deny(SCMP_SYS(socketpair), EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
   }
   return b.Build();
+}
+
+size_t ToolFilterIndex(const ToolFilterOptions& o) {
+  // A new field of ToolFilterOptions fails to compile here until it is
+  // given a bit (and kToolFilterCombinations grows).
+  const auto& [network, mutations, all_paths, unlink_rename, write_opens, exec] = o;
+  return (network == policy::Network::kNone ? kBitNetworkNone : 0) |
+         (mutations ? kBitMutations : 0) | (all_paths ? kBitAllPaths : 0) |
+         (unlink_rename ? kBitUnlinkRename : 0) | (write_opens ? kBitWriteOpens : 0) |
+         (exec ? kBitExec : 0);
+}
+
+ToolFilterOptions ToolFilterOptionsAt(size_t i) {
+  ToolFilterOptions o;
+  o.network = (i & kBitNetworkNone) ? policy::Network::kNone : policy::Network::kAllow;
+  o.notify_mutations = i & kBitMutations;
+  o.notify_all_paths = i & kBitAllPaths;
+  o.notify_unlink_rename = i & kBitUnlinkRename;
+  o.notify_write_opens = i & kBitWriteOpens;
+  o.notify_exec = i & kBitExec;
+  return o;
 }
 
 }  // namespace cordon::supervisor

@@ -1,7 +1,11 @@
 // The seccomp filter every tool runs under: the syscalls no confined tool
 // needs (they reach around Landlock or into the kernel), the namespace and
 // socket families the policy forbids, and the mutating path syscalls that
-// are sent to the supervisor (see notify_set.h).
+// are sent to the supervisor.
+//
+// libseccomp compiles it at build time, once per combination of the
+// options (supervisor/filtergen.cc writes the table); a launch copies the one it
+// needs instead of running libseccomp (README, "Speed").
 #pragma once
 
 #include <vector>
@@ -12,6 +16,8 @@
 
 namespace cordon::supervisor {
 
+// Every field is part of ToolFilterIndex: adding one breaks its build
+// until the table covers it.
 struct ToolFilterOptions {
   policy::Network network = policy::Network::kNone;
   bool notify_mutations = true;  // send mutating path syscalls to the supervisor
@@ -21,7 +27,17 @@ struct ToolFilterOptions {
   bool notify_exec = true;
 };
 
+// The program for `opts`, from the table compiled at build time.
 Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts);
+
+// The same program compiled now with libseccomp: the table's source, and
+// what tests compare the table against.
+Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts);
+
+// The table: one program per combination of the options.
+inline constexpr size_t kToolFilterCombinations = 64;
+size_t ToolFilterIndex(const ToolFilterOptions& opts);
+ToolFilterOptions ToolFilterOptionsAt(size_t index);
 
 // The syscall numbers sent to the supervisor under `opts` (for explain).
 std::vector<int> NotifiedSyscalls(const ToolFilterOptions& opts);

@@ -49,6 +49,30 @@ TEST(ToolFilter, BuildsWithinTheBpfLimit) {
   EXPECT_LE(prog->insns.size(), 4096u);
 }
 
+// The table a launch uses is exactly what libseccomp compiles now, for
+// every combination of the options.
+TEST(ToolFilter, BuildTimeTableMatchesLibseccomp) {
+  for (size_t i = 0; i < kToolFilterCombinations; ++i) {
+    ToolFilterOptions o = ToolFilterOptionsAt(i);
+    ASSERT_EQ(ToolFilterIndex(o), i);
+    auto table = BuildToolFilter(o);
+    auto now = CompileToolFilter(o);
+    ASSERT_TRUE(table.ok() && now.ok()) << i;
+    ASSERT_EQ(table->insns.size(), now->insns.size()) << "combination " << i;
+    for (size_t k = 0; k < now->insns.size(); ++k) {
+      const sock_filter& a = table->insns[k];
+      const sock_filter& b = now->insns[k];
+      ASSERT_TRUE(a.code == b.code && a.jt == b.jt && a.jf == b.jf && a.k == b.k)
+          << "combination " << i << ", instruction " << k;
+    }
+    EXPECT_EQ(table->has_notify, now->has_notify) << i;
+  }
+  // Options that differ get different programs.
+  ToolFilterOptions strict, kernel_links;
+  kernel_links.notify_write_opens = false;
+  EXPECT_NE(BuildToolFilter(strict)->insns.size(), BuildToolFilter(kernel_links)->insns.size());
+}
+
 TEST(ToolFilter, NetworkNoneRefusesInetSocketsButNotUnix) {
   auto inet = [] { return static_cast<long>(::socket(AF_INET, SOCK_STREAM, 0)); };
   auto unix_ = [] { return static_cast<long>(::socket(AF_UNIX, SOCK_STREAM, 0)); };

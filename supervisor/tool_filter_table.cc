@@ -1,0 +1,9 @@
+#include "supervisor/tool_filter_table.h"
+
+namespace cordon::supervisor {
+Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts) {
+  const CompiledToolFilter& f = kToolFilterTable[ToolFilterIndex(opts)];
+  return BpfProgram{{f.insns, f.insns + f.size}, f.has_notify};
+}
+
+}  // namespace cordon::supervisor
