@@ -377,13 +377,14 @@ int Launch(const LaunchRequest& req) {
   bool failed = false;
   bool status_open = true;
   bool listener_hup = false;
+  bool report_hup = false;
   int exit_code = kExitCordonError;
   for (;;) {
     pollfd fds[5] = {{pidfd.get(), POLLIN, 0},
                      {sigfd.get(), POLLIN, 0},
                      {status_open ? status_read.get() : -1, POLLIN, 0},
                      {server && !listener_hup ? server->PollFd() : -1, POLLIN, 0},
-                     {report_parent.get(), POLLIN, 0}};
+                     {report_hup ? -1 : report_parent.get(), POLLIN, 0}};
     int n = ::poll(fds, 5, -1);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -394,6 +395,9 @@ int Launch(const LaunchRequest& req) {
     // report POLLHUP forever) and wait for the pidfd.
     if ((fds[3].revents & (POLLHUP | POLLERR)) && !(fds[3].revents & POLLIN)) listener_hup = true;
     if (fds[4].revents & POLLIN) drain_reports();
+    // Every holder of the tool's end has gone: drained, and nothing more
+    // can come (polling it would report POLLHUP until the pidfd fires).
+    if (fds[4].revents & (POLLHUP | POLLERR)) report_hup = true;
     if (fds[2].revents) {
       ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));
       if (r == static_cast<ssize_t>(sizeof(failure))) failed = true;
