@@ -7,27 +7,41 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "policy/audit_log.h"
 #include "supervisor/launcher.h"
 
 extern char** environ;
 
 namespace cordon::tools {
 
-void RecordBypass(const policy::Policy& p, const std::vector<std::string>& argv) {
+bool RecordBypass(const policy::Policy& p, const std::vector<std::string>& argv,
+                  const std::string& audit) {
   std::fprintf(stderr,
                "cordon: SANDBOX BYPASSED for this run (policy allowBypass): %s runs unconfined "
                "in %s\n",
                argv.empty() ? "?" : argv[0].c_str(), p.workspace.c_str());
+  if (audit.empty()) return true;
+  auto log = policy::AuditLog::Open(audit);
+  if (!log) {
+    std::fprintf(stderr, "cordon: --audit %s: %s\n", audit.c_str(), Describe(log.error()).c_str());
+    return false;
+  }
+  bool ok = (*log)->Append("header", policy::SessionHeader(p, "bypassed", argv)).ok() &&
+            (*log)->Append("bypass", {{"argv", argv}, {"workspace", p.workspace}}).ok() &&
+            (*log)->Close().ok();
+  if (!ok) std::fprintf(stderr, "cordon: --audit %s: cannot record the bypass\n", audit.c_str());
+  return ok;
 }
 
-int RunUnconfined(const policy::Policy& p, std::vector<std::string> argv) {
+int RunUnconfined(const policy::Policy& p, std::vector<std::string> argv,
+                  const std::string& audit) {
   const char* path_env = std::getenv("PATH");
   std::string resolved = supervisor::ResolveCommand(argv[0], path_env ? path_env : "");
   if (resolved.empty()) {
     std::fprintf(stderr, "cordon: %s: command not found\n", argv[0].c_str());
     return supervisor::kExitNotFound;
   }
-  RecordBypass(p, argv);
+  if (!RecordBypass(p, argv, audit)) return supervisor::kExitCordonError;
   if (::chdir(p.workspace.c_str()) != 0) {
     std::fprintf(stderr, "cordon: workspace %s: %s\n", p.workspace.c_str(), std::strerror(errno));
     return supervisor::kExitCordonError;

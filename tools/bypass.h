@@ -12,13 +12,18 @@
 namespace cordon::tools {
 
 // Announces the bypass, then execs `argv` in place, in the workspace, with
-// cordon's environment. Returns only on failure: 127 not found, 126 not
-// executable, 125 for cordon's own errors.
-int RunUnconfined(const policy::Policy& p, std::vector<std::string> argv);
+// cordon's environment. `audit` (may be empty) is the --audit log. Returns
+// only on failure: 127 not found, 126 not executable, 125 for cordon's own
+// errors (among them an audit log that cannot take the record).
+int RunUnconfined(const policy::Policy& p, std::vector<std::string> argv,
+                  const std::string& audit);
 
-// Writes what a bypass must leave behind before the tool starts: the stderr
-// line. The audit log (issue 6) appends its "sandbox bypassed" record here,
-// so every bypassed run is in the log before anything unconfined runs.
-void RecordBypass(const policy::Policy& p, const std::vector<std::string>& argv);
+// Leaves what a bypass must leave behind before anything unconfined runs:
+// the stderr line, and with an audit log a session header (rung
+// "bypassed") and a "bypass" record. No "end" record follows: cordon is
+// replaced by the tool, so nothing of cordon's sees it exit. False when
+// the log cannot be written; the tool must not start then.
+bool RecordBypass(const policy::Policy& p, const std::vector<std::string>& argv,
+                  const std::string& audit);
 
 }  // namespace cordon::tools

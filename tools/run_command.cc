@@ -143,7 +143,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
     return kExitCordonError;
   }
   // BuildPolicy admits a disabled sandbox only with allowBypass.
-  if (!p.sandbox_enabled) return RunUnconfined(p, std::move(argv));
+  if (!p.sandbox_enabled) return RunUnconfined(p, std::move(argv), o.audit);
   // Held until cordon exits, so a retire waits for this supervisor; taken
   // and the record re-validated before anything is granted.
   Fd session_lock;

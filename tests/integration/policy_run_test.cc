@@ -96,6 +96,27 @@ TEST_P(PolicyRunTest, NoSandboxNeedsAllowBypass) {
   EXPECT_FALSE(Exists(t_.Out("escaped2")));
 }
 
+TEST_P(PolicyRunTest, ABypassedRunIsInTheAuditLogBeforeTheToolStarts) {
+  Policy(R"({"sandbox":{"allowBypass":true}})");
+  std::string log = t_.Out("audit.jsonl");
+  ASSERT_EQ(Run({"--policy", policy_, "--no-sandbox", "--audit", log},
+                {"create", t_.Out("escaped")}),
+            0)
+      << last_.err;
+  std::string text = ReadFile(log);
+  EXPECT_THAT(text, HasSubstr(R"("kind":"header")"));
+  EXPECT_THAT(text, HasSubstr(R"("rung":"bypassed")"));
+  EXPECT_THAT(text, HasSubstr(R"("kind":"bypass")"));
+  EXPECT_THAT(text, HasSubstr(GetParam()));
+  EXPECT_EQ(RunCordon({"audit", "verify", log}).status, 0);
+  // A log that cannot be written stops the bypass: nothing runs unrecorded.
+  std::string bad = t_.Out("no-such-dir/audit.jsonl");
+  EXPECT_EQ(Run({"--policy", policy_, "--no-sandbox", "--audit", bad},
+                {"create", t_.Out("escaped2")}),
+            125);
+  EXPECT_FALSE(Exists(t_.Out("escaped2")));
+}
+
 TEST_P(PolicyRunTest, SandboxFlagOverridesADisabledPolicy) {
   Policy(R"({"sandbox":{"enabled":false,"allowBypass":true}})");
   EXPECT_EQ(Run({"--policy", policy_, "--sandbox"}, {"create", t_.Out("escaped")}), EACCES);
