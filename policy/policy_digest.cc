@@ -33,11 +33,21 @@ std::string CanonicalPolicyJson(const Policy& p) {
   for (const PathRule& r : p.paths) {
     paths.push_back({{"path", Text(r.path)}, {"access", AccessName(r.access)}, {"exec", r.executable}});
   }
+  json patterns = json::array();
+  for (const std::string& pat : p.protected_patterns) patterns.push_back(Text(pat));
+  json tools = json::array();
+  for (const ToolPin& t : p.tools) tools.push_back({{"name", Text(t.name)}, {"path", Text(t.path)}});
   json j{{"profile", ProfileName(p.profile)},
          {"workspace", Text(p.workspace)},
          {"paths", std::move(paths)},
          {"network", NetworkName(p.network)},
          {"private_tmp", p.private_tmp},
+         {"sandbox_enabled", p.sandbox_enabled},
+         {"allow_bypass", p.allow_bypass},
+         {"protected_patterns", std::move(patterns)},
+         {"sensitive_delete", SensitiveDeleteName(p.sensitive_delete)},
+         {"links", LinkModeName(p.links)},
+         {"tools", std::move(tools)},
          {"limits",
           {{"max_tree_entries", p.limits.max_tree_entries},
            {"max_tree_depth", p.limits.max_tree_depth},

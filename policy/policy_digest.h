@@ -11,10 +11,14 @@
 
 namespace cordon::policy {
 
-// Canonical JSON (sorted keys, no whitespace) of what the policy grants:
-// profile, workspace, rules in order, network, private TMPDIR and limits.
-// Explanatory fields (profile_reason, dropped paths) are left out: they say
-// why, not what.
+// Canonical JSON (sorted keys, no whitespace) of what the policy grants and
+// decides: profile, workspace, rules in order, network, private TMPDIR,
+// sandbox and bypass switches, protected patterns, the sensitive-delete and
+// link modes, pinned tools (name and path) and limits. Left out: what says
+// why rather than what (profile_reason, dropped paths, notes), what the
+// workspace's contents make of the patterns (protected_paths), and the
+// pinned binaries' identities, which are checked at every exec anyway and
+// change with a package upgrade, not with the policy.
 std::string CanonicalPolicyJson(const Policy& p);
 
 // Sha256Hex(CanonicalPolicyJson(p)).

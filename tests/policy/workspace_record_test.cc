@@ -95,6 +95,31 @@ TEST(PolicyDigest, ChangesWithWhatThePolicyGrantsOnly) {
   q = p;
   q.limits.max_delete_bytes = 1;
   EXPECT_NE(PolicyDigest(q), base);
+  // The decisions, not only the paths: each of these weakens or changes
+  // what a restored session would get.
+  q = p;
+  q.sensitive_delete = SensitiveDelete::kAllow;
+  EXPECT_NE(PolicyDigest(q), base);
+  q = p;
+  q.links = LinkMode::kKernel;
+  EXPECT_NE(PolicyDigest(q), base);
+  q = p;
+  q.protected_patterns.clear();
+  EXPECT_NE(PolicyDigest(q), base);
+  q = p;
+  q.allow_bypass = true;
+  EXPECT_NE(PolicyDigest(q), base);
+  q = p;
+  q.tools.push_back({});
+  q.tools.back().name = "rg";
+  q.tools.back().path = "/usr/bin/rg";
+  EXPECT_NE(PolicyDigest(q), base);
+  Policy pinned = q;
+  pinned.tools.back().identity.sha256 = std::string(64, 'a');
+  EXPECT_EQ(PolicyDigest(pinned), PolicyDigest(q)) << "a binary's identity is checked at exec";
+  q = p;
+  q.protected_paths.push_back("/w/.git");
+  EXPECT_EQ(PolicyDigest(q), base) << "what the workspace holds is not the policy";
   q = p;
   q.workspace = "/w\xff";
   Policy q2 = p;
