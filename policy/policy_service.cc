@@ -30,7 +30,8 @@ Status BindListen(int fd, const std::string& path) {
 
 }  // namespace
 
-Result<std::unique_ptr<PolicyService>> PolicyService::Listen(const std::string& path) {
+Result<std::unique_ptr<PolicyService>> PolicyService::Listen(const std::string& path,
+                                                             std::shared_ptr<AuditLog> audit) {
   if (path.empty() || path.size() >= sizeof(sockaddr_un{}.sun_path)) {
     return SysError{ENAMETOOLONG, "bind", path};
   }
@@ -46,13 +47,26 @@ Result<std::unique_ptr<PolicyService>> PolicyService::Listen(const std::string& 
     }
   }
   if (!st.ok()) return st.error();
-  return std::unique_ptr<PolicyService>(new PolicyService(path, std::move(fd)));
+  auto service =
+      std::unique_ptr<PolicyService>(new PolicyService(path, std::move(fd), std::move(audit)));
+  if (!service->Record("header", {{"service", "policyd"}, {"socket", path}, {"pid", ::getpid()}})) {
+    return SysError{EIO, "audit log", "cannot record the service start"};
+  }
+  return service;
 }
 
-PolicyService::PolicyService(std::string path, Fd listener)
-    : path_(std::move(path)), listener_(std::move(listener)) {}
+PolicyService::PolicyService(std::string path, Fd listener, std::shared_ptr<AuditLog> audit)
+    : path_(std::move(path)), listener_(std::move(listener)), audit_(std::move(audit)) {}
 
-PolicyService::~PolicyService() { ::unlink(path_.c_str()); }
+PolicyService::~PolicyService() {
+  for (const auto& [id, p] : pending_) Record("withdrawn", {{"id", id}, {"why", "service stopped"}});
+  if (audit_) (void)audit_->Close();
+  ::unlink(path_.c_str());
+}
+
+bool PolicyService::Record(std::string_view kind, nlohmann::json fields) {
+  return !audit_ || audit_->Append(kind, std::move(fields)).ok();
+}
 
 Status PolicyService::Serve(int stop_fd) {
   for (;;) {
@@ -101,7 +115,12 @@ void PolicyService::Accept() {
 
 void PolicyService::Drop(int fd) {
   for (auto it = pending_.begin(); it != pending_.end();) {
-    it = it->second.client_fd == fd ? pending_.erase(it) : std::next(it);
+    if (it->second.client_fd != fd) {
+      ++it;
+      continue;
+    }
+    Record("withdrawn", {{"id", it->first}, {"why", "the run disconnected"}});
+    it = pending_.erase(it);
   }
   clients_.erase(fd);
 }
@@ -137,13 +156,19 @@ void PolicyService::OnRun(Client& c, const nlohmann::json& msg) {
     shown.erase("type");
     shown["run_id"] = req->request_id;
     shown["peer_pid"] = c.pid;
+    shown["peer_uid"] = c.uid;
     uint64_t id = next_id_++;
     shown["id"] = id;
+    if (!Record("request", shown)) {
+      (void)SendMessage(fd, ErrorMessage("the service cannot record the request: refused"));
+      return;
+    }
     pending_[id] = Pending{fd, req->request_id, req->preview_digest, std::move(shown)};
   } else if (type == "cancel") {
     for (auto it = pending_.begin(); it != pending_.end();) {
       bool mine = it->second.client_fd == fd && msg.contains("id") &&
                   msg["id"] == it->second.run_id;
+      if (mine) Record("withdrawn", {{"id", it->first}, {"why", "the run cancelled it"}});
       it = mine ? pending_.erase(it) : std::next(it);
     }
   } else {
@@ -194,6 +219,17 @@ void PolicyService::OnApprover(Client& c, const nlohmann::json& msg) {
   } else {
     answer["decision"] = decision;
     result["status"] = "delivered";
+  }
+  nlohmann::json record = {{"id", id},
+                           {"run_id", p.run_id},
+                           {"decision", answer["decision"]},
+                           {"approver_pid", c.pid},
+                           {"approver_uid", c.uid}};
+  if (!Record("answer", record)) {
+    // No allow leaves here unrecorded.
+    answer["decision"] = "deny";
+    result["status"] = "refused";
+    result["message"] = "the service cannot record the answer; the request is denied";
   }
   if (!SendMessage(p.client_fd, answer).ok()) {
     result["status"] = "stale";

@@ -10,6 +10,11 @@
 // An allow whose digest is not the request's preview digest refuses the
 // request (stale): the run must make a new preview.
 //
+// With an audit log, every request, answer, cancellation and withdrawal is
+// a hash-chained record (audit_log.h), written before its effect: an allow
+// that cannot be recorded is delivered as a deny, a request that cannot be
+// recorded is refused.
+//
 // Single-threaded: one poll loop; not thread-safe, not fork-safe.
 #pragma once
 
@@ -18,7 +23,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
+#include "policy/audit_log.h"
 #include "policy/fd.h"
 #include "policy/result.h"
 
@@ -28,7 +35,8 @@ class PolicyService {
  public:
   // Binds `socket_path` (mode 0600). A stale socket file nobody listens on
   // is replaced; a live one is EADDRINUSE.
-  static Result<std::unique_ptr<PolicyService>> Listen(const std::string& socket_path);
+  static Result<std::unique_ptr<PolicyService>> Listen(const std::string& socket_path,
+                                                       std::shared_ptr<AuditLog> audit = nullptr);
   ~PolicyService();
 
   // Serves until `stop_fd` becomes readable (e.g. a signalfd). Pending
@@ -49,7 +57,9 @@ class PolicyService {
     nlohmann::json request;  // as the run sent it, for listing
   };
 
-  PolicyService(std::string path, Fd listener);
+  PolicyService(std::string path, Fd listener, std::shared_ptr<AuditLog> audit);
+  // True without a log, or when the record was written.
+  bool Record(std::string_view kind, nlohmann::json fields);
   void Accept();
   void OnMessage(Client& c, const nlohmann::json& msg);
   void OnRun(Client& c, const nlohmann::json& msg);
@@ -58,6 +68,7 @@ class PolicyService {
 
   std::string path_;
   Fd listener_;
+  std::shared_ptr<AuditLog> audit_;
   std::map<int, Client> clients_;
   std::map<uint64_t, Pending> pending_;
   uint64_t next_id_ = 1;

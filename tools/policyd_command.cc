@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "policy/approval_protocol.h"
+#include "policy/audit_log.h"
 #include "policy/policy_service.h"
 
 namespace cordon::tools {
@@ -16,7 +17,7 @@ namespace {
 
 constexpr int kExitError = 125;
 
-int ServePolicyd(const std::string& socket_path) {
+int ServePolicyd(const std::string& socket_path, const std::string& audit_path) {
   // SIGINT/SIGTERM end the loop through a signalfd: pending requests are
   // then refused when their connections close.
   sigset_t set;
@@ -30,7 +31,16 @@ int ServePolicyd(const std::string& socket_path) {
     spdlog::error("signalfd: {}", std::strerror(errno));
     return kExitError;
   }
-  auto service = policy::PolicyService::Listen(socket_path);
+  std::shared_ptr<policy::AuditLog> audit;
+  if (!audit_path.empty()) {
+    auto log = policy::AuditLog::Open(audit_path);
+    if (!log) {
+      spdlog::error("policyd: --audit {}: {}", audit_path, Describe(log.error()));
+      return kExitError;
+    }
+    audit = std::move(log.value());
+  }
+  auto service = policy::PolicyService::Listen(socket_path, std::move(audit));
   if (!service) {
     spdlog::error("policyd: {}", Describe(service.error()));
     return kExitError;
@@ -120,10 +130,15 @@ int Approve(const ApproveOptions& o) {
 }  // namespace
 
 void RegisterPolicyd(CLI::App& app, int& exit_code) {
-  auto* socket = new std::string;  // lives as long as the process
+  struct Options {
+    std::string socket, audit;
+  };
+  auto* o = new Options;  // lives as long as the process
   CLI::App* cmd = app.add_subcommand("policyd", "serve approvals for many runs on a Unix socket");
-  cmd->add_option("--socket", *socket, "the SOCK_SEQPACKET socket to listen on")->required();
-  cmd->callback([socket, &exit_code] { exit_code = ServePolicyd(*socket); });
+  cmd->add_option("--socket", o->socket, "the SOCK_SEQPACKET socket to listen on")->required();
+  cmd->add_option("--audit", o->audit,
+                  "append every request and answer to this hash-chained JSON-lines log");
+  cmd->callback([o, &exit_code] { exit_code = ServePolicyd(o->socket, o->audit); });
 }
 
 void RegisterApprove(CLI::App& app, int& exit_code) {

@@ -41,9 +41,15 @@ class PolicydTest : public ::testing::Test {
  protected:
   void SetUp() override {
     sock_ = t_.root() + "/policyd.sock";
+    audit_ = t_.Out("policyd-audit.jsonl");
     pid_ = ::fork();
     if (pid_ == 0) {
-      ::execl(CORDON_BIN, CORDON_BIN, "policyd", "--socket", sock_.c_str(), nullptr);
+      if (with_audit_) {
+        ::execl(CORDON_BIN, CORDON_BIN, "policyd", "--socket", sock_.c_str(), "--audit",
+                audit_.c_str(), nullptr);
+      } else {
+        ::execl(CORDON_BIN, CORDON_BIN, "policyd", "--socket", sock_.c_str(), nullptr);
+      }
       _exit(127);
     }
     for (int i = 0; i < 500 && !policy::ConnectSeqpacket(sock_).ok(); ++i) {
@@ -84,10 +90,71 @@ class PolicydTest : public ::testing::Test {
     return RunCordon({"approve", "--socket", sock_, "--deny", std::to_string(id)});
   }
 
+  // The daemon's audit log as records, in order.
+  std::vector<nlohmann::json> AuditRecords() {
+    std::vector<nlohmann::json> out;
+    std::string text = ReadFile(audit_);
+    size_t pos = 0;
+    for (size_t nl; (nl = text.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+      out.push_back(nlohmann::json::parse(text.substr(pos, nl - pos)));
+    }
+    return out;
+  }
+
   ScratchTree t_;
   std::string sock_;
+  std::string audit_;
+  bool with_audit_ = false;
   pid_t pid_ = -1;
 };
+
+class PolicydAuditTest : public PolicydTest {
+ protected:
+  void SetUp() override {
+    with_audit_ = true;
+    PolicydTest::SetUp();
+  }
+};
+
+// The service keeps the trail: who asked what, who answered how, what was
+// withdrawn, in a chain `cordon audit verify` accepts.
+TEST_F(PolicydAuditTest, EveryRequestAndAnswerIsRecorded) {
+  policy::SocketApprover run(sock_);
+  auto ask = std::async(std::launch::async, [&] { return run.Ask(Request(7), 30s); });
+  auto pending = WaitForPending(1);
+  ASSERT_EQ(pending.size(), 1u);
+  uint64_t id = pending[0]["id"].get<uint64_t>();
+  ASSERT_EQ(Allow(id, pending[0]["digest"].get<std::string>()).status, 0);
+  EXPECT_EQ(ask.get(), Outcome::kAllowedOnce);
+  auto withdrawn = std::async(std::launch::async, [&] { return run.Ask(Request(8), 30s); });
+  WaitForPending(1);
+  run.Cancel(8);
+  EXPECT_EQ(withdrawn.get(), Outcome::kCancelled);
+  WaitForPending(0);
+
+  auto records = AuditRecords();
+  ASSERT_GE(records.size(), 5u) << ReadFile(audit_);
+  EXPECT_EQ(records[0]["kind"], "header");
+  EXPECT_EQ(records[0]["service"], "policyd");
+  EXPECT_EQ(records[1]["kind"], "request");
+  EXPECT_EQ(records[1]["run_id"], 7);
+  EXPECT_EQ(records[1]["peer_pid"], ::getpid());
+  EXPECT_EQ(records[1]["preview"]["path"], "notes.txt");
+  EXPECT_EQ(records[2]["kind"], "answer");
+  EXPECT_EQ(records[2]["id"], id);
+  EXPECT_EQ(records[2]["decision"], "allow-once");
+  EXPECT_EQ(records[3]["kind"], "request");
+  EXPECT_EQ(records[4]["kind"], "withdrawn");
+  EXPECT_EQ(RunCordon({"audit", "verify", audit_}).status, 0);
+}
+
+TEST(PolicydAudit, AnUnwritableLogStopsTheServiceAtStart) {
+  ScratchTree t;
+  RunResult r = RunCordon({"policyd", "--socket", t.root() + "/p.sock", "--audit",
+                           t.Out("missing-dir/audit.jsonl")});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_NE(r.err.find("--audit"), std::string::npos) << r.err;
+}
 
 TEST_F(PolicydTest, AllowOnceGrantsThatRequestOnce) {
   policy::SocketApprover run(sock_);
