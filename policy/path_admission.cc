@@ -218,6 +218,7 @@ Admission AdmitPath(const AdmissionTable& table, AdmitOp op, std::string_view pa
       }
       return {AdmitVerdict::kAdmit, c, 0, "inside the workspace"};
     case PathClass::kMalformed:
+    case PathClass::kHeldFd:  // never a result of Classify
       break;
   }
   return {AdmitVerdict::kRefuse, PathClass::kMalformed, EINVAL, "malformed path"};
@@ -231,6 +232,7 @@ const char* PathClassName(PathClass c) {
     case PathClass::kDenied: return "denied";
     case PathClass::kOutside: return "outside";
     case PathClass::kMalformed: return "malformed";
+    case PathClass::kHeldFd: return "held descriptor";
   }
   return "?";
 }
