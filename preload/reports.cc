@@ -84,7 +84,7 @@ void FlushHeld(Slot* s) {
   s->count.store(0, std::memory_order_relaxed);
 }
 
-bool TryHold(Slot* s) { return !s->busy.exchange(true, std::memory_order_acquire); }
+bool TryHold(Slot* s) { return !s->busy.exchange(true); }
 void Release(Slot* s) { s->busy.store(false, std::memory_order_release); }
 
 // The image's last record: its totals, so the supervisor can tell a dropped
@@ -125,8 +125,7 @@ void Note(wire::Call call, AdmitOp op, wire::ReportVerdict v, PathClass cls, int
   s->count.store(n + 1, std::memory_order_relaxed);
   // g_direct is read again under the slot: an exit flush that passed this
   // slot before we took it has set it, so the record cannot be stranded.
-  if (n + 1 == wire::kReportBatchMax || v == wire::ReportVerdict::kRefused ||
-      g_direct.load(std::memory_order_relaxed)) {
+  if (n + 1 == wire::kReportBatchMax || v == wire::ReportVerdict::kRefused || g_direct.load()) {
     FlushHeld(s);
   }
   Release(s);
@@ -140,6 +139,12 @@ void EndImage(bool exiting) {
   bool own_image = Pid() == g_pid.load(std::memory_order_relaxed);
   if (exiting && own_image) g_direct.store(true);
   for (Slot& s : g_slots) {
+    // An idle empty slot is only read: writing would fault in a page per
+    // slot. busy before count, all seq_cst with Note()'s exchange and its
+    // g_direct load: a thread that takes the slot after this read sees
+    // g_direct and flushes itself; one that released it before shows its
+    // count here.
+    if (!s.busy.load() && s.count.load() == 0) continue;
     // A holder is another thread mid-append (nanoseconds) or one stuck in a
     // signal handler: wait a little, then count its batch as dropped.
     bool held = TryHold(&s);
@@ -160,8 +165,9 @@ void EndImage(bool exiting) {
 
 void ReportsAfterFork() {
   for (Slot& s : g_slots) {
-    s.count.store(0, std::memory_order_relaxed);
-    s.busy.store(false, std::memory_order_relaxed);
+    // Written only when set: each slot is its own page, copied on write.
+    if (s.count.load(std::memory_order_relaxed) != 0) s.count.store(0, std::memory_order_relaxed);
+    if (s.busy.load(std::memory_order_relaxed)) s.busy.store(false, std::memory_order_relaxed);
   }
   g_pid.store(Pid(), std::memory_order_relaxed);
   t_tid = 0;

@@ -66,8 +66,8 @@ struct Report {
 static_assert(sizeof(Report) == 304, "the report record is wire format");
 
 // A datagram carries 1 to kReportBatchMax records back to back (the preload
-// batches them per thread); 53 records fill four pages.
-inline constexpr unsigned kReportBatchMax = 53;
+// batches them per thread); 215 records fill 64 KiB.
+inline constexpr unsigned kReportBatchMax = 215;
 inline constexpr unsigned kReportDatagramMax = kReportBatchMax * sizeof(Report);
 
 inline const char* CallName(uint16_t c) {
