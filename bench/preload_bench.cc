@@ -1,10 +1,12 @@
 // The preload's cost per call: an interposed open+close of an admitted path
-// against the raw libc call, the admission check alone, and the report send
-// the hook adds when the supervisor's channel is present. Target: under
-// 150 ns added per call for admission (issue 5).
+// against the raw libc call, the admission check alone, and one unbatched
+// report send for comparison. Target: under 150 ns added per call (issue 5).
 //
 // The library is dlopen'ed with its configuration in the environment and
 // its exported hook called directly, as a tool's PLT call would reach it.
+// As under `cordon run`, the report channel is present and a thread drains
+// it like the supervisor; CORDON_BENCH_NO_REPORTS=1 leaves it out (as
+// `env -u CORDON_REPORT_FD` does).
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -14,6 +16,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -42,6 +45,8 @@ struct Setup {
     setenv(cordon::wire::kEnvReadWrite, "/dev/null:/dev/zero:/dev/full", 1);
     setenv(cordon::wire::kEnvDenied, "/etc/shadow:/etc/gshadow:/etc/sudoers", 1);
     unsetenv(cordon::wire::kEnvReportFd);
+    const char* no_reports = getenv("CORDON_BENCH_NO_REPORTS");
+    if (no_reports == nullptr || strcmp(no_reports, "1") != 0) StartChannel();
     void* lib = dlopen(CORDON_PRELOAD_SO, RTLD_NOW | RTLD_LOCAL);
     if (!lib) abort();
     hook = reinterpret_cast<OpenFn>(dlsym(lib, "open"));
@@ -50,6 +55,17 @@ struct Setup {
   ~Setup() {
     ::unlink(file.c_str());
     ::rmdir(dir.c_str());
+  }
+  // The supervisor's side: a thread that receives every datagram.
+  void StartChannel() {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) abort();
+    setenv(cordon::wire::kEnvReportFd, std::to_string(sv[1]).c_str(), 1);
+    std::thread([fd = sv[0]] {
+      static char buf[cordon::wire::kReportDatagramMax];
+      while (::recv(fd, buf, sizeof buf, 0) > 0) {
+      }
+    }).detach();
   }
 };
 
@@ -80,6 +96,19 @@ void BM_InterposedOpenClose(benchmark::State& state) {
 }
 BENCHMARK(BM_InterposedOpenClose);
 
+// A relative path: admission also asks the kernel for the cwd.
+void BM_InterposedOpenCloseRelative(benchmark::State& state) {
+  OpenFn hook = S().hook;
+  if (::chdir(S().dir.c_str()) != 0) abort();
+  for (auto _ : state) {
+    int fd = hook("admitted.txt", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) state.SkipWithError("refused");
+    benchmark::DoNotOptimize(fd);
+    ::close(fd);
+  }
+}
+BENCHMARK(BM_InterposedOpenCloseRelative);
+
 // Admission alone, with the same rule count as a default cordon run.
 void BM_AdmitPath(benchmark::State& state) {
   using namespace cordon::policy;
@@ -98,8 +127,8 @@ void BM_AdmitPath(benchmark::State& state) {
 }
 BENCHMARK(BM_AdmitPath);
 
-// What a report adds: one non-blocking send of the fixed-size record on a
-// SOCK_SEQPACKET pair while a reader drains it, as the supervisor does.
+// What one report cost before batching: a non-blocking send of one record
+// on a SOCK_SEQPACKET pair while a reader drains it.
 void BM_ReportSend(benchmark::State& state) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) abort();

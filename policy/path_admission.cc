@@ -140,11 +140,14 @@ PathClass AdmissionTable::Classify(std::string_view normal) const {
   for (std::size_t i = 0; i < count_; ++i) {
     const Rule& r = rules_[i];
     std::string_view rule(arena_ + r.offset, r.len);
+    // The byte after the leading '/' and the rule's last byte reject most
+    // rules before memcmp (this runs on every call the preload sees).
     bool within = rule.size() == 1  // "/"
                       ? true
-                      : normal.size() >= rule.size() &&
-                            std::memcmp(normal.data(), rule.data(), rule.size()) == 0 &&
-                            (normal.size() == rule.size() || normal[rule.size()] == '/');
+                      : normal.size() >= rule.size() && normal[1] == rule[1] &&
+                            normal[rule.size() - 1] == rule.back() &&
+                            (normal.size() == rule.size() || normal[rule.size()] == '/') &&
+                            std::memcmp(normal.data(), rule.data(), rule.size()) == 0;
     if (!within) continue;
     bool better = best < 0 || r.len > best_len ||
                   (r.len == best_len && Strictness(r.kind) > Strictness(rules_[best].kind));
@@ -218,6 +221,7 @@ Admission AdmitPath(const AdmissionTable& table, AdmitOp op, std::string_view pa
       }
       return {AdmitVerdict::kAdmit, c, 0, "inside the workspace"};
     case PathClass::kMalformed:
+    case PathClass::kHeldFd:  // never a result of Classify
       break;
   }
   return {AdmitVerdict::kRefuse, PathClass::kMalformed, EINVAL, "malformed path"};
@@ -231,6 +235,7 @@ const char* PathClassName(PathClass c) {
     case PathClass::kDenied: return "denied";
     case PathClass::kOutside: return "outside";
     case PathClass::kMalformed: return "malformed";
+    case PathClass::kHeldFd: return "held descriptor";
   }
   return "?";
 }

@@ -47,6 +47,7 @@ enum class PathClass : std::uint8_t {
   kDenied = 3,     // a denied rule (a hole in an allowed parent)
   kOutside = 4,    // no rule contains it
   kMalformed = 5,  // refused before classification (rules 1 and 2)
+  kHeldFd = 6,     // "/dev/stderr", "/dev/fd/N": a descriptor the tool holds (preload/fd_alias.h)
 };
 
 enum class AdmitVerdict : std::uint8_t { kAdmit = 0, kRefuse = 1 };

@@ -14,9 +14,9 @@
 
 using cordon::policy::AdmitOp;
 using cordon::preload::Admit;
-using cordon::preload::FopenOp;
+using cordon::preload::AdmitOpen;
+using cordon::preload::FopenFlags;
 using cordon::preload::g_real;
-using cordon::preload::OpenOp;
 using cordon::preload::ResolveLate;
 using cordon::wire::Call;
 
@@ -54,27 +54,27 @@ int RawOpenat(int dirfd, const char* path, int flags, mode_t mode) {
 
 CORDON_EXPORT int open(const char* path, int flags, ...) {
   CORDON_VA_MODE(flags);
-  if (!Admit(Call::kOpen, OpenOp(flags), AT_FDCWD, path)) return -1;
+  if (!AdmitOpen(Call::kOpen, flags, AT_FDCWD, path)) return -1;
   return g_real.open ? g_real.open(path, flags, mode) : RawOpenat(AT_FDCWD, path, flags, mode);
 }
 
 CORDON_EXPORT int open64(const char* path, int flags, ...) {
   CORDON_VA_MODE(flags);
-  if (!Admit(Call::kOpen64, OpenOp(flags), AT_FDCWD, path)) return -1;
+  if (!AdmitOpen(Call::kOpen64, flags, AT_FDCWD, path)) return -1;
   return g_real.open64 ? g_real.open64(path, flags, mode)
                        : RawOpenat(AT_FDCWD, path, flags | O_LARGEFILE, mode);
 }
 
 CORDON_EXPORT int openat(int dirfd, const char* path, int flags, ...) {
   CORDON_VA_MODE(flags);
-  if (!Admit(Call::kOpenat, OpenOp(flags), dirfd, path)) return -1;
+  if (!AdmitOpen(Call::kOpenat, flags, dirfd, path)) return -1;
   return g_real.openat ? g_real.openat(dirfd, path, flags, mode)
                        : RawOpenat(dirfd, path, flags, mode);
 }
 
 CORDON_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
   CORDON_VA_MODE(flags);
-  if (!Admit(Call::kOpenat64, OpenOp(flags), dirfd, path)) return -1;
+  if (!AdmitOpen(Call::kOpenat64, flags, dirfd, path)) return -1;
   return g_real.openat64 ? g_real.openat64(dirfd, path, flags, mode)
                          : RawOpenat(dirfd, path, flags | O_LARGEFILE, mode);
 }
@@ -82,35 +82,35 @@ CORDON_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
 // The fortified forms take no mode: glibc aborts if O_CREAT reaches them,
 // so the real one is called to keep that behaviour.
 CORDON_EXPORT int __open_2(const char* path, int flags) {
-  if (!Admit(Call::kOpen2, OpenOp(flags), AT_FDCWD, path)) return -1;
+  if (!AdmitOpen(Call::kOpen2, flags, AT_FDCWD, path)) return -1;
   return g_real.open_2 ? g_real.open_2(path, flags) : RawOpenat(AT_FDCWD, path, flags, 0);
 }
 
 CORDON_EXPORT int __open64_2(const char* path, int flags) {
-  if (!Admit(Call::kOpen64_2, OpenOp(flags), AT_FDCWD, path)) return -1;
+  if (!AdmitOpen(Call::kOpen64_2, flags, AT_FDCWD, path)) return -1;
   return g_real.open64_2 ? g_real.open64_2(path, flags)
                          : RawOpenat(AT_FDCWD, path, flags | O_LARGEFILE, 0);
 }
 
 CORDON_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
-  if (!Admit(Call::kOpenat2, OpenOp(flags), dirfd, path)) return -1;
+  if (!AdmitOpen(Call::kOpenat2, flags, dirfd, path)) return -1;
   return g_real.openat_2 ? g_real.openat_2(dirfd, path, flags) : RawOpenat(dirfd, path, flags, 0);
 }
 
 CORDON_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
-  if (!Admit(Call::kOpenat64_2, OpenOp(flags), dirfd, path)) return -1;
+  if (!AdmitOpen(Call::kOpenat64_2, flags, dirfd, path)) return -1;
   return g_real.openat64_2 ? g_real.openat64_2(dirfd, path, flags)
                            : RawOpenat(dirfd, path, flags | O_LARGEFILE, 0);
 }
 
 CORDON_EXPORT int creat(const char* path, mode_t mode) {
-  if (!Admit(Call::kCreat, AdmitOp::kMutate, AT_FDCWD, path)) return -1;
+  if (!AdmitOpen(Call::kCreat, O_WRONLY | O_CREAT | O_TRUNC, AT_FDCWD, path)) return -1;
   return g_real.creat ? g_real.creat(path, mode)
                       : RawOpenat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
 }
 
 CORDON_EXPORT int creat64(const char* path, mode_t mode) {
-  if (!Admit(Call::kCreat64, AdmitOp::kMutate, AT_FDCWD, path)) return -1;
+  if (!AdmitOpen(Call::kCreat64, O_WRONLY | O_CREAT | O_TRUNC, AT_FDCWD, path)) return -1;
   return g_real.creat64 ? g_real.creat64(path, mode)
                         : RawOpenat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE,
                                     mode);
@@ -119,7 +119,7 @@ CORDON_EXPORT int creat64(const char* path, mode_t mode) {
 // stdio has no syscall to fall back to; before the constructor ran the
 // real function is looked up on the spot.
 CORDON_EXPORT FILE* fopen(const char* path, const char* mode) {
-  if (!Admit(Call::kFopen, FopenOp(mode), AT_FDCWD, path)) return nullptr;
+  if (!AdmitOpen(Call::kFopen, FopenFlags(mode), AT_FDCWD, path)) return nullptr;
   auto real = g_real.fopen ? g_real.fopen
                            : reinterpret_cast<decltype(g_real.fopen)>(ResolveLate("fopen"));
   if (real == nullptr) {
@@ -130,7 +130,7 @@ CORDON_EXPORT FILE* fopen(const char* path, const char* mode) {
 }
 
 CORDON_EXPORT FILE* fopen64(const char* path, const char* mode) {
-  if (!Admit(Call::kFopen64, FopenOp(mode), AT_FDCWD, path)) return nullptr;
+  if (!AdmitOpen(Call::kFopen64, FopenFlags(mode), AT_FDCWD, path)) return nullptr;
   auto real = g_real.fopen64 ? g_real.fopen64
                              : reinterpret_cast<decltype(g_real.fopen64)>(ResolveLate("fopen64"));
   if (real == nullptr) {
@@ -143,7 +143,7 @@ CORDON_EXPORT FILE* fopen64(const char* path, const char* mode) {
 // freopen(NULL, mode, f) changes the mode of f's own file: no path to admit.
 // A refused freopen closes `stream`, as a failed freopen does.
 CORDON_EXPORT FILE* freopen(const char* path, const char* mode, FILE* stream) {
-  if (path != nullptr && !Admit(Call::kFreopen, FopenOp(mode), AT_FDCWD, path)) {
+  if (path != nullptr && !AdmitOpen(Call::kFreopen, FopenFlags(mode), AT_FDCWD, path)) {
     int err = errno;
     fclose(stream);
     errno = err;

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,9 @@
 
 #include <atomic>
 #include <string_view>
+
+#include "preload/fd_alias.h"
+#include "preload/reports.h"
 
 namespace cordon::preload {
 
@@ -29,20 +31,14 @@ using policy::RuleKind;
 struct Config {
   bool enabled = false;
   bool log = false;
-  int report_fd = -1;
-  uint32_t image = 0;  // tells exec'd images of one pid apart in reports
   policy::AdmissionTable table;
 };
 Config g_config;
-std::atomic<int32_t> g_pid{0};
-std::atomic<uint64_t> g_seq{0};
-std::atomic<uint64_t> g_dropped{0};
 std::atomic<bool> g_initialized{false};
 
 // Calls made by the library itself (and by libc on its behalf) go straight
 // through. initial-exec: no __tls_get_addr, no allocation on first use.
 thread_local bool t_busy __attribute__((tls_model("initial-exec"))) = false;
-thread_local int32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 
 class Busy {
  public:
@@ -135,64 +131,21 @@ void ReadConfig() {
   const char* log = getenv(wire::kEnvLog);
   g_config.log = log && strcmp(log, "1") == 0;
   int fd;
+  int report_fd = -1;
   if (ParseFd(getenv(wire::kEnvReportFd), &fd)) {
     // Only a SOCK_SEQPACKET socket is ours; anything else (a closed or
     // reused number) is left alone.
     int type = 0;
     socklen_t len = sizeof(type);
     if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET) {
-      g_config.report_fd = fd;
+      report_fd = fd;
     }
   }
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  g_config.image = static_cast<uint32_t>(ts.tv_nsec) ^ static_cast<uint32_t>(ts.tv_sec << 20);
+  StartReports(report_fd,
+               static_cast<uint32_t>(ts.tv_nsec) ^ static_cast<uint32_t>(ts.tv_sec << 20));
   g_config.enabled = true;
-}
-
-void AfterForkInChild() {
-  g_pid.store(static_cast<int32_t>(::syscall(SYS_getpid)), std::memory_order_relaxed);
-  t_tid = 0;
-  g_seq.store(0, std::memory_order_relaxed);
-  g_dropped.store(0, std::memory_order_relaxed);
-}
-
-int32_t Tid() {
-  if (t_tid == 0) t_tid = static_cast<int32_t>(::syscall(SYS_gettid));
-  return t_tid;
-}
-
-bool SendRecord(const wire::Report& r) {
-  ssize_t n = ::send(g_config.report_fd, &r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL);
-  return n == static_cast<ssize_t>(sizeof(r));
-}
-
-void Report(wire::Call call, AdmitOp op, wire::ReportVerdict v, PathClass cls, int err,
-            const char* path) {
-  uint64_t seq = g_seq.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (g_config.report_fd < 0) return;
-  wire::Report r;
-  memset(&r, 0, sizeof(r));
-  r.magic = wire::kReportMagic;
-  r.version = wire::kReportVersion;
-  r.call = static_cast<uint16_t>(call);
-  r.op = static_cast<uint8_t>(op);
-  r.verdict = static_cast<uint8_t>(v);
-  r.path_class = static_cast<uint8_t>(cls);
-  r.err = err;
-  r.pid = g_pid.load(std::memory_order_relaxed);
-  r.tid = Tid();
-  r.image = g_config.image;
-  r.seq = seq;
-  r.dropped = g_dropped.load(std::memory_order_relaxed);
-  size_t len = path ? strnlen(path, wire::kReportPathMax) : 0;
-  if (len == wire::kReportPathMax) {
-    len = wire::kReportPathMax - 1;
-    r.truncated = 1;
-  }
-  if (len) memcpy(r.path, path, len);
-  // Never stall the tool: a full channel drops the record and counts it.
-  if (!SendRecord(r)) g_dropped.fetch_add(1, std::memory_order_relaxed);
 }
 
 const char* ErrnoName(int e) {
@@ -251,25 +204,55 @@ const char* Base(int dirfd, char* buf) {
   return buf;
 }
 
-bool AdmitOne(wire::Call call, AdmitOp op, int dirfd, const char* path) {
+bool Refuse(wire::Call call, AdmitOp op, const char* path, const policy::Admission& a) {
+  Note(call, op, wire::ReportVerdict::kRefused, a.cls, a.err, path);
+  if (g_config.log) LogRefusal(call, op, path, a);
+  errno = a.err;
+  return false;
+}
+
+// An open of "/dev/stderr" and the like: judged by the held descriptor.
+// Returns 1 (admit), 0 (refused) or -1 (not decided here: the path rules).
+int AdmitHeldFd(wire::Call call, AdmitOp op, int fd, int flags, const char* path) {
+  switch (JudgeHeldFd(fd, flags)) {
+    case HeldFd::kCovered:
+      Note(call, op, wire::ReportVerdict::kAdmitted, PathClass::kHeldFd, 0, path);
+      return 1;
+    case HeldFd::kNotHeld:  // the kernel says ENOENT
+      Note(call, op, wire::ReportVerdict::kPassed, PathClass::kHeldFd, 0, path);
+      return 1;
+    case HeldFd::kNotCovered:
+      Refuse(call, op, path,
+             {policy::AdmitVerdict::kRefuse, PathClass::kHeldFd, EACCES,
+              "the descriptor it names is not open for that access"});
+      return 0;
+    case HeldFd::kPathOnly:
+      break;
+  }
+  return -1;
+}
+
+bool AdmitOne(wire::Call call, AdmitOp op, int dirfd, const char* path, int open_flags = -1) {
   if (path == nullptr) return true;  // the kernel answers EFAULT
+  if (open_flags >= 0 && path[0] == '/') {
+    if (int fd = FdAliasNumber(path); fd >= 0) {
+      if (int held = AdmitHeldFd(call, op, fd, open_flags, path); held >= 0) return held == 1;
+    }
+  }
   char base_buf[policy::kAdmissionMaxPath];
   const char* base = nullptr;
   if (path[0] != '/') {
     base = Base(dirfd, base_buf);
     if (base == nullptr) {
-      Report(call, op, wire::ReportVerdict::kPassed, PathClass::kMalformed, 0, path);
+      Note(call, op, wire::ReportVerdict::kPassed, PathClass::kMalformed, 0, path);
       return true;
     }
   }
   size_t len = strnlen(path, policy::kAdmissionMaxPath);
   policy::Admission a = policy::AdmitPath(g_config.table, op, std::string_view(path, len), base);
-  bool admitted = a.verdict == AdmitVerdict::kAdmit;
-  Report(call, op, admitted ? wire::ReportVerdict::kAdmitted : wire::ReportVerdict::kRefused,
-         a.cls, a.err, path);
-  if (!admitted && g_config.log) LogRefusal(call, op, path, a);
-  if (!admitted) errno = a.err;
-  return admitted;
+  if (a.verdict != AdmitVerdict::kAdmit) return Refuse(call, op, path, a);
+  Note(call, op, wire::ReportVerdict::kAdmitted, a.cls, 0, path);
+  return true;
 }
 
 }  // namespace
@@ -285,6 +268,15 @@ bool Admit(wire::Call call, AdmitOp op, int dirfd, const char* path, int dirfd2,
   return true;
 }
 
+bool AdmitOpen(wire::Call call, int flags, int dirfd, const char* path) {
+  if (t_busy || !g_config.enabled) return true;
+  Busy busy;
+  int saved = errno;
+  if (!AdmitOne(call, OpenOp(flags), dirfd, path, flags)) return false;
+  errno = saved;
+  return true;
+}
+
 AdmitOp OpenOp(int flags) {
   if ((flags & O_ACCMODE) != O_RDONLY) return AdmitOp::kMutate;
   if (flags & (O_CREAT | O_TRUNC)) return AdmitOp::kMutate;
@@ -292,12 +284,25 @@ AdmitOp OpenOp(int flags) {
   return AdmitOp::kRead;
 }
 
-AdmitOp FopenOp(const char* mode) {
-  if (mode == nullptr) return AdmitOp::kRead;
-  for (const char* c = mode; *c; ++c) {
-    if (*c == 'w' || *c == 'a' || *c == '+') return AdmitOp::kMutate;
+int FopenFlags(const char* mode) {
+  if (mode == nullptr) return O_RDONLY;
+  int flags;
+  switch (mode[0]) {
+    case 'r': flags = O_RDONLY; break;
+    case 'w': flags = O_WRONLY | O_CREAT | O_TRUNC; break;
+    case 'a': flags = O_WRONLY | O_CREAT | O_APPEND; break;
+    default: return O_RDWR | O_CREAT;
   }
-  return AdmitOp::kRead;
+  for (const char* c = mode + 1; *c && *c != ','; ++c) {
+    if (*c == '+') flags = (flags & ~O_ACCMODE) | O_RDWR;
+  }
+  return flags;
+}
+
+void ImageEnding(bool exiting) {
+  if (t_busy || !g_config.enabled) return;
+  Busy busy;
+  EndImage(exiting);
 }
 
 void* ResolveLate(const char* name) {
@@ -333,9 +338,13 @@ void Initialize() {
   Resolve(g_real.rename, "rename");
   Resolve(g_real.renameat, "renameat");
   Resolve(g_real.renameat2, "renameat2");
-  g_pid.store(static_cast<int32_t>(::syscall(SYS_getpid)), std::memory_order_relaxed);
+  Resolve(g_real.execve, "execve");
+  Resolve(g_real.execvpe, "execvpe");
+  Resolve(g_real.fexecve, "fexecve");
+  Resolve(g_real.execveat, "execveat");
+  Resolve(g_real.exit_now, "_exit");
   ReadConfig();
-  if (g_config.enabled) pthread_atfork(nullptr, nullptr, AfterForkInChild);
+  if (g_config.enabled) pthread_atfork(nullptr, nullptr, ReportsAfterFork);
   errno = saved;
 }
 
@@ -343,30 +352,8 @@ namespace {
 
 __attribute__((constructor)) void OnLoad() { Initialize(); }
 
-// The process's last record: its totals, so the supervisor can tell a
-// dropped record from one that was never made. Waits briefly for room (at
-// exit only; the hot path never waits).
-__attribute__((destructor)) void OnExit() {
-  if (!g_config.enabled || g_config.report_fd < 0) return;
-  Busy busy;
-  int saved = errno;
-  wire::Report r;
-  memset(&r, 0, sizeof(r));
-  r.magic = wire::kReportMagic;
-  r.version = wire::kReportVersion;
-  r.call = static_cast<uint16_t>(wire::Call::kExit);
-  r.pid = g_pid.load(std::memory_order_relaxed);
-  r.tid = Tid();
-  r.image = g_config.image;
-  r.seq = g_seq.load(std::memory_order_relaxed);
-  r.dropped = g_dropped.load(std::memory_order_relaxed);
-  for (int tries = 0; tries < 40 && !SendRecord(r); ++tries) {
-    if (errno != EAGAIN && errno != ENOBUFS) break;
-    pollfd p{g_config.report_fd, POLLOUT, 0};
-    ::poll(&p, 1, 50);
-  }
-  errno = saved;
-}
+// The image's last records: every thread's batch, then its totals.
+__attribute__((destructor)) void OnExit() { ImageEnding(true); }
 
 }  // namespace
 

@@ -1,5 +1,6 @@
-// The preload's process-wide state: the real libc entry points, the
-// admission table built from the environment, and the report channel.
+// The preload's process-wide state: the real libc entry points and the
+// admission table built from the environment (the report channel is
+// reports.h).
 // Built once by the library constructor (single-threaded, before main);
 // afterwards only read, except for the atomic counters. Everything called
 // from a hook is async-signal-safe and fork/vfork-safe: no heap, no locks,
@@ -35,6 +36,11 @@ struct RealCalls {
   int (*rename)(const char*, const char*);
   int (*renameat)(int, const char*, int, const char*);
   int (*renameat2)(int, const char*, int, const char*, unsigned);
+  int (*execve)(const char*, char* const[], char* const[]);
+  int (*execvpe)(const char*, char* const[], char* const[]);
+  int (*fexecve)(int, char* const[], char* const[]);
+  int (*execveat)(int, const char*, char* const[], char* const[], int);
+  void (*exit_now)(int);  // _exit
 };
 
 // Null until the constructor ran (then a hook falls back to syscall()).
@@ -43,6 +49,10 @@ extern RealCalls g_real;
 // Resolves g_real with dlsym(RTLD_NEXT) and reads the configuration. Called
 // by the constructor; safe to call again (idempotent).
 void Initialize();
+
+// The image is about to end (exit, _exit) or be replaced (exec): sends the
+// reports still batched and the image's totals (reports.h).
+void ImageEnding(bool exiting);
 
 // Looks up one real stdio entry point lazily (fopen before the constructor
 // ran has no syscall to fall back to). Not async-signal-safe: pre-main only.
@@ -55,10 +65,16 @@ void* ResolveLate(const char* name);
 bool Admit(wire::Call call, policy::AdmitOp op, int dirfd, const char* path, int dirfd2 = -1,
            const char* path2 = nullptr);
 
+// Admit() for the open family: the operation follows from `flags`, and a
+// path naming a descriptor the tool holds ("/dev/stderr") is judged by that
+// descriptor's access mode (fd_alias.h).
+bool AdmitOpen(wire::Call call, int flags, int dirfd, const char* path);
+
 // Whether open(2) flags mutate: a write access mode, O_CREAT, O_TRUNC or
 // O_TMPFILE. O_PATH opens are reads.
 policy::AdmitOp OpenOp(int flags);
-// Whether a stdio mode string mutates ('w', 'a' or '+').
-policy::AdmitOp FopenOp(const char* mode);
+// The open(2) flags a stdio mode string stands for ("r+" is O_RDWR, "a" is
+// O_WRONLY|O_CREAT|O_APPEND); an unknown mode counts as O_RDWR|O_CREAT.
+int FopenFlags(const char* mode);
 
 }  // namespace cordon::preload

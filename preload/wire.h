@@ -65,6 +65,11 @@ struct Report {
 };
 static_assert(sizeof(Report) == 304, "the report record is wire format");
 
+// A datagram carries 1 to kReportBatchMax records back to back (the preload
+// batches them per thread); 215 records fill 64 KiB.
+inline constexpr unsigned kReportBatchMax = 215;
+inline constexpr unsigned kReportDatagramMax = kReportBatchMax * sizeof(Report);
+
 inline const char* CallName(uint16_t c) {
   static constexpr const char* kNames[] = {
       "open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2",

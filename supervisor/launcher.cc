@@ -27,6 +27,7 @@
 #include "supervisor/landlock.h"
 #include "supervisor/notify_loop.h"
 #include "supervisor/remove_tree.h"
+#include "supervisor/report_channel.h"
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
@@ -281,15 +282,11 @@ int Launch(const LaunchRequest& req) {
     env.push_back(e);
   }
   if (!tmp.path().empty()) env.push_back("TMPDIR=" + tmp.path());
-  Fd report_parent, report_child;
+  ReportChannel reports;
   if (req.on_report) {
-    int rp[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rp) != 0) return Fail("socketpair");
-    report_parent.reset(rp[0]);
-    report_child.reset(rp[1]);
-    ::fcntl(report_parent.get(), F_SETFL, O_NONBLOCK);
+    if (Status s = reports.Open(); !s) return Fail("report channel: " + Describe(s.error()));
     std::erase_if(env, [](const std::string& e) { return e.rfind("CORDON_REPORT_FD=", 0) == 0; });
-    env.push_back("CORDON_REPORT_FD=" + std::to_string(report_child.get()));
+    env.push_back("CORDON_REPORT_FD=" + std::to_string(reports.tool_fd()));
   }
   std::vector<char*> cargv = CStrings(argv);
   std::vector<char*> cenv = CStrings(env);
@@ -318,7 +315,7 @@ int Launch(const LaunchRequest& req) {
   spec.caps = &caps;
   spec.notify_sock = notify_child.get();
   spec.status_pipe = status_write.get();
-  spec.keep_fd = report_child.get();
+  spec.keep_fd = reports.tool_fd();
   spec.path = cargv[0];
   spec.argv = cargv.data();
   spec.envp = cenv.data();
@@ -340,7 +337,7 @@ int Launch(const LaunchRequest& req) {
   // The child has exec'd or died: our copies of its ends go, so a child that
   // died before sending the listener ends the window thread's wait with EOF.
   notify_child.reset();
-  report_child.reset();
+  reports.CloseToolEnd();
   status_write.reset();
   ruleset.reset();
   ::eventfd_write(window_end.get(), 1);
@@ -364,14 +361,7 @@ int Launch(const LaunchRequest& req) {
     return Fail(Describe(served.error()));
   }
 
-  auto drain_reports = [&] {
-    if (!report_parent) return;
-    char rec[4096];
-    ssize_t n;
-    while ((n = ::recv(report_parent.get(), rec, sizeof rec, MSG_DONTWAIT)) > 0) {
-      req.on_report(rec, static_cast<size_t>(n));
-    }
-  };
+  auto drain_reports = [&] { reports.Drain(req.on_report); };
 
   ChildFailure failure{};
   bool failed = false;
@@ -384,7 +374,7 @@ int Launch(const LaunchRequest& req) {
                      {sigfd.get(), POLLIN, 0},
                      {status_open ? status_read.get() : -1, POLLIN, 0},
                      {server && !listener_hup ? server->PollFd() : -1, POLLIN, 0},
-                     {report_hup ? -1 : report_parent.get(), POLLIN, 0}};
+                     {report_hup ? -1 : reports.poll_fd(), POLLIN, 0}};
     int n = ::poll(fds, 5, -1);
     if (n < 0) {
       if (errno == EINTR) continue;

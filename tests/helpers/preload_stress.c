@@ -9,6 +9,10 @@
  *                                       second thread keeps opening
  *   preload_stress signals N PATH      N opens of PATH in main while a
  *                                       SIGALRM handler opens it too
+ *   preload_stress vfork N PROG ARG...  N x (vfork, open in the child, exec
+ *                                       PROG ARG..., wait)
+ *   preload_stress exit N PATH         N opens of PATH, then _exit (no
+ *                                       destructors run)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -117,6 +121,37 @@ int main(int argc, char** argv) {
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &off, NULL);
     return Finish();
+  }
+  if (!strcmp(argv[1], "vfork") && argc >= 4) {
+    long n = atol(argv[2]);
+    for (long i = 0; i < n; ++i) {
+      pid_t pid = vfork();
+      if (pid < 0) return errno;
+      if (pid == 0) {
+        /* The child borrows the parent's memory: its call is counted and
+         * batched as the parent's. */
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) _exit(102);
+        execv(argv[3], argv + 3);
+        _exit(103);
+      }
+      atomic_fetch_add(&g_calls, 1);
+      int status;
+      if (waitpid(pid, &status, 0) != pid) return errno;
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "child %ld: status %d\n", i, status);
+        return 104;
+      }
+    }
+    return Finish();
+  }
+  if (!strcmp(argv[1], "exit") && argc == 4) {
+    g_iters = atol(argv[2]);
+    g_path = argv[3];
+    for (long i = 0; i < g_iters; ++i) OpenOnce();
+    int rc = Finish();
+    fflush(stdout);
+    _exit(rc);
   }
   return 100;
 }

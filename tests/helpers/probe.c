@@ -10,6 +10,9 @@
  *   probe connect PORT | io_uring | ptrace-parent | mount | unshare-user
  *   probe tiocsti | exit N | kill-self SIG | sleep SECONDS | openat2 PATH
  *   probe raw-openat-write PATH | x32 | fchmodat2 PATH | cwd
+ *   probe reopen HELD ALIAS_PREFIX MODE: opens HELD read-only (or "-" for
+ *     stdout), then ALIAS_PREFIX<fd> (e.g. /dev/fd/) with MODE r, w or rw
+ *     (a write adds O_CREAT|O_TRUNC, as a shell's '>') and reads or writes it
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,6 +59,22 @@ int main(int argc, char** argv) {
     if (fd < 0) return errno;
     if (write(fd, "probe\n", 6) != 6) return errno;
     return close(fd) < 0 ? errno : 0;
+  }
+  if (!strcmp(op, "reopen") && argc == 5) {
+    int held = 1;
+    if (strcmp(a, "-") != 0 && (held = open(a, O_RDONLY | O_CLOEXEC)) < 0) return errno;
+    char alias[256];
+    snprintf(alias, sizeof alias, "%s%d", b, held);
+    const char* mode = argv[4];
+    int flags = !strcmp(mode, "r") ? O_RDONLY : !strcmp(mode, "w") ? O_WRONLY : O_RDWR;
+    if (flags != O_RDONLY) flags |= O_CREAT | O_TRUNC;
+    int fd = open(alias, flags | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
+    if (flags == O_RDONLY) {
+      char buf[64];
+      return read(fd, buf, sizeof buf) < 0 ? errno : 0;
+    }
+    return write(fd, "reopened\n", 9) == 9 ? 0 : errno;
   }
   if (!strcmp(op, "raw-openat-write")) {
     long fd = syscall(SYS_openat, AT_FDCWD, a, O_WRONLY | O_CREAT, 0644);

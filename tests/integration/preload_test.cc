@@ -145,11 +145,76 @@ TEST_F(PreloadRun, ForkExecAndSignalHandlersFinish) {
   EXPECT_EQ(r.status, 0) << r.err;
   Tally t = ParseTally(r.err);
   EXPECT_EQ(t.unaccounted, 0) << r.err;
-  EXPECT_EQ(t.exited, 101) << "the parent and every probe reported its exit: " << r.err;
+  EXPECT_EQ(t.exited, 201) << "the parent, every forked child at its exec and every probe "
+                              "reported its end: "
+                           << r.err;
   r = Run({PRELOAD_STRESS, "signals", "200000", "inside.txt"});
   EXPECT_EQ(r.status, 0) << r.err;
   t = ParseTally(r.err);
   EXPECT_EQ(t.unaccounted, 0) << r.err;
+}
+
+// A vfork child's calls are its parent's (shared memory): counted and sent
+// once, with no end record of their own; the probe it execs reports its end.
+TEST_F(PreloadRun, VforkChildrenAreCountedOnce) {
+  RunResult r = Run({PRELOAD_STRESS, "vfork", "50", PROBE_DYNAMIC, "read", "inside.txt"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Tally t = ParseTally(r.err);
+  EXPECT_EQ(t.unaccounted, 0) << r.err;
+  EXPECT_EQ(t.exited, 51) << r.err;
+}
+
+// _exit skips destructors: the preload's _exit sends the batch first.
+TEST_F(PreloadRun, ExitWithoutDestructorsLosesNoRecord) {
+  RunResult r = Run({PRELOAD_STRESS, "exit", "1000", "inside.txt"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "calls 1000\n");
+  Tally t = ParseTally(r.err);
+  EXPECT_EQ(t.exited, 1) << r.err;
+  EXPECT_EQ(t.received + t.dropped, 1000) << r.err;
+  EXPECT_EQ(t.unaccounted, 0) << r.err;
+}
+
+// Shell scripts write to /dev/stderr: a descriptor the tool holds may be
+// reopened with the access it has, by the preload's rule and by the
+// supervisor's (the static probe skips the preload).
+TEST_F(PreloadRun, StdioAliasesWorkAsOutside) {
+  RunResult r = Run({"/bin/sh", "-c", "echo to-stderr > /dev/stderr; echo to-stdout > /dev/fd/1"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.err, "to-stderr\n")) << r.err;
+  EXPECT_EQ(r.out, "to-stdout\n");
+  for (const char* probe : {PROBE_DYNAMIC, PROBE_STATIC}) {
+    r = Run({probe, "reopen", "-", "/proc/self/fd/", "w"});
+    EXPECT_EQ(r.status, 0) << probe << ": " << r.err;
+    EXPECT_EQ(r.out, "reopened\n") << probe;
+    r = Run({probe, "reopen", "/dev/null", "/dev/fd/", "r"});
+    EXPECT_EQ(r.status, 0) << probe << ": " << r.err;
+  }
+}
+
+// The same aliases are no way to write a file the tool may only read.
+TEST_F(PreloadRun, AHeldReadOnlyFileCannotBeReopenedForWriting) {
+  for (const char* probe : {PROBE_DYNAMIC, PROBE_STATIC}) {
+    for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+      for (const char* mode : {"w", "rw"}) {
+        std::vector<std::string> args = {"--log-level", "info", "run", "--workspace", t_.ws(),
+                                         "--ro", ProbeDir(), "--ro", t_.outside(), "--profile",
+                                         "workspace-write", "--", probe, "reopen",
+                                         t_.Out("secret.txt"), prefix, mode};
+        RunResult r = RunCordon(args);
+        EXPECT_EQ(r.status, EACCES) << probe << " " << prefix << " " << mode << ": " << r.err;
+        EXPECT_EQ(ReadFile(t_.Out("secret.txt")), "needle secret\n");
+      }
+      // Reading it again is what it already may do.
+      RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--ro", ProbeDir(), "--ro",
+                               t_.outside(), "--", probe, "reopen", t_.Out("secret.txt"), prefix,
+                               "r"});
+      EXPECT_EQ(r.status, 0) << probe << " " << prefix << ": " << r.err;
+    }
+  }
+  RunResult r = Run({PROBE_DYNAMIC, "reopen", "/dev/null", "/dev/fd/", "w"});
+  EXPECT_EQ(r.status, EACCES) << "/dev/null held read-only: " << r.err;
+  EXPECT_TRUE(Has(r.err, "the descriptor it names is not open for that access")) << r.err;
 }
 
 TEST_F(PreloadRun, WithoutThePreloadTheKernelStillHolds) {

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,14 +58,39 @@ class PreloadHooks : public ::testing::Test {
     EXPECT_NE(f, nullptr) << name;
     return reinterpret_cast<F>(f);
   }
-  static std::vector<wire::Report> Drain() {
+  // The records queued on the channel, without flushing anything: each
+  // datagram holds one or more records back to back.
+  static std::vector<wire::Report> Receive(size_t* datagrams = nullptr) {
     std::vector<wire::Report> out;
-    wire::Report r;
-    while (::recv(reports_, &r, sizeof(r), MSG_DONTWAIT) == static_cast<ssize_t>(sizeof(r))) {
-      out.push_back(r);
+    std::vector<char> buf(wire::kReportDatagramMax);
+    ssize_t n;
+    while ((n = ::recv(reports_, buf.data(), buf.size(), MSG_DONTWAIT)) > 0) {
+      EXPECT_EQ(n % sizeof(wire::Report), 0u);
+      if (datagrams) ++*datagrams;
+      for (ssize_t off = 0; off + sizeof(wire::Report) <= static_cast<size_t>(n);
+           off += sizeof(wire::Report)) {
+        wire::Report r;
+        memcpy(&r, buf.data() + off, sizeof r);
+        out.push_back(r);
+      }
     }
     return out;
   }
+  // Admitted calls are batched; a refusal sends the batch at once. Makes one
+  // (a raw ".." is refused) and returns the records before it.
+  static std::vector<wire::Report> Drain() {
+    int saved = errno;
+    Hook<OpenFn>("open")(kFlushPath, O_RDONLY);
+    errno = saved;
+    std::vector<wire::Report> out = Receive();
+    EXPECT_FALSE(out.empty());
+    if (!out.empty()) {
+      EXPECT_STREQ(out.back().path, kFlushPath);
+      out.pop_back();
+    }
+    return out;
+  }
+  static constexpr const char* kFlushPath = "/flush/../reports";
   static int Umask() {
     mode_t m = ::umask(022);
     ::umask(m);
@@ -238,6 +265,141 @@ TEST_F(PreloadHooks, DirfdRelativePathsUseTheDirectory) {
   EXPECT_EQ(Hook<UnlinkatFn>("unlinkat")(ws, "f", 0), 0);
   ::close(ws);
   ::close(out);
+}
+
+TEST_F(PreloadHooks, AdmittedCallsAreBatchedAndARefusalSendsThem) {
+  WriteFile(tree_->Ws("batched.txt"), "x");
+  auto open_hook = Hook<OpenFn>("open");
+  for (int i = 0; i < 3; ++i) {
+    int fd = open_hook(tree_->Ws("batched.txt").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+  }
+  EXPECT_TRUE(Receive().empty()) << "admitted calls wait in the thread's batch";
+  EXPECT_EQ(open_hook(tree_->Out("secret").c_str(), O_RDONLY), -1);
+  size_t datagrams = 0;
+  auto reports = Receive(&datagrams);
+  EXPECT_EQ(datagrams, 1u) << "one send for the batch and the refusal";
+  ASSERT_EQ(reports.size(), 4u);
+  for (size_t i = 1; i < reports.size(); ++i) EXPECT_EQ(reports[i].seq, reports[i - 1].seq + 1);
+  EXPECT_EQ(reports[3].verdict, static_cast<uint8_t>(wire::ReportVerdict::kRefused));
+}
+
+TEST_F(PreloadHooks, AFullBatchIsSentWithoutWaiting) {
+  WriteFile(tree_->Ws("full.txt"), "x");
+  auto open_hook = Hook<OpenFn>("open");
+  for (unsigned i = 0; i < wire::kReportBatchMax + 1; ++i) {
+    int fd = open_hook(tree_->Ws("full.txt").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+  }
+  size_t datagrams = 0;
+  EXPECT_EQ(Receive(&datagrams).size(), wire::kReportBatchMax);
+  EXPECT_EQ(datagrams, 1u);
+  EXPECT_EQ(Drain().size(), 1u) << "the one after the full batch was still batched";
+}
+
+// A forked child starts with its own counters and discards the batch it
+// inherited (the parent sends it); _exit sends the child's batch and totals.
+TEST_F(PreloadHooks, ForkChildSendsOnlyItsOwnRecordsAndItsTotals) {
+  WriteFile(tree_->Ws("forked.txt"), "x");
+  auto open_hook = Hook<OpenFn>("open");
+  auto exit_hook = Hook<void (*)(int)>("_exit");
+  for (int i = 0; i < 2; ++i) ::close(open_hook(tree_->Ws("forked.txt").c_str(), O_RDONLY));
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int fd = open_hook(tree_->Ws("forked.txt").c_str(), O_RDONLY);
+    exit_hook(fd >= 0 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  auto child = Receive();
+  ASSERT_EQ(child.size(), 2u) << "the child's open and its final record, nothing of the parent's";
+  EXPECT_EQ(child[0].pid, pid);
+  EXPECT_EQ(child[0].seq, 1u);
+  EXPECT_EQ(child[1].call, static_cast<uint16_t>(wire::Call::kExit));
+  EXPECT_EQ(child[1].pid, pid);
+  EXPECT_EQ(child[1].seq, 1u) << "the child's total";
+  auto parent = Drain();
+  ASSERT_EQ(parent.size(), 2u) << "the parent's batch is sent once, by the parent";
+  EXPECT_EQ(parent[0].pid, ::getpid());
+}
+
+// exec ends the image without the destructor: the batch goes out first,
+// with the image's totals (execl builds its argv as glibc does).
+TEST_F(PreloadHooks, ExecSendsTheBatchAndTheImageTotals) {
+  WriteFile(tree_->Ws("exec.txt"), "x");
+  auto open_hook = Hook<OpenFn>("open");
+  using ExeclFn = int (*)(const char*, const char*, ...);
+  auto execl_hook = Hook<ExeclFn>("execl");
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(open_hook(tree_->Ws("exec.txt").c_str(), O_RDONLY));
+    execl_hook("/bin/sh", "sh", "-c", "exit 7", static_cast<char*>(nullptr));
+    ::_exit(100);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 7) << "execl passed its arguments";
+  auto child = Receive();
+  ASSERT_EQ(child.size(), 2u);
+  EXPECT_EQ(child[0].pid, pid);
+  EXPECT_EQ(child[1].call, static_cast<uint16_t>(wire::Call::kExit));
+  EXPECT_EQ(child[1].seq, 1u);
+}
+
+// "/dev/stderr", "/dev/fd/N": judged by the descriptor the tool holds.
+TEST_F(PreloadHooks, HeldDescriptorsReopenWithTheAccessTheyHave) {
+  auto open_hook = Hook<OpenFn>("open");
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  std::string pipe_w = "/dev/fd/" + std::to_string(p[1]);
+  int fd = open_hook(pipe_w.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0) << "a shell's '> /dev/fd/N' on a pipe: " << strerror(errno);
+  EXPECT_EQ(::write(fd, "x", 1), 1);
+  ::close(fd);
+  char c = 0;
+  EXPECT_EQ(::read(p[0], &c, 1), 1);
+  int null_w = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  fd = open_hook(("/proc/self/fd/" + std::to_string(null_w)).c_str(), O_WRONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0) << strerror(errno);
+  ::close(fd);
+
+  // An outside file held read-only: reading it again is what it already
+  // may do; writing through the alias is refused, in every spelling.
+  WriteFile(tree_->Out("held.txt"), "held\n");
+  int held = ::open(tree_->Out("held.txt").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  std::string n = std::to_string(held);
+  fd = open_hook(("/dev/fd/" + n).c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0) << strerror(errno);
+  ::close(fd);
+  for (const std::string& alias : {"/dev/fd/" + n, "/proc/self/fd/" + n, "/proc/thread-self/fd/" + n}) {
+    for (int flags : {O_WRONLY, O_RDWR, O_WRONLY | O_TRUNC}) {
+      errno = 0;
+      EXPECT_EQ(open_hook(alias.c_str(), flags | O_CLOEXEC), -1) << alias << " " << flags;
+      EXPECT_EQ(errno, EACCES);
+    }
+  }
+  EXPECT_EQ(Hook<FopenFn>("fopen")(("/dev/fd/" + n).c_str(), "r+"), nullptr);
+  EXPECT_EQ(errno, EACCES);
+  EXPECT_EQ(ReadFile(tree_->Out("held.txt")), "held\n");
+  auto reports = Drain();
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports[0].path_class, static_cast<uint8_t>(policy::PathClass::kHeldFd));
+  EXPECT_EQ(reports[0].verdict, static_cast<uint8_t>(wire::ReportVerdict::kAdmitted));
+  EXPECT_EQ(reports.back().verdict, static_cast<uint8_t>(wire::ReportVerdict::kRefused));
+  // Not an alias: the ordinary rules ("/dev/fd/3/x", "/dev/stdio").
+  EXPECT_EQ(open_hook(("/dev/fd/" + n + "/x").c_str(), O_RDONLY), -1);
+  EXPECT_EQ(open_hook("/dev/stdio", O_RDONLY), -1);
+  ::close(held);
+  ::close(null_w);
+  ::close(p[0]);
+  ::close(p[1]);
 }
 
 }  // namespace
