@@ -71,12 +71,17 @@ Result<ToolPin> MakePin(const std::string& name, const std::string& path) {
   return ToolPin{name, real, std::move(id.value())};
 }
 
-Status CheckIdentity(const ToolPin& pin, int fd) {
+Status CheckMetadata(const ToolPin& pin, int fd) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return Errno("fstat", pin.path);
   if (std::string why = MetadataMismatch(pin.identity, st); !why.empty()) {
     return Refused(pin, why);
   }
+  return Ok();
+}
+
+Status CheckIdentity(const ToolPin& pin, int fd) {
+  if (Status s = CheckMetadata(pin, fd); !s) return s;
   auto hash = Sha256Fd(fd, kMaxToolBytes);
   if (!hash) return Refused(pin, "could not be hashed: " + Describe(hash.error()));
   if (!DigestEquals(hash.value(), pin.identity.sha256)) {

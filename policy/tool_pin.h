@@ -43,6 +43,10 @@ Result<ToolIdentity> RecordIdentity(const std::string& path);
 // name; the detail says what was wrong.
 Result<ToolPin> MakePin(const std::string& name, const std::string& path);
 
+// The cheap part of CheckIdentity: fstat only (inode, size, mtime). For a
+// check before launch when the supervisor re-hashes at the exec anyway.
+Status CheckMetadata(const ToolPin& pin, int fd);
+
 // Compares the file open at `fd` (the exec target) with the pin: fstat, then
 // re-hash from offset 0. EACCES with the reason in `detail` when the inode
 // differs (replaced) or the size, mtime or bytes differ (modified).

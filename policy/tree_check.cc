@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "policy/fd.h"
 
@@ -16,14 +17,23 @@ namespace {
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
-std::string Join(const std::string& dir, std::string_view name) {
-  if (dir.empty() || dir == ".") return std::string(name);
-  std::string out = dir;
-  out += '/';
-  out += name;
-  return out;
+// One getdents64(2) buffer; records are 8-byte aligned in it.
+constexpr std::size_t kListBytes = 32 * 1024;
+
+const char* SpecialKind(mode_t mode) {
+  return S_ISFIFO(mode)                       ? "a fifo"
+         : S_ISSOCK(mode)                     ? "a socket"
+         : (S_ISCHR(mode) || S_ISBLK(mode))   ? "a device"
+                                              : "a special file";
 }
 
+// The walk lists each directory with getdents64 on its fd and trusts the
+// entry type the filesystem reports: a directory is opened (O_NOFOLLOW |
+// O_DIRECTORY, so whatever it has become since cannot be a link) and walked
+// by that fd; a link or special file is refused without a stat. Regular
+// files and DT_UNKNOWN (filesystems that do not report types) get an
+// fstatat: the link count is only known from it. One path buffer and one
+// listing buffer per level serve the whole walk.
 class Walker {
  public:
   explicit Walker(const TreeLimits& limits) : limits_(limits) {}
@@ -31,8 +41,8 @@ class Walker {
   // Checks one root; false once the tree is refused (verdict filled in).
   bool Root(int base_fd, const std::string& root) {
     Fd cur(::fcntl(base_fd, F_DUPFD_CLOEXEC, 0));
+    path_.clear();
     if (!cur) return Refuse(root, std::string("cannot open: ") + std::strerror(errno));
-    std::string rel;
     std::string_view rest = root;
     while (!rest.empty()) {
       std::size_t slash = rest.find('/');
@@ -40,24 +50,22 @@ class Walker {
       rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
       if (comp.empty() || comp == ".") continue;
       if (comp == "..") return Refuse(root, "a '..' segment is not allowed");
-      rel = Join(rel, comp);
-      struct stat st;
+      Push(comp);
       std::string name(comp);
+      struct stat st;
       if (::fstatat(cur.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        return Refuse(rel, std::string("cannot stat: ") + std::strerror(errno));
+        return Refuse(path_, std::string("cannot stat: ") + std::strerror(errno));
       }
-      if (!rest.empty() || S_ISDIR(st.st_mode)) {
-        if (!S_ISDIR(st.st_mode)) return Kind(rel, st);
-        Fd next(::openat(cur.get(), name.c_str(), kDirFlags));
-        if (!next) return Refuse(rel, std::string("cannot open: ") + std::strerror(errno));
-        if (!SameInode(next.get(), st)) return Refuse(rel, "changed while it was checked");
-        cur = std::move(next);
-      } else {
-        // The root is a single file: it counts as one entry.
-        return Entry(rel, st, 0);
+      if (!S_ISDIR(st.st_mode)) {
+        if (!rest.empty()) return Kind(st) && Refuse("not a directory");
+        return Entry(0) && Kind(st);  // the root is a single file: one entry
       }
+      Fd next(::openat(cur.get(), name.c_str(), kDirFlags));
+      if (!next) return Refuse(path_, std::string("cannot open: ") + std::strerror(errno));
+      if (!SameInode(next.get(), st)) return Refuse(path_, "changed while it was checked");
+      cur = std::move(next);
     }
-    return Dir(std::move(cur), rel.empty() ? "." : rel, 0);
+    return Dir(cur.get(), 0);
   }
 
   TreeVerdict Take() && { return std::move(v_); }
@@ -65,76 +73,100 @@ class Walker {
  private:
   bool Refuse(const std::string& path, const std::string& why) {
     v_.ok = false;
-    v_.path = path;
-    v_.reason = "tree check refused the search at '" + path + "': " + why;
+    v_.path = path.empty() ? "." : path;
+    v_.reason = "tree check refused the search at '" + v_.path + "': " + why;
     return false;
   }
+  bool Refuse(const std::string& why) { return Refuse(path_, why); }
 
   static bool SameInode(int fd, const struct stat& want) {
     struct stat got;
     return ::fstat(fd, &got) == 0 && got.st_dev == want.st_dev && got.st_ino == want.st_ino;
   }
 
+  void Push(std::string_view name) {
+    if (!path_.empty()) path_ += '/';
+    path_ += name;
+  }
+
   // Refuses anything but a directory or a single-link regular file.
-  bool Kind(const std::string& rel, const struct stat& st) {
-    if (S_ISLNK(st.st_mode)) return Refuse(rel, "symbolic links are not searched");
+  bool Kind(const struct stat& st) {
+    if (S_ISLNK(st.st_mode)) return Refuse("symbolic links are not searched");
     if (S_ISREG(st.st_mode)) {
       if (st.st_nlink > 1) {
-        return Refuse(rel, "hard-linked file (" + std::to_string(st.st_nlink) + " links)");
+        return Refuse("hard-linked file (" + std::to_string(st.st_nlink) + " links)");
       }
       return true;
     }
     if (S_ISDIR(st.st_mode)) return true;
-    const char* what = S_ISFIFO(st.st_mode)                          ? "a fifo"
-                       : S_ISSOCK(st.st_mode)                        ? "a socket"
-                       : (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? "a device"
-                                                                     : "a special file";
-    return Refuse(rel, std::string(what) + " is not searched");
+    return Refuse(std::string(SpecialKind(st.st_mode)) + " is not searched");
   }
 
-  // Counts one entry at `depth` and applies the limits.
-  bool Entry(const std::string& rel, const struct stat& st, std::size_t depth) {
+  // Counts the entry at path_ (at `depth`) and applies the limits.
+  bool Entry(std::size_t depth) {
     if (++v_.entries > limits_.max_entries) {
-      return Refuse(rel, "more than " + std::to_string(limits_.max_entries) +
-                             " entries (limit max_tree_entries); the whole tree is refused");
+      return Refuse("more than " + std::to_string(limits_.max_entries) +
+                    " entries (limit max_tree_entries); the whole tree is refused");
     }
     if (depth > limits_.max_depth) {
-      return Refuse(rel, "deeper than " + std::to_string(limits_.max_depth) +
-                             " levels (limit max_tree_depth); the whole tree is refused");
+      return Refuse("deeper than " + std::to_string(limits_.max_depth) +
+                    " levels (limit max_tree_depth); the whole tree is refused");
     }
-    return Kind(rel, st);
+    return true;
   }
 
-  bool Dir(Fd dir_fd, const std::string& rel, std::size_t depth) {
-    std::unique_ptr<DIR, int (*)(DIR*)> d(::fdopendir(dir_fd.get()), ::closedir);
-    if (!d) return Refuse(rel, std::string("cannot list: ") + std::strerror(errno));
-    dir_fd.release();  // owned by the DIR now
-    int fd = ::dirfd(d.get());
+  // The entries of the directory open at `fd` (path_ names it), at depth+1.
+  bool Dir(int fd, std::size_t depth) {
+    if (bufs_.size() <= depth) bufs_.resize(depth + 1);
+    if (!bufs_[depth]) bufs_[depth] = std::make_unique<char[]>(kListBytes);
+    char* buf = bufs_[depth].get();
     for (;;) {
-      errno = 0;
-      dirent* e = ::readdir(d.get());
-      if (e == nullptr) {
-        if (errno != 0) return Refuse(rel, std::string("cannot list: ") + std::strerror(errno));
-        return true;
+      ssize_t n = ::getdents64(fd, buf, kListBytes);
+      if (n < 0) return Refuse(std::string("cannot list: ") + std::strerror(errno));
+      if (n == 0) return true;
+      for (ssize_t off = 0; off < n;) {
+        const auto* e = reinterpret_cast<const struct dirent64*>(buf + off);
+        off += e->d_reclen;
+        const char* name = e->d_name;
+        if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+        std::size_t keep = path_.size();
+        Push(name);
+        if (!Child(fd, name, e->d_type, depth + 1)) return false;
+        path_.resize(keep);
       }
-      std::string_view name = e->d_name;
-      if (name == "." || name == "..") continue;
-      std::string child = Join(rel, name);
-      struct stat st;
-      if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        return Refuse(child, std::string("cannot stat: ") + std::strerror(errno));
-      }
-      if (!Entry(child, st, depth + 1)) return false;
-      if (!S_ISDIR(st.st_mode)) continue;
-      Fd sub(::openat(fd, e->d_name, kDirFlags));
-      if (!sub) return Refuse(child, std::string("cannot open: ") + std::strerror(errno));
-      if (!SameInode(sub.get(), st)) return Refuse(child, "changed while it was checked");
-      if (!Dir(std::move(sub), child, depth + 1)) return false;
     }
+  }
+
+  bool Child(int dir_fd, const char* name, unsigned char type, std::size_t depth) {
+    if (!Entry(depth)) return false;
+    if (type == DT_DIR) return Descend(dir_fd, name, depth);
+    if (type != DT_REG && type != DT_UNKNOWN) {
+      struct stat st {};
+      st.st_mode = DTTOIF(type);
+      return Kind(st);
+    }
+    struct stat st;
+    if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return Refuse(std::string("cannot stat: ") + std::strerror(errno));
+    }
+    if (S_ISDIR(st.st_mode)) return Descend(dir_fd, name, depth);
+    return Kind(st);
+  }
+
+  bool Descend(int dir_fd, const char* name, std::size_t depth) {
+    Fd sub(::openat(dir_fd, name, kDirFlags));
+    if (!sub) {
+      // ELOOP/ENOTDIR: listed as a directory, no longer one.
+      if (errno == ELOOP || errno == ENOTDIR) return Refuse("changed while it was checked");
+      return Refuse(std::string("cannot open: ") + std::strerror(errno));
+    }
+    return Dir(sub.get(), depth);
   }
 
   const TreeLimits& limits_;
   TreeVerdict v_;
+  std::string path_;  // the entry being checked, relative to the base
+  std::vector<std::unique_ptr<char[]>> bufs_;  // getdents64 buffer per depth
 };
 
 }  // namespace

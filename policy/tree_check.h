@@ -1,6 +1,7 @@
 // The bounded tree check that runs before a recursive search (seed 002):
-// walk the tree with openat/fstatat relative to directory fds, never
-// following a link, and refuse it whole when it holds a symbolic link, a
+// walk the tree by directory fds (getdents64, openat with O_NOFOLLOW,
+// fstatat where the entry type is not enough), never following a link, and
+// refuse it whole when it holds a symbolic link, a
 // hard-linked regular file (nlink > 1), a special file (device, fifo,
 // socket), more than `max_entries` entries or anything deeper than
 // `max_depth` levels. The walk stops at the first problem: an oversized tree

@@ -28,16 +28,23 @@ constexpr int kExitCordonError = supervisor::kExitCordonError;
 
 struct SearchOptions {
   RunOptions run;
-  bool json = false;
+  RipgrepOutput output;
   std::vector<std::string> args;  // PATTERN [PATH]...
 };
 
 bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-// Admits a user path (relative to cordon's cwd) and returns it relative to
-// the workspace ("." for the workspace itself), or the refusal.
+// A user path once admitted: `rel` for the tree check (relative to the
+// workspace, "." for the workspace itself) and `arg` for ripgrep, which
+// prints paths as it was given them: `rel` for a relative path (ripgrep
+// starts in the workspace), the normalised absolute path for an absolute one.
+struct Root {
+  std::string rel, arg;
+};
+
+// Admits a user path (relative to cordon's cwd), or logs the refusal.
 bool AdmitRoot(const policy::AdmissionTable& table, const std::string& workspace,
-               const std::string& cwd, const std::string& path, std::string& out) {
+               const std::string& cwd, const std::string& path, Root& out) {
   policy::Admission a = policy::AdmitPath(table, policy::AdmitOp::kRead, path, cwd.c_str());
   if (a.verdict != policy::AdmitVerdict::kAdmit || a.cls != policy::PathClass::kWorkspace) {
     spdlog::error("search path '{}' refused: {}", path,
@@ -48,7 +55,8 @@ bool AdmitRoot(const policy::AdmissionTable& table, const std::string& workspace
   long n = policy::NormalizePath(path, cwd.c_str(), normal);
   if (n < 0) return false;
   std::string abs(normal, static_cast<std::size_t>(n));
-  out = abs.size() == workspace.size() ? "." : abs.substr(workspace.size() + 1);
+  out.rel = abs.size() == workspace.size() ? "." : abs.substr(workspace.size() + 1);
+  out.arg = path[0] == '/' ? abs : out.rel;
   return true;
 }
 
@@ -79,11 +87,12 @@ int Search(SearchKind kind, SearchOptions& o) {
     spdlog::error("workspace {} cannot be used for path admission", p.workspace);
     return kExitCordonError;
   }
-  std::vector<std::string> roots;
+  std::vector<std::string> rels, args;
   for (std::size_t i = 1; i < o.args.size(); ++i) {
-    std::string rel;
-    if (!AdmitRoot(table, p.workspace, cwd, o.args[i], rel)) return kExitCordonError;
-    roots.push_back(std::move(rel));
+    Root root;
+    if (!AdmitRoot(table, p.workspace, cwd, o.args[i], root)) return kExitCordonError;
+    rels.push_back(std::move(root.rel));
+    args.push_back(std::move(root.arg));
   }
 
   // Refuse the whole search rather than present a partial one as complete.
@@ -94,18 +103,26 @@ int Search(SearchKind kind, SearchOptions& o) {
   }
   policy::TreeLimits limits{p.limits.max_tree_entries, p.limits.max_tree_depth};
   policy::TreeVerdict v =
-      policy::CheckTrees(ws.get(), roots.empty() ? std::vector<std::string>{"."} : roots, limits);
+      policy::CheckTrees(ws.get(), rels.empty() ? std::vector<std::string>{"."} : rels, limits);
   if (!v.ok) {
     spdlog::error("{}", v.reason);
     return kExitCordonError;
   }
 
-  std::vector<std::string> argv = RipgrepTemplate(kind, rg_path, pattern, o.json, roots);
-  if (spdlog::should_log(spdlog::level::info)) {
+  std::vector<std::string> argv = RipgrepTemplate(kind, rg_path, pattern, o.output, args);
+  spdlog::info("tree check: {} entries", v.entries);
+  if (!o.run.audit.empty() || spdlog::should_log(spdlog::level::info)) {
+    // The template with its two holes, and the version of the binary pinned
+    // above (the session header records the filled-in argv besides).
+    std::vector<std::string> tmpl =
+        RipgrepTemplate(kind, rg_path, kPatternHole, o.output, {kPathsHole});
+    std::string version = RipgrepVersion(rg_path);
     std::string line;
-    for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
-    spdlog::info("ripgrep template ({}): {}", RipgrepVersion(rg_path), line);
-    spdlog::info("tree check: {} entries", v.entries);
+    for (const auto& a : tmpl) line += (line.empty() ? "" : " ") + a;
+    spdlog::info("ripgrep template ({}): {}", version, line);
+    o.run.audit_header["search"] = {{"command", kind == SearchKind::kGrep ? "grep" : "glob"},
+                                    {"ripgrep_template", tmpl},
+                                    {"ripgrep_version", version}};
   }
   std::vector<std::string> caller;
   for (char** e = environ; e && *e; ++e) caller.emplace_back(*e);
@@ -121,7 +138,11 @@ void Register(CLI::App& app, int& exit_code, SearchKind kind) {
       grep ? "search file contents with ripgrep, confined to the workspace"
            : "list workspace files matching a glob with ripgrep, confined to the workspace");
   AddRunOptions(cmd, opts->run);
-  if (grep) cmd->add_flag("--json", opts->json, "ripgrep's JSON lines output");
+  if (grep) {
+    auto* json = cmd->add_flag("--json", opts->output.json, "ripgrep's JSON lines output");
+    cmd->add_flag("--count", opts->output.count, "one PATH:COUNT line per matching file (rg -c)")
+        ->excludes(json);
+  }
   cmd->add_option("args", opts->args, grep ? "-- PATTERN [PATH]..." : "-- GLOB [PATH]...")
       ->required();
   cmd->callback([opts, &exit_code, kind] { exit_code = Search(kind, *opts); });
@@ -130,14 +151,15 @@ void Register(CLI::App& app, int& exit_code, SearchKind kind) {
 }  // namespace
 
 std::vector<std::string> RipgrepTemplate(SearchKind kind, const std::string& rg_path,
-                                         const std::string& pattern, bool json,
+                                         const std::string& pattern, const RipgrepOutput& output,
                                          const std::vector<std::string>& roots) {
   // --no-config: no RIPGREP_CONFIG_PATH flags; --no-follow: links stay links
   // (the tree check has refused them anyway); --no-pre: no preprocessor
   // program, whatever a config might have said.
   std::vector<std::string> argv = {rg_path, "--no-config", "--no-follow", "--no-pre"};
   if (kind == SearchKind::kGrep) {
-    if (json) argv.emplace_back("--json");
+    if (output.json) argv.emplace_back("--json");
+    if (output.count) argv.emplace_back("--count");
     argv.insert(argv.end(), {"-e", pattern});
   } else {
     argv.insert(argv.end(), {"--files", "--glob", pattern});

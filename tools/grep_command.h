@@ -14,12 +14,22 @@ namespace cordon::tools {
 
 enum class SearchKind { kGrep, kGlob };
 
+// How ripgrep prints matches (grep only; at most one is set).
+struct RipgrepOutput {
+  bool json = false;   // --json
+  bool count = false;  // --count: PATH:COUNT per matching file
+};
+
+// What stands for the user's input in the template the audit log records.
+inline constexpr const char* kPatternHole = "{PATTERN}";
+inline constexpr const char* kPathsHole = "{PATH}...";
+
 // The argv ripgrep runs with. `pattern` is the regex (grep) or the glob
-// (glob); `roots` are workspace-relative, already admitted. User input only
-// ever appears as the value of `--regexp=`/`--glob=` or after `--`, so none
-// of it can become an option.
+// (glob); `roots` are already admitted (relative to the workspace, or
+// absolute inside it). User input only ever appears as the value of
+// `-e`/`--glob` or after `--`, so none of it can become an option.
 std::vector<std::string> RipgrepTemplate(SearchKind kind, const std::string& rg_path,
-                                         const std::string& pattern, bool json,
+                                         const std::string& pattern, const RipgrepOutput& output,
                                          const std::vector<std::string>& roots);
 
 // The environment ripgrep gets: PATH, HOME, LANG, LC_*, TERM from `caller`

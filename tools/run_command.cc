@@ -179,10 +179,14 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   if (env) req.env = *env;
   else for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
   // The pins were taken when the policy was built; a binary swapped since
-  // (before Landlock binds its rules to inodes) is refused here.
+  // (before Landlock binds its rules to inodes) is refused here. The bytes
+  // are re-hashed by the supervisor at every exec, the first one included
+  // (the filter is in place before it); only without a filter are they
+  // hashed here.
   for (const policy::ToolPin& pin : p.tools) {
     Fd fd(::open(pin.path.c_str(), O_RDONLY | O_CLOEXEC));
-    Status s = fd ? policy::CheckIdentity(pin, fd.get()) : Status(Errno("open", pin.path));
+    auto check = rung == Rung::kPreloadOnly ? policy::CheckIdentity : policy::CheckMetadata;
+    Status s = fd ? check(pin, fd.get()) : Status(Errno("open", pin.path));
     if (!s) {
       spdlog::error("cannot execute: {}", Describe(s.error()));
       return kExitNotExecutable;

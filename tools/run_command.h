@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct RunOptions {
   std::string approvals;            // deny|tty|rules:FILE|socket:PATH; empty: by stdin
   double approval_timeout_s = 60;   // --approval-timeout SECONDS
   std::string audit;                // --audit FILE; empty: no log
+  nlohmann::json audit_header = nlohmann::json::object();  // set by grep/glob: added to the header
   std::vector<std::string> command;
 };
 

@@ -33,6 +33,7 @@ bool OpenRunServices(const RunOptions& o, const policy::Policy& p, const std::st
     }
     out.audit = std::move(log.value());
     nlohmann::json header = policy::SessionHeader(p, rung, argv);
+    header.update(o.audit_header);
     header["approvals"] = out.approver->Name();
     header["approval_timeout_ms"] = out.approval_timeout.count();
     if (!out.audit->Append("header", std::move(header)).ok()) {

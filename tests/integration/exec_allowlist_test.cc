@@ -2,6 +2,7 @@
 // only on the pinned binaries and what they map, so even a static program
 // calling execve directly cannot run an unlisted binary, and a pinned
 // binary replaced by another inode at its path cannot run either.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -98,6 +99,41 @@ TEST(ExecAllowlist, BinaryReplacedAfterPolicyLoadIsRefused) {
   // A run whose policy is loaded after the swap pins the new inode: it runs.
   RunResult repinned = RunPinned(t, pins, {"/bin/sh", "-c", "exec " + rg + " --version"});
   EXPECT_EQ(repinned.status, 0) << repinned.err;
+}
+
+TEST(ExecAllowlist, SameInodeWithOtherBytesAfterPolicyLoadIsRefused) {
+  if (::access(kRg, X_OK) != 0) GTEST_SKIP() << "ripgrep not installed";
+  ScratchTree t;
+  std::string rg = t.Out("rg");
+  ASSERT_EQ(std::system(("cp " + std::string(kRg) + " '" + rg + "'").c_str()), 0);
+  std::vector<std::string> pins = {"--profile", "workspace-write", "--tool=sh=/bin/sh",
+                                   "--tool=rg=" + rg};
+  std::string script = ": > started; while [ ! -e go ]; do :; done; exec " + rg + " --version";
+  RunResult r;
+  std::thread run([&] { r = RunPinned(t, pins, {"/bin/sh", "-c", script}); });
+  for (int i = 0; i < 3000 && !Exists(t.Ws("started")); ++i) ::usleep(10000);
+  EXPECT_TRUE(Exists(t.Ws("started")));
+  // Bytes in the ELF header's padding: still a runnable ripgrep, same inode,
+  // same size, mtime put back. Only the hash can tell.
+  struct stat before;
+  ASSERT_EQ(::stat(rg.c_str(), &before), 0);
+  {
+    int fd = ::open(rg.c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(::pwrite(fd, "EVIL", 4, 10), 4);
+    ::close(fd);
+  }
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, rg.c_str(), times, 0), 0);
+  WriteFile(t.Ws("go"), "");
+  run.join();
+  EXPECT_EQ(r.status, 126) << r.out << r.err;
+  EXPECT_EQ(r.out.find("ripgrep"), std::string::npos) << "the modified binary never ran";
+
+  // The modified copy still runs when it is what the policy pins.
+  RunResult repinned = RunPinned(t, pins, {"/bin/sh", "-c", "exec " + rg + " --version"});
+  EXPECT_EQ(repinned.status, 0) << repinned.err;
+  EXPECT_NE(repinned.out.find("ripgrep"), std::string::npos);
 }
 
 }  // namespace

@@ -76,6 +76,55 @@ TEST_F(GrepTest, SearchReturnsTheSameMatchesAsBareRipgrep) {
   EXPECT_EQ(none.status, 1) << "ripgrep's own status passes through";
 }
 
+TEST_F(GrepTest, CountGivesBareRipgrepsOutputForAnAbsoluteTree) {
+  // The bench's rg-read line, `rg --no-config -c PATTERN TREE`, through
+  // bench/rg_as_cordon_grep.sh: byte for byte what bare ripgrep prints.
+  RunResult r = Cordon({"grep", "--count", "--", "needle_[0-9]+", t_.Ws("src")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string bare = BareRg(t_.ws(), "--no-config -c 'needle_[0-9]+' '" + t_.Ws("src") + "'");
+  EXPECT_EQ(SortedLines(r.out), SortedLines(bare));
+  EXPECT_EQ(SortedLines(r.out), (std::vector<std::string>{t_.Ws("src/a.c") + ":1",
+                                                          t_.Ws("src/deep/b.h") + ":1"}));
+  RunResult rel = Cordon({"grep", "--count", "--", "needle", "src"});
+  EXPECT_EQ(SortedLines(rel.out), SortedLines(BareRg(t_.ws(), "--no-config -c needle src")));
+  RunResult both = Cordon({"grep", "--count", "--json", "--", "needle"});
+  EXPECT_NE(both.status, 0) << "--count and --json exclude each other";
+  EXPECT_EQ(both.out, "");
+}
+
+TEST_F(GrepTest, AuditLogRecordsTheTemplateAndRipgrepVersion) {
+  std::string log = t_.Out("audit.jsonl");
+  RunResult r = Cordon({"grep", "--audit", log, "--", "needle_1", "src"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "src/a.c:int needle_1;\n");
+  std::string version = BareRg(t_.ws(), "--version");
+  version = version.substr(0, version.find('\n'));
+  ASSERT_NE(version.find("ripgrep"), std::string::npos) << version;
+
+  std::string header;
+  std::stringstream lines(ReadFile(log));
+  std::getline(lines, header);
+  // Records are canonical JSON: keys sorted, no spaces.
+  EXPECT_NE(header.find("\"kind\":\"header\""), std::string::npos) << header;
+  EXPECT_NE(header.find("\"ripgrep_version\":\"" + version + "\""), std::string::npos) << header;
+  EXPECT_NE(header.find("\"ripgrep_template\":[\"/usr/bin/rg\",\"--no-config\",\"--no-follow\","
+                        "\"--no-pre\",\"-e\",\"{PATTERN}\",\"--\",\"{PATH}...\"]"),
+            std::string::npos)
+      << header;
+  EXPECT_NE(header.find("\"argv\":[\"/usr/bin/rg\",\"--no-config\",\"--no-follow\",\"--no-pre\","
+                        "\"-e\",\"needle_1\",\"--\",\"src\"]"),
+            std::string::npos)
+      << "and the argv it was filled in to: " << header;
+
+  RunResult glob = Cordon({"glob", "--audit", log, "--", "*.h"});
+  ASSERT_EQ(glob.status, 0) << glob.err;
+  std::string all = ReadFile(log);
+  EXPECT_NE(all.find("\"--files\",\"--glob\",\"{PATTERN}\""), std::string::npos) << all;
+  RunResult verify = RunCordon({"audit", "verify", log});
+  EXPECT_EQ(verify.status, 0) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("intact"), std::string::npos) << verify.out;
+}
+
 TEST_F(GrepTest, GlobListsTheSameFilesAsBareRipgrep) {
   RunResult r = Cordon({"glob", "--", "*.h"});
   ASSERT_EQ(r.status, 0) << r.err;

@@ -165,6 +165,11 @@ TEST_F(TreeCheckTest, SingleFileRootAndSubdirectoryRootPass) {
 }
 
 TEST_F(TreeCheckTest, MissingAbsoluteAndParentRootsAreRefused) {
+  WriteFile(t_.Ws("a.txt"), "a");
+  EXPECT_TRUE(Check({"a.txt"}).ok);
+  TreeVerdict through_file = Check({"a.txt/x"});
+  EXPECT_FALSE(through_file.ok);
+  EXPECT_NE(through_file.reason.find("not a directory"), std::string::npos) << through_file.reason;
   EXPECT_FALSE(Check({"nope"}).ok);
   EXPECT_FALSE(Check({t_.ws()}).ok);
   EXPECT_FALSE(Check({"../outside"}).ok);
