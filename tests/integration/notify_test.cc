@@ -65,6 +65,21 @@ TEST_P(NotifyTest, SymlinkedDirectoryOnTheWayIsRefused) {
   EXPECT_TRUE(Exists(t_.Out("secret.txt")));
 }
 
+// O_CREAT|O_EXCL makes a new inode, never a link, yet it is decided by the
+// supervisor like every write-open (no CONTINUE at kernel speed): a protected
+// path that did not exist at start has no Landlock carve to stop it, and the
+// strict link rule refuses a directory symlink on the way.
+TEST_P(NotifyTest, ExclusiveCreationsAreDecidedToo) {
+  ASSERT_EQ(::mkdir(t_.Ws("sub").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("sub", t_.Ws("via").c_str()), 0);
+  EXPECT_EQ(Probe({"create", ".envrc"}), EACCES) << "a protected path born in the run";
+  EXPECT_EQ(Probe({"create", "via/new.txt"}), EACCES) << "through a symlinked directory";
+  EXPECT_FALSE(Exists(t_.Ws(".envrc")));
+  EXPECT_FALSE(Exists(t_.Ws("sub/new.txt")));
+  EXPECT_EQ(Probe({"create", "sub/new.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("sub/new.txt")), "probe\n");
+}
+
 TEST_P(NotifyTest, MetadataOfOutsideFilesCannotChange) {
   struct stat before;
   ASSERT_EQ(::stat(t_.Out("secret.txt").c_str(), &before), 0);
