@@ -86,6 +86,32 @@ const char* RefuseEntry(const struct stat& st) {
 
 }  // namespace
 
+// born_ns is -1 when the filesystem keeps no birth time.
+struct Emulator::EntryStat {
+  struct stat st {};
+  int64_t born_ns = -1;
+};
+
+// lstat and birth time in one statx (one syscall fewer per delete).
+bool Emulator::StatEntry(int dirfd, const std::string& name, EntryStat& e) {
+  struct statx stx {};
+  if (::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &stx) != 0) {
+    return false;
+  }
+  e.st = {};
+  e.st.st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  e.st.st_ino = stx.stx_ino;
+  e.st.st_mode = stx.stx_mode;
+  e.st.st_nlink = stx.stx_nlink;
+  e.st.st_uid = stx.stx_uid;
+  e.st.st_gid = stx.stx_gid;
+  e.st.st_size = static_cast<off_t>(stx.stx_size);
+  e.born_ns = (stx.stx_mask & STATX_BTIME) ? static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 +
+                                                 stx.stx_btime.tv_nsec
+                                           : -1;
+  return true;
+}
+
 struct Emulator::Path {
   std::string abs;
   Located loc;
@@ -359,15 +385,9 @@ bool Emulator::Protected(const Located& loc) const {
   return rel.rfind(hooks, 0) == 0 && rel.size() > hooks.size() && !rel.ends_with(".sample");
 }
 
-bool Emulator::BornInRun(int dirfd, const std::string& name) {
-  struct statx stx {};
-  if (::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_INO, &stx) != 0) {
-    return false;
-  }
-  if (!(stx.stx_mask & STATX_BTIME)) return false;  // no birth time: assume the user's
-  int64_t born = static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
-  if (born < run_start_ns_) return false;
-  return !IsLaundered(makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino);
+bool Emulator::BornInRun(const EntryStat& e) {
+  if (e.born_ns < run_start_ns_) return false;  // no birth time (-1): assume the user's
+  return !IsLaundered(e.st.st_dev, e.st.st_ino);
 }
 
 bool Emulator::IsLaundered(dev_t dev, ino_t ino) {
@@ -390,15 +410,14 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   if (Protected(p->loc)) return Reply::Errno(EACCES, "delete " + p->abs + ": protected path");
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);
-  struct stat st;
-  if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    return Reply::Errno(errno);
-  }
+  EntryStat entry;
+  if (!StatEntry(parent->get(), p->loc.name, entry)) return Reply::Errno(errno);
+  const struct stat& st = entry.st;
   if (roots_.IsPinned(st.st_dev, st.st_ino)) {
     return Reply::Errno(EACCES, "delete " + p->abs + ": holds a denied or protected path");
   }
   bool want_dir = flags & AT_REMOVEDIR;
-  bool free_delete = opts_.sensitive_delete_allowed || BornInRun(parent->get(), p->loc.name) ||
+  bool free_delete = opts_.sensitive_delete_allowed || BornInRun(entry) ||
                      S_ISDIR(st.st_mode) != want_dir;  // the kernel's own error follows
   if (!free_delete) {
     if (S_ISDIR(st.st_mode)) return Reply::Errno(EACCES, "delete " + p->abs + ": pre-existing directory");
@@ -438,26 +457,32 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   if (from->loc.root != to->loc.root) return Reply::Errno(EXDEV, "rename across writable roots");
   auto pf = WriteRoots::OpenParent(from->loc);
   if (!pf) return Reply::Errno(pf.error().err);
-  auto pt = WriteRoots::OpenParent(to->loc);
-  if (!pt) return Reply::Errno(pt.error().err);
-  struct stat src, dst;
+  // Within one directory (the common rename) its fd serves both ends.
+  Fd pt_own;
+  int pt = pf->get();
+  if (to->loc.parent_rel != from->loc.parent_rel) {
+    auto o = WriteRoots::OpenParent(to->loc);
+    if (!o) return Reply::Errno(o.error().err);
+    pt_own = std::move(o.value());
+    pt = pt_own.get();
+  }
+  struct stat src;
   if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) != 0) {
     return Reply::Errno(errno);
   }
   if (roots_.IsPinned(src.st_dev, src.st_ino)) {
     return Reply::Errno(EACCES, "rename " + from->abs + ": holds a denied or protected path");
   }
-  bool replaces = !(flags & RENAME_EXCHANGE) &&
-                  ::fstatat(pt->get(), to->loc.name.c_str(), &dst, AT_SYMLINK_NOFOLLOW) == 0;
-  if (replaces && roots_.IsPinned(dst.st_dev, dst.st_ino)) {
+  EntryStat dst;
+  bool replaces = !(flags & RENAME_EXCHANGE) && StatEntry(pt, to->loc.name, dst);
+  if (replaces && roots_.IsPinned(dst.st.st_dev, dst.st.st_ino)) {
     return Reply::Errno(EACCES, "rename over " + to->abs + ": a denied or protected path");
   }
-  bool replaces_users = replaces && !opts_.sensitive_delete_allowed &&
-                        !BornInRun(pt->get(), to->loc.name);
-  if (replaces_users && S_ISDIR(dst.st_mode)) {
+  bool replaces_users = replaces && !opts_.sensitive_delete_allowed && !BornInRun(dst);
+  if (replaces_users && S_ISDIR(dst.st.st_mode)) {
     return Reply::Errno(EACCES, "rename over the pre-existing directory " + to->abs);
   }
-  if (::renameat2(pf->get(), from->loc.name.c_str(), pt->get(), to->loc.name.c_str(), flags) != 0) {
+  if (::renameat2(pf->get(), from->loc.name.c_str(), pt, to->loc.name.c_str(), flags) != 0) {
     return Reply::Errno(errno);
   }
   // The moved inode now stands where the user's file was: deleting it is

@@ -105,6 +105,8 @@ class Emulator {
 
  private:
   struct Path;  // a resolved argument
+  struct EntryStat;  // lstat and birth time of a directory entry
+  static bool StatEntry(int dirfd, const std::string& name, EntryStat& e);
   Result<Path> ResolvePath(const Request& req, int dirfd_arg, uint64_t path_addr, bool empty_ok);
   Reply Open(const Request& req, int dirfd, uint64_t path, uint64_t flags, uint64_t mode,
              const std::function<bool()>& valid);
@@ -122,7 +124,7 @@ class Emulator {
 
   Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
-  bool BornInRun(int dirfd, const std::string& name);
+  bool BornInRun(const EntryStat& e);
   bool Protected(const Located& loc) const;
   bool IsLaundered(dev_t dev, ino_t ino);
   void MarkLaundered(dev_t dev, ino_t ino);
