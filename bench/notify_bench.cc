@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -35,10 +34,11 @@ void InstallOnce() {
   opts.notify_exec = false;
   auto prog = cordon::supervisor::BuildToolFilter(opts);
   if (!prog) std::abort();
-  std::atomic<int> listener{-1};
-  std::atomic<bool> ready{false};
+  // Static: the supervisor thread outlives this function.
+  static std::atomic<int> listener{-1};
+  static std::atomic<bool> ready{false};
   // The supervisor thread exists before the filter, so it is not filtered.
-  std::thread([&listener, &ready, emulator] {
+  std::thread([emulator] {
     while (!ready.load()) std::this_thread::yield();
     cordon::supervisor::NotifyLoop loop(listener.load(), emulator, false);
     for (;;) {
@@ -94,9 +94,21 @@ int main(int argc, char** argv) {
   g_dir = tmpl;
   int fd = ::open((g_dir + "/existing").c_str(), O_WRONLY | O_CREAT, 0644);
   ::close(fd);
+  // Under the filter this process may not remove its own write root: a
+  // child started now removes the directory once the pipe closes (exit).
+  int gone[2];
+  if (::pipe2(gone, O_CLOEXEC) != 0) return 1;
+  if (::fork() == 0) {
+    ::close(gone[1]);
+    char c;
+    while (::read(gone[0], &c, 1) > 0) {
+    }
+    ::execlp("rm", "rm", "-rf", g_dir.c_str(), nullptr);
+    _exit(1);
+  }
+  ::close(gone[0]);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  std::string cleanup = "rm -rf " + g_dir;
-  return std::system(cleanup.c_str()) == 0 ? 0 : 1;
+  return 0;
 }

@@ -16,8 +16,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
+#include "supervisor/tool_creds.h"
 #include "supervisor/tool_memory.h"
 #include "supervisor/uapi.h"
 
@@ -26,32 +26,6 @@ namespace {
 
 constexpr uint64_t kBareTmpfile = 020000000;
 constexpr size_t kMaxXattrValue = 64 * 1024;
-
-// What /proc/TID/status says about the calling thread.
-struct ToolCreds {
-  pid_t tgid = 0;
-  uid_t fsuid = 0;
-  gid_t fsgid = 0;
-  mode_t umask = 022;
-};
-
-ToolCreds ReadCreds(pid_t tid) {
-  ToolCreds c;
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/status", tid);
-  FILE* f = std::fopen(path, "re");
-  if (f == nullptr) return c;
-  char line[256];
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    unsigned a, b, d, e;
-    if (std::sscanf(line, "Umask: %o", &a) == 1) c.umask = static_cast<mode_t>(a);
-    else if (std::sscanf(line, "Tgid: %u", &a) == 1) c.tgid = static_cast<pid_t>(a);
-    else if (std::sscanf(line, "Uid: %u %u %u %u", &a, &b, &d, &e) == 4) c.fsuid = e;
-    else if (std::sscanf(line, "Gid: %u %u %u %u", &a, &b, &d, &e) == 4) c.fsgid = e;
-  }
-  std::fclose(f);
-  return c;
-}
 
 // The directory a relative path starts from: the tool's cwd or its dirfd.
 Result<std::string> BaseDir(pid_t tid, int dirfd) {
@@ -112,6 +86,32 @@ const char* RefuseEntry(const struct stat& st) {
 
 }  // namespace
 
+// born_ns is -1 when the filesystem keeps no birth time.
+struct Emulator::EntryStat {
+  struct stat st {};
+  int64_t born_ns = -1;
+};
+
+// lstat and birth time in one statx (one syscall fewer per delete).
+bool Emulator::StatEntry(int dirfd, const std::string& name, EntryStat& e) {
+  struct statx stx {};
+  if (::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &stx) != 0) {
+    return false;
+  }
+  e.st = {};
+  e.st.st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  e.st.st_ino = stx.stx_ino;
+  e.st.st_mode = stx.stx_mode;
+  e.st.st_nlink = stx.stx_nlink;
+  e.st.st_uid = stx.stx_uid;
+  e.st.st_gid = stx.stx_gid;
+  e.st.st_size = static_cast<off_t>(stx.stx_size);
+  e.born_ns = (stx.stx_mask & STATX_BTIME) ? static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 +
+                                                 stx.stx_btime.tv_nsec
+                                           : -1;
+  return true;
+}
+
 struct Emulator::Path {
   std::string abs;
   Located loc;
@@ -126,22 +126,19 @@ Emulator::Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
 
 namespace {
 
-// The supervisor resolves "self" for the tool, not for itself.
-std::string ForTool(const std::string& abs, pid_t tgid, pid_t tid) {
-  auto swap = [&](const std::string& from, const std::string& to) -> std::string {
-    if (abs.compare(0, from.size(), from) == 0 &&
-        (abs.size() == from.size() || abs[from.size()] == '/')) {
-      return to + abs.substr(from.size());
-    }
-    return {};
+// The supervisor resolves "self" for the tool, not for itself. The thread
+// group is read only for such a path (ReadToolCreds is not cheap).
+std::string ForTool(const std::string& abs, pid_t tid) {
+  auto under = [&](std::string_view prefix) {
+    return abs.compare(0, prefix.size(), prefix) == 0 &&
+           (abs.size() == prefix.size() || abs[prefix.size()] == '/');
   };
-  if (auto s = swap("/proc/self", "/proc/" + std::to_string(tgid)); !s.empty()) return s;
-  if (auto s = swap("/proc/thread-self", "/proc/" + std::to_string(tgid) + "/task/" +
-                                             std::to_string(tid));
-      !s.empty()) {
-    return s;
-  }
-  return abs;
+  bool self = under("/proc/self");
+  if (!self && !under("/proc/thread-self")) return abs;
+  auto creds = ReadToolCreds(tid);
+  if (!creds) return "/proc/" + std::to_string(tid) + "/.gone";  // fails to resolve
+  if (self) return "/proc/" + std::to_string(creds->tgid) + abs.substr(10);
+  return "/proc/" + std::to_string(creds->tgid) + "/task/" + std::to_string(tid) + abs.substr(17);
 }
 
 // realpath, then Locate: the canonical path has no symlink left, so the
@@ -156,8 +153,7 @@ Result<Located> Canonical(const WriteRoots& roots, const std::string& abs) {
 }  // namespace
 
 Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
-  ToolCreds creds = ReadCreds(req.tid);
-  std::string tool_abs = ForTool(abs, creds.tgid, req.tid);
+  std::string tool_abs = ForTool(abs, req.tid);
   char real[PATH_MAX];
   if (::realpath(tool_abs.c_str(), real) != nullptr &&
       std::find(read_fence_->files.begin(), read_fence_->files.end(), real) !=
@@ -200,8 +196,7 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
     if (!base) return Reply::Errno(base.error().err);
     abs = base.value() + "/" + abs;
   }
-  ToolCreds creds = ReadCreds(req.tid);
-  std::string target = ForTool(abs, creds.tgid, req.tid);
+  std::string target = ForTool(abs, req.tid);
   if (read_fence_) {
     auto loc = Canonical(read_fence_->executable, target);
     if (!loc) return Reply::Errno(loc.error().err, "execute " + abs + ": " + loc.error().op);
@@ -215,10 +210,6 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
     if (!d.allow) return Reply::Errno(d.err ? d.err : EACCES, "execute " + abs + ": " + d.reason);
   }
   return cont;
-}
-
-bool Emulator::MayBlock(int nr) {
-  return nr == SCMP_SYS(unlink) || nr == SCMP_SYS(unlinkat);
 }
 
 Result<Emulator::Path> Emulator::ResolvePath(const Request& req, int dirfd, uint64_t addr,
@@ -241,16 +232,17 @@ Result<Emulator::Path> Emulator::ResolvePath(const Request& req, int dirfd, uint
   return p;
 }
 
-Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid) {
+Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, bool may_block) {
+  umask_.Seen(r.tid);
   const uint64_t* a = r.args;
   auto i = [&](int k) { return static_cast<int>(a[k]); };
   switch (r.nr) {
     case SCMP_SYS(open): return Open(r, AT_FDCWD, a[0], a[1], a[2], valid);
     case SCMP_SYS(openat): return Open(r, i(0), a[1], a[2], a[3], valid);
     case SCMP_SYS(creat): return Open(r, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, a[1], valid);
-    case SCMP_SYS(unlink): return Unlink(r, AT_FDCWD, a[0], 0, valid);
-    case SCMP_SYS(rmdir): return Unlink(r, AT_FDCWD, a[0], AT_REMOVEDIR, valid);
-    case SCMP_SYS(unlinkat): return Unlink(r, i(0), a[1], i(2), valid);
+    case SCMP_SYS(unlink): return Unlink(r, AT_FDCWD, a[0], 0, valid, may_block);
+    case SCMP_SYS(rmdir): return Unlink(r, AT_FDCWD, a[0], AT_REMOVEDIR, valid, may_block);
+    case SCMP_SYS(unlinkat): return Unlink(r, i(0), a[1], i(2), valid, may_block);
     case SCMP_SYS(rename): return Rename(r, AT_FDCWD, a[0], AT_FDCWD, a[1], 0, valid);
     case SCMP_SYS(renameat): return Rename(r, i(0), a[1], i(2), a[3], 0, valid);
     case SCMP_SYS(renameat2):
@@ -286,6 +278,12 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid) {
     case SCMP_SYS(ioctl): return FdAttr(r, i(0), r.nr, valid);
     case SCMP_SYS(execve): return Exec(r, AT_FDCWD, a[0], valid);
     case SCMP_SYS(execveat): return Exec(r, i(0), a[1], valid);
+    case SCMP_SYS(umask): {
+      umask_.OnUmask(r.tid, static_cast<mode_t>(a[0]));
+      Reply cont;
+      cont.continue_syscall = true;
+      return cont;
+    }
     default:
       if (r.nr == uapi::kNrFchmodat2) return Attr(r, i(0), a[1], i(3), r.nr, valid);
       // setxattrat, removexattrat, file_setattr: libc falls back on ENOSYS.
@@ -299,7 +297,6 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (!s) return Reply::Errno(s.error().err, "unreadable path");
   if (!valid()) return Reply::Errno(EACCES, "stale");
   const std::string& raw = s.value();
-  ToolCreds creds = ReadCreds(req.tid);
   Reply rep;
   rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
   if (IsWritableDevice(raw) || (read_fence_ && IsReadableDevice(raw) && (flags & O_ACCMODE) == O_RDONLY)) {
@@ -311,7 +308,10 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (int n = ToolFdAlias(raw); n >= 0) {
     // The tool reopens a descriptor it already holds: hand it the same open
     // file (no new access), as long as the access mode asked for is covered.
-    auto fd = GetToolFd(creds.tgid, n);
+    auto creds = ReadToolCreds(req.tid);
+    if (!valid()) return Reply::Errno(EACCES, "stale");
+    if (!creds) return Reply::Errno(ENOENT, "no such descriptor");
+    auto fd = GetToolFd(creds->tgid, n);
     if (!fd) return Reply::Errno(ENOENT, "no such descriptor");
     int have = ::fcntl(fd->get(), F_GETFL) & O_ACCMODE;
     int want = static_cast<int>(flags) & O_ACCMODE;
@@ -333,7 +333,12 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   auto loc = roots_.Locate(p.abs);
   if (!loc) return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + loc.error().op);
   if (Protected(*loc)) return Reply::Errno(EACCES, "open for writing " + p.abs + ": protected path");
-  uint64_t perm = (flags & (O_CREAT | kBareTmpfile)) ? (mode & 07777 & ~creds.umask) : 0;
+  uint64_t perm = 0;
+  if (flags & (O_CREAT | kBareTmpfile)) {
+    auto umask = umask_.Get(req.tid, valid);
+    if (!umask) return Reply::Errno(EACCES, "stale");
+    perm = mode & 07777 & ~umask.value();
+  }
   // O_TRUNC is applied after the checks below, on the verified fd.
   auto fd = WriteRoots::OpenBeneath(*loc->root, loc->rel,
                                     (flags & ~static_cast<uint64_t>(O_TRUNC)) | O_NOCTTY, perm);
@@ -380,15 +385,9 @@ bool Emulator::Protected(const Located& loc) const {
   return rel.rfind(hooks, 0) == 0 && rel.size() > hooks.size() && !rel.ends_with(".sample");
 }
 
-bool Emulator::BornInRun(int dirfd, const std::string& name) {
-  struct statx stx {};
-  if (::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_INO, &stx) != 0) {
-    return false;
-  }
-  if (!(stx.stx_mask & STATX_BTIME)) return false;  // no birth time: assume the user's
-  int64_t born = static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
-  if (born < run_start_ns_) return false;
-  return !IsLaundered(makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino);
+bool Emulator::BornInRun(const EntryStat& e) {
+  if (e.born_ns < run_start_ns_) return false;  // no birth time (-1): assume the user's
+  return !IsLaundered(e.st.st_dev, e.st.st_ino);
 }
 
 bool Emulator::IsLaundered(dev_t dev, ino_t ino) {
@@ -402,7 +401,7 @@ void Emulator::MarkLaundered(dev_t dev, ino_t ino) {
 }
 
 Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
-                       const std::function<bool()>& valid) {
+                       const std::function<bool()>& valid, bool may_block) {
   if (flags & ~AT_REMOVEDIR) return Reply::Errno(EINVAL);
   auto p = ResolvePath(req, dirfd, path, false);
   if (!valid()) return Reply::Errno(EACCES, "stale");
@@ -411,15 +410,14 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   if (Protected(p->loc)) return Reply::Errno(EACCES, "delete " + p->abs + ": protected path");
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);
-  struct stat st;
-  if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    return Reply::Errno(errno);
-  }
+  EntryStat entry;
+  if (!StatEntry(parent->get(), p->loc.name, entry)) return Reply::Errno(errno);
+  const struct stat& st = entry.st;
   if (roots_.IsPinned(st.st_dev, st.st_ino)) {
     return Reply::Errno(EACCES, "delete " + p->abs + ": holds a denied or protected path");
   }
   bool want_dir = flags & AT_REMOVEDIR;
-  bool free_delete = opts_.sensitive_delete_allowed || BornInRun(parent->get(), p->loc.name) ||
+  bool free_delete = opts_.sensitive_delete_allowed || BornInRun(entry) ||
                      S_ISDIR(st.st_mode) != want_dir;  // the kernel's own error follows
   if (!free_delete) {
     if (S_ISDIR(st.st_mode)) return Reply::Errno(EACCES, "delete " + p->abs + ": pre-existing directory");
@@ -427,6 +425,11 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
       return Reply::Errno(EACCES, "delete " + p->abs + ": pre-existing " + why);
     }
     std::string why = "delete " + p->abs + ": the file existed before the run and needs approval";
+    if (opts_.delete_gate && !may_block) {
+      Reply later;
+      later.defer = true;
+      return later;
+    }
     if (opts_.delete_gate &&
         opts_.delete_gate(req, parent->get(), p->loc.name, p->loc.rel, valid, why)) {
       return Reply{};
@@ -454,26 +457,32 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   if (from->loc.root != to->loc.root) return Reply::Errno(EXDEV, "rename across writable roots");
   auto pf = WriteRoots::OpenParent(from->loc);
   if (!pf) return Reply::Errno(pf.error().err);
-  auto pt = WriteRoots::OpenParent(to->loc);
-  if (!pt) return Reply::Errno(pt.error().err);
-  struct stat src, dst;
+  // Within one directory (the common rename) its fd serves both ends.
+  Fd pt_own;
+  int pt = pf->get();
+  if (to->loc.parent_rel != from->loc.parent_rel) {
+    auto o = WriteRoots::OpenParent(to->loc);
+    if (!o) return Reply::Errno(o.error().err);
+    pt_own = std::move(o.value());
+    pt = pt_own.get();
+  }
+  struct stat src;
   if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) != 0) {
     return Reply::Errno(errno);
   }
   if (roots_.IsPinned(src.st_dev, src.st_ino)) {
     return Reply::Errno(EACCES, "rename " + from->abs + ": holds a denied or protected path");
   }
-  bool replaces = !(flags & RENAME_EXCHANGE) &&
-                  ::fstatat(pt->get(), to->loc.name.c_str(), &dst, AT_SYMLINK_NOFOLLOW) == 0;
-  if (replaces && roots_.IsPinned(dst.st_dev, dst.st_ino)) {
+  EntryStat dst;
+  bool replaces = !(flags & RENAME_EXCHANGE) && StatEntry(pt, to->loc.name, dst);
+  if (replaces && roots_.IsPinned(dst.st.st_dev, dst.st.st_ino)) {
     return Reply::Errno(EACCES, "rename over " + to->abs + ": a denied or protected path");
   }
-  bool replaces_users = replaces && !opts_.sensitive_delete_allowed &&
-                        !BornInRun(pt->get(), to->loc.name);
-  if (replaces_users && S_ISDIR(dst.st_mode)) {
+  bool replaces_users = replaces && !opts_.sensitive_delete_allowed && !BornInRun(dst);
+  if (replaces_users && S_ISDIR(dst.st.st_mode)) {
     return Reply::Errno(EACCES, "rename over the pre-existing directory " + to->abs);
   }
-  if (::renameat2(pf->get(), from->loc.name.c_str(), pt->get(), to->loc.name.c_str(), flags) != 0) {
+  if (::renameat2(pf->get(), from->loc.name.c_str(), pt, to->loc.name.c_str(), flags) != 0) {
     return Reply::Errno(errno);
   }
   // The moved inode now stands where the user's file was: deleting it is
@@ -497,7 +506,9 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   if (Protected(p->loc)) return Reply::Errno(EACCES, "create " + p->abs + ": protected path");
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);
-  mode_t umask = ReadCreds(req.tid).umask;
+  auto tool_umask = umask_.Get(req.tid, valid);
+  if (!tool_umask) return Reply::Errno(EACCES, "stale");
+  mode_t umask = tool_umask.value();
   mode_t mode = static_cast<mode_t>(arg);
   int rc;
   if (kind == S_IFLNK) {
@@ -546,7 +557,7 @@ namespace {
 // supervisor may hold privileges the tool dropped, so ownership rules the
 // kernel would apply to the tool are applied here first.
 Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolCreds& creds,
-                bool by_fd) {
+                bool by_fd, const std::function<bool()>& valid) {
   const uint64_t* a = r.args;
   std::string proc = ProcPath(target);
   auto owner_only = [&]() -> bool { return creds.fsuid == 0 ? st.st_uid == 0 : st.st_uid == creds.fsuid; };
@@ -602,6 +613,7 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
           ts[0] = {tv[0].tv_sec, tv[0].tv_usec * 1000};
           ts[1] = {tv[1].tv_sec, tv[1].tv_usec * 1000};
         }
+        if (!valid()) return Reply::Errno(EACCES, "stale");
         if (!owner_only()) return Reply::Errno(EPERM, "utimes of a file the tool does not own");
       }
       return ret(::utimensat(AT_FDCWD, proc.c_str(), tsp, 0));
@@ -614,6 +626,7 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
     case SCMP_SYS(fremovexattr): {
       auto name = ReadToolString(r.tid, a[1], XATTR_NAME_MAX + 1);
       if (!name) return Reply::Errno(name.error().err == ENAMETOOLONG ? ERANGE : EFAULT);
+      if (!valid()) return Reply::Errno(EACCES, "stale");
       // Other namespaces (trusted., security., system.) need capabilities
       // the tool does not have.
       if (name->rfind("user.", 0) != 0) return Reply::Errno(EPERM, "xattr namespace " + *name);
@@ -624,6 +637,7 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
       if (size > kMaxXattrValue) return Reply::Errno(E2BIG);
       std::string value(size, '\0');
       if (size && !ReadToolBytes(r.tid, a[2], value.data(), size)) return Reply::Errno(EFAULT);
+      if (!valid()) return Reply::Errno(EACCES, "stale");
       return ret(::setxattr(proc.c_str(), name->c_str(), value.data(), size, static_cast<int>(a[4])));
     }
     case SCMP_SYS(ioctl): {
@@ -633,13 +647,23 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
       if (cmd == uapi::kFsIocSetflags) {
         int want = 0, have = 0;
         if (!ReadToolBytes(r.tid, a[2], &want, sizeof want)) return Reply::Errno(EFAULT);
+        if (!valid()) return Reply::Errno(EACCES, "stale");
         if (::ioctl(target, FS_IOC_GETFLAGS, &have) != 0) return Reply::Errno(errno);
         if ((want ^ have) & (FS_IMMUTABLE_FL | FS_APPEND_FL)) {
           return Reply::Errno(EPERM, "immutable/append-only flags need CAP_LINUX_IMMUTABLE");
         }
         return ret(::ioctl(target, FS_IOC_SETFLAGS, &want));
       }
-      return Reply::Errno(EPERM, "FS_IOC_FSSETXATTR is not emulated");
+      if (cmd != uapi::kFsIocFssetxattr) return Reply::Errno(ENOTTY);
+      fsxattr want{}, have{};
+      if (!ReadToolBytes(r.tid, a[2], &want, sizeof want)) return Reply::Errno(EFAULT);
+      if (!valid()) return Reply::Errno(EACCES, "stale");
+      if (::ioctl(target, FS_IOC_FSGETXATTR, &have) != 0) return Reply::Errno(errno);
+      if ((want.fsx_xflags ^ have.fsx_xflags) & (FS_XFLAG_IMMUTABLE | FS_XFLAG_APPEND)) {
+        return Reply::Errno(EPERM, "immutable/append-only flags need CAP_LINUX_IMMUTABLE");
+      }
+      if (want.fsx_projid != have.fsx_projid) return Reply::Errno(EPERM, "project quota id");
+      return ret(::ioctl(target, FS_IOC_FSSETXATTR, &want));
     }
   }
   return Reply::Errno(ENOSYS);
@@ -652,7 +676,9 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   (void)kind;
   (void)at_flags;  // symlinks are refused whether or not the call follows them
   auto p = ResolvePath(req, dirfd, path, false);
+  auto creds = ReadToolCreds(req.tid);
   if (!valid()) return Reply::Errno(EACCES, "stale");
+  if (!creds) return Reply::Errno(ESRCH);
   if (!p) return Reply::Errno(p.error().err, "change metadata: " + Describe(p.error()));
   if (Protected(p->loc)) return Reply::Errno(EACCES, "change metadata of " + p->abs + ": protected path");
   auto fd = WriteRoots::OpenBeneath(*p->loc.root, p->loc.rel, O_PATH | O_NOFOLLOW, 0);
@@ -662,7 +688,7 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   if (const char* why = RefuseEntry(st); why != nullptr) {
     return Reply::Errno(EACCES, "change metadata of " + p->abs + ": " + why);
   }
-  Reply rep = ApplyAttr(req, fd->get(), st, ReadCreds(req.tid), false);
+  Reply rep = ApplyAttr(req, fd->get(), st, creds.value(), false, valid);
   if (rep.error == EACCES || rep.error == EPERM) rep.why = "change metadata of " + p->abs + ": " + rep.why;
   return rep;
 }
@@ -670,8 +696,10 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
 Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
                        const std::function<bool()>& valid) {
   (void)kind;
-  ToolCreds creds = ReadCreds(req.tid);
+  auto read = ReadToolCreds(req.tid);
   if (!valid()) return Reply::Errno(EACCES, "stale");
+  if (!read) return Reply::Errno(ESRCH);
+  const ToolCreds& creds = read.value();
   auto fd = GetToolFd(creds.tgid, tool_fd);
   if (!fd) return Reply::Errno(EBADF);
   struct stat st;
@@ -694,7 +722,7 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
     return Reply::Errno(EACCES, "change metadata of " + path + ": " + why);
   }
   if (Protected(*loc)) return Reply::Errno(EACCES, "change metadata of " + path + ": protected path");
-  return ApplyAttr(req, fd->get(), st, creds, true);
+  return ApplyAttr(req, fd->get(), st, creds, true, valid);
 }
 
 }  // namespace cordon::supervisor

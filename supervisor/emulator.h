@@ -4,7 +4,8 @@
 // special files, nothing outside, nothing protected), and performed by the
 // supervisor itself. Opens are answered with a new fd to install
 // (SECCOMP_IOCTL_NOTIF_ADDFD); nothing is ever answered with CONTINUE except
-// execve, which Landlock's EXECUTE rights enforce.
+// execve, which Landlock's EXECUTE rights enforce, and umask, which changes
+// no file (it is notified so the cached umask is dropped: tool_creds.h).
 //
 // Deleting the user's file (an inode born before the run, or one that
 // replaced such a file by a rename in this run) is the sensitive operation:
@@ -28,6 +29,7 @@
 #include "policy/fd.h"
 #include "policy/policy.h"
 #include "policy/tool_pin.h"
+#include "supervisor/tool_creds.h"
 #include "supervisor/write_roots.h"
 
 namespace cordon::supervisor {
@@ -44,7 +46,8 @@ struct Reply {
   int error = 0;          // errno for the tool; 0 on success
   Fd install;             // an fd to install in the tool (opens)
   uint32_t install_flags = 0;  // O_CLOEXEC or 0
-  bool continue_syscall = false;  // execve only
+  bool continue_syscall = false;  // execve and umask only
+  bool defer = false;  // needs a person: Handle again where it may block
   std::string why;        // for the log: what was refused and the rule
   static Reply Errno(int e, std::string why = {}) {
     Reply r;
@@ -94,18 +97,21 @@ class Emulator {
 
   // `still_valid` re-checks the notification id after the tool's memory was
   // read (SECCOMP_IOCTL_NOTIF_ID_VALID); false means the answer is moot.
-  Reply Handle(const Request& req, const std::function<bool()>& still_valid);
-
-  // Whether a syscall's decision may block for a long time (an approval).
-  static bool MayBlock(int nr);
+  // With `may_block` false, a decision that would wait for a person (the
+  // delete gate) is not taken: the reply says `defer`, and the caller runs
+  // Handle again on a thread of its own. Everything else is answered inline.
+  Reply Handle(const Request& req, const std::function<bool()>& still_valid,
+               bool may_block = true);
 
  private:
   struct Path;  // a resolved argument
+  struct EntryStat;  // lstat and birth time of a directory entry
+  static bool StatEntry(int dirfd, const std::string& name, EntryStat& e);
   Result<Path> ResolvePath(const Request& req, int dirfd_arg, uint64_t path_addr, bool empty_ok);
   Reply Open(const Request& req, int dirfd, uint64_t path, uint64_t flags, uint64_t mode,
              const std::function<bool()>& valid);
   Reply Unlink(const Request& req, int dirfd, uint64_t path, int flags,
-               const std::function<bool()>& valid);
+               const std::function<bool()>& valid, bool may_block);
   Reply Rename(const Request& req, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
                unsigned flags, const std::function<bool()>& valid);
   Reply Create(const Request& req, int dirfd, uint64_t path, int kind, uint64_t mode_or_target,
@@ -118,7 +124,7 @@ class Emulator {
 
   Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
-  bool BornInRun(int dirfd, const std::string& name);
+  bool BornInRun(const EntryStat& e);
   bool Protected(const Located& loc) const;
   bool IsLaundered(dev_t dev, ino_t ino);
   void MarkLaundered(dev_t dev, ino_t ino);
@@ -129,6 +135,7 @@ class Emulator {
   EmulatorOptions opts_;
   std::mutex mu_;
   std::set<std::pair<dev_t, ino_t>> laundered_;  // guarded by mu_
+  UmaskCache umask_;
 };
 
 }  // namespace cordon::supervisor

@@ -32,9 +32,12 @@ NotifyLoop::NotifyLoop(int listener, std::shared_ptr<Emulator> emulator, bool th
   if (::syscall(SYS_seccomp, kSeccompGetNotifSizes, 0, &sizes) == 0) {
     notif_size_ = std::max<size_t>(notif_size_, sizes.seccomp_notif);
   }
-  // 6.6+: wake the supervisor on the same CPU as the tool; saves a few µs a
-  // round trip. Absent on older kernels: harmless.
-  ::ioctl(listener_, kIoctlNotifSetFlags, kUserNotifFdSyncWakeUp);
+  // 6.6+: the tool and the supervisor hand the CPU to each other instead of
+  // waking on another one; saves a few µs a round trip. Older kernels
+  // refuse the flag (EINVAL) and keep the plain wake-up.
+  if (::ioctl(listener_, kIoctlNotifSetFlags, static_cast<unsigned long>(kUserNotifFdSyncWakeUp)) != 0) {
+    spdlog::debug("seccomp: no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: {}", std::strerror(errno));
+  }
 }
 
 NotifyLoop::~NotifyLoop() { Shutdown(); }
@@ -49,19 +52,15 @@ void NotifyLoop::OnReadable() {
   req.tid = static_cast<pid_t>(n->pid);
   req.nr = n->data.nr;
   std::memcpy(req.args, n->data.args, sizeof req.args);
-  if (threaded_blocking_ && Emulator::MayBlock(req.nr)) {
+  auto valid = [this, id = req.id] { return ::ioctl(listener_, kIoctlNotifIdValid, &id) == 0; };
+  Reply r = emulator_->Handle(req, valid, /*may_block=*/!threaded_blocking_);
+  if (r.defer) {
+    // A delete waiting for a person: decided again on a thread of its own,
+    // so other threads and processes of the tool go on.
     std::lock_guard<std::mutex> l(threads_mu_);
-    threads_.emplace_back([this, req] {
-      Reply r = emulator_->Handle(req, [this, id = req.id] {
-        return ::ioctl(listener_, kIoctlNotifIdValid, &id) == 0;
-      });
-      Answer(req, std::move(r));
-    });
+    threads_.emplace_back([this, req, valid] { Answer(req, emulator_->Handle(req, valid, true)); });
     return;
   }
-  Reply r = emulator_->Handle(req, [this, id = req.id] {
-    return ::ioctl(listener_, kIoctlNotifIdValid, &id) == 0;
-  });
   Answer(req, std::move(r));
 }
 

@@ -86,7 +86,10 @@ constexpr int kAlwaysNotified[] = {
     SCMP_SYS(setxattr), SCMP_SYS(lsetxattr), SCMP_SYS(removexattr), SCMP_SYS(lremovexattr),
     static_cast<int>(kNrSetxattrat), static_cast<int>(kNrRemovexattrat),
     static_cast<int>(kNrFileSetattr), SCMP_SYS(fchmod), SCMP_SYS(fchown), SCMP_SYS(fsetxattr),
-    SCMP_SYS(fremovexattr)};
+    SCMP_SYS(fremovexattr),
+    // Changes no file, answered with CONTINUE: seen so the supervisor's
+    // cached umask (tool_creds.h) is never stale.
+    SCMP_SYS(umask)};
 
 void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   if (o.notify_all_paths) {

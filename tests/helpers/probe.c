@@ -13,6 +13,15 @@
  *   probe reopen HELD ALIAS_PREFIX MODE: opens HELD read-only (or "-" for
  *     stdout), then ALIAS_PREFIX<fd> (e.g. /dev/fd/) with MODE r, w or rw
  *     (a write adds O_CREAT|O_TRUNC, as a shell's '>') and reads or writes it
+ * One raw syscall each (the exact syscall, whatever libc would pick):
+ *   probe rmdir-new PATH (mkdir then rmdir: a directory born in the run)
+ *   probe utime PATH | utimes PATH | futimesat PATH   (times set to 1e9)
+ *   probe lchown PATH | fchown PATH | removexattr PATH | lremovexattr PATH
+ *   probe fremovexattr PATH | fsetxattr PATH | mknod-reg PATH | mknodat-reg PATH
+ *   probe symlinkat TARGET PATH | linkat A B | setflags PATH | fssetxattr PATH
+ *   probe setxattrat PATH | removexattrat PATH | file_setattr PATH
+ * The f* forms open PATH read-only first. setflags/fssetxattr add the
+ * "nodump" flag; they exit 101 when the filesystem has no such ioctl.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,8 +42,14 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <sched.h>
+#include <linux/fs.h>
 
 static int result(long rc) { return rc < 0 ? errno : 0; }
+
+static int open_ro(const char* path) { return open(path, O_RDONLY | O_CLOEXEC); }
+
+/* 1e9 seconds for both times: a value no test run produces by accident. */
+static const struct timeval kTimes[2] = {{1000000000, 0}, {1000000000, 0}};
 
 int main(int argc, char** argv) {
   if (argc < 2) return 100;
@@ -103,6 +118,57 @@ int main(int argc, char** argv) {
     int fd = open(a, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return errno;
     return result(fchmod(fd, 0777));
+  }
+  if (!strcmp(op, "rmdir-new")) {
+    if (mkdir(a, 0755) < 0) return errno;
+    return result(syscall(SYS_rmdir, a));
+  }
+  if (!strcmp(op, "utime")) {
+    struct utimbuf { long actime, modtime; } u = {1000000000, 1000000000};
+    return result(syscall(SYS_utime, a, &u));
+  }
+  if (!strcmp(op, "utimes")) return result(syscall(SYS_utimes, a, kTimes));
+  if (!strcmp(op, "futimesat")) return result(syscall(SYS_futimesat, AT_FDCWD, a, kTimes));
+  if (!strcmp(op, "lchown")) return result(syscall(SYS_lchown, a, getuid(), getgid()));
+  if (!strcmp(op, "removexattr")) return result(syscall(SYS_removexattr, a, "user.cordon"));
+  if (!strcmp(op, "lremovexattr")) return result(syscall(SYS_lremovexattr, a, "user.cordon"));
+  if (!strcmp(op, "mknod-reg")) return result(syscall(SYS_mknod, a, S_IFREG | 0644, 0));
+  if (!strcmp(op, "mknodat-reg")) {
+    return result(syscall(SYS_mknodat, AT_FDCWD, a, S_IFREG | 0644, 0));
+  }
+  if (!strcmp(op, "symlinkat")) return result(syscall(SYS_symlinkat, a, AT_FDCWD, b));
+  if (!strcmp(op, "linkat")) return result(syscall(SYS_linkat, AT_FDCWD, a, AT_FDCWD, b, 0));
+  if (!strcmp(op, "fchown") || !strcmp(op, "fsetxattr") || !strcmp(op, "fremovexattr") ||
+      !strcmp(op, "setflags") || !strcmp(op, "fssetxattr")) {
+    int fd = open_ro(a);
+    if (fd < 0) return errno;
+    if (!strcmp(op, "fchown")) return result(syscall(SYS_fchown, fd, getuid(), getgid()));
+    if (!strcmp(op, "fsetxattr")) {
+      return result(syscall(SYS_fsetxattr, fd, "user.cordon", "x", 1, 0));
+    }
+    if (!strcmp(op, "fremovexattr")) return result(syscall(SYS_fremovexattr, fd, "user.cordon"));
+    if (!strcmp(op, "setflags")) {
+      int flags = 0;
+      if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) return 101;
+      flags |= FS_NODUMP_FL;
+      return result(ioctl(fd, FS_IOC_SETFLAGS, &flags));
+    }
+    struct fsxattr fsx;
+    memset(&fsx, 0, sizeof fsx);
+    if (ioctl(fd, FS_IOC_FSGETXATTR, &fsx) < 0) return 101;
+    fsx.fsx_xflags |= FS_XFLAG_NODUMP;
+    return result(ioctl(fd, FS_IOC_FSSETXATTR, &fsx));
+  }
+  /* Newer than Debian's headers: by number, with the kernel's structs. */
+  if (!strcmp(op, "setxattrat")) {
+    struct { unsigned long long value; unsigned size, flags; } args = {(unsigned long)"x", 1, 0};
+    return result(syscall(463, AT_FDCWD, a, 0, "user.cordon", &args, sizeof args));
+  }
+  if (!strcmp(op, "removexattrat")) return result(syscall(466, AT_FDCWD, a, 0, "user.cordon"));
+  if (!strcmp(op, "file_setattr")) {
+    struct { unsigned long long xflags; unsigned extsize, nextents, projid, cowextsize; } fa = {
+        FS_XFLAG_NODUMP, 0, 0, 0, 0};
+    return result(syscall(469, AT_FDCWD, a, &fa, sizeof fa, 0));
   }
   if (!strcmp(op, "exec")) {
     execv(a, argv + 2);

@@ -14,39 +14,27 @@
 #include <cerrno>
 #include <chrono>
 #include <thread>
-#include <tuple>
 
+#include "tests/support/probe_test.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
 namespace {
 
-// Parameters: the probe (dynamic or static) and whether to force the
-// notify-all rung (no Landlock: the supervisor decides reads too).
-class NotifyTest : public ::testing::TestWithParam<std::tuple<const char*, bool>> {
+class NotifyTest : public ProbeTest {
  protected:
   void SetUp() override {
     WriteFile(t_.Out("secret.txt"), "secret\n");
     ::chmod(t_.Out("secret.txt").c_str(), 0644);
     WriteFile(t_.Ws("mine.txt"), "mine\n");
   }
-  int Probe(std::vector<std::string> op, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--log-level", "info", "run", "--workspace", t_.ws(),
-                                     "--ro", ProbeDir(), "--profile", "workspace-write"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    if (std::get<1>(GetParam())) args.push_back("--test-force-notify-all");
-    args.push_back("--");
-    args.push_back(std::get<0>(GetParam()));
-    args.insert(args.end(), op.begin(), op.end());
-    last_ = RunCordon(args);
-    return last_.status;
+  int Probe(const std::vector<std::string>& op, const std::vector<std::string>& extra = {}) {
+    return ProbeTest::Probe("workspace-write", op, extra);
   }
   mode_t Mode(const std::string& p) {
     struct stat st;
     return ::lstat(p.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
   }
-  ScratchTree t_;
-  RunResult last_;
 };
 
 TEST_P(NotifyTest, HardLinkToAnOutsideFileCannotBeOpenedForWriting) {
@@ -75,6 +63,21 @@ TEST_P(NotifyTest, SymlinkedDirectoryOnTheWayIsRefused) {
   EXPECT_EQ(Probe({"unlink", "out/secret.txt"}), EACCES);
   EXPECT_FALSE(Exists(t_.Out("new.txt")));
   EXPECT_TRUE(Exists(t_.Out("secret.txt")));
+}
+
+// O_CREAT|O_EXCL makes a new inode, never a link, yet it is decided by the
+// supervisor like every write-open (no CONTINUE at kernel speed): a protected
+// path that did not exist at start has no Landlock carve to stop it, and the
+// strict link rule refuses a directory symlink on the way.
+TEST_P(NotifyTest, ExclusiveCreationsAreDecidedToo) {
+  ASSERT_EQ(::mkdir(t_.Ws("sub").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("sub", t_.Ws("via").c_str()), 0);
+  EXPECT_EQ(Probe({"create", ".envrc"}), EACCES) << "a protected path born in the run";
+  EXPECT_EQ(Probe({"create", "via/new.txt"}), EACCES) << "through a symlinked directory";
+  EXPECT_FALSE(Exists(t_.Ws(".envrc")));
+  EXPECT_FALSE(Exists(t_.Ws("sub/new.txt")));
+  EXPECT_EQ(Probe({"create", "sub/new.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("sub/new.txt")), "probe\n");
 }
 
 TEST_P(NotifyTest, MetadataOfOutsideFilesCannotChange) {
@@ -148,14 +151,30 @@ TEST_P(NotifyTest, RenameOverTheUsersFileCannotLaunderADelete) {
   EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "new\n") << "overwriting is allowed, deleting is not";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Probes, NotifyTest,
-    ::testing::Combine(::testing::Values(PROBE_DYNAMIC, PROBE_STATIC), ::testing::Bool()),
-    [](const auto& info) {
-      std::string probe = std::get<0>(info.param);
-      return std::string(probe.find("static") != std::string::npos ? "static" : "dynamic") +
-             (std::get<1>(info.param) ? "_notify_all" : "_landlock");
-    });
+INSTANTIATE_TEST_SUITE_P(Probes, NotifyTest, ProbeParams(), ProbeParamName);
+
+// The supervisor creates files for the tool with the tool's umask, which it
+// caches: a umask changed mid-run must show in the very next creation.
+TEST(NotifyUmask, CreationsFollowUmaskChangesMidRun) {
+  for (bool notify_all : {false, true}) {
+    SCOPED_TRACE(notify_all ? "notify-all" : "landlock");
+    ScratchTree t;
+    std::vector<std::string> args = {"run", "--workspace", t.ws(), "--profile", "workspace-write"};
+    if (notify_all) args.push_back("--test-force-notify-all");
+    args.insert(args.end(), {"--", "sh", "-c",
+                             "umask 022; : > a; umask 077; : > b; mkdir d; umask 027; : > c"});
+    RunResult r = RunCordon(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto mode = [&](const char* name) {
+      struct stat st;
+      return ::stat(t.Ws(name).c_str(), &st) == 0 ? st.st_mode & 07777 : 01;
+    };
+    EXPECT_EQ(mode("a"), 0644u);
+    EXPECT_EQ(mode("b"), 0600u);
+    EXPECT_EQ(mode("d"), 0700u);
+    EXPECT_EQ(mode("c"), 0640u);
+  }
+}
 
 std::string StressBin() { return ProbeDir() + "/stress"; }
 

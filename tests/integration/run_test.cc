@@ -14,36 +14,19 @@
 #include <chrono>
 #include <fstream>
 #include <thread>
-#include <tuple>
 
+#include "tests/support/probe_test.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
 namespace {
 
-// Parameters: the probe (dynamic or static) and whether to force the
-// notify-all rung (no Landlock: the supervisor decides reads too).
-class RunTest : public ::testing::TestWithParam<std::tuple<const char*, bool>> {
+class RunTest : public ProbeTest {
  protected:
   void SetUp() override {
     WriteFile(t_.Ws("inside.txt"), "inside\n");
     WriteFile(t_.Out("secret.txt"), "secret\n");
   }
-  // Runs the probe with `op args` under the given profile; returns status.
-  int Probe(const std::string& profile, std::vector<std::string> op,
-            std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"run", "--workspace", t_.ws(), "--ro", ProbeDir()};
-    if (!profile.empty()) args.insert(args.end(), {"--profile", profile});
-    args.insert(args.end(), extra.begin(), extra.end());
-    if (std::get<1>(GetParam())) args.push_back("--test-force-notify-all");
-    args.push_back("--");
-    args.push_back(std::get<0>(GetParam()));
-    args.insert(args.end(), op.begin(), op.end());
-    last_ = RunCordon(args);
-    return last_.status;
-  }
-  ScratchTree t_;
-  RunResult last_;
 };
 
 TEST_P(RunTest, ReadsInsideAndRefusesReadsOutside) {
@@ -173,14 +156,7 @@ TEST_P(RunTest, ExitStatusesFollowTheContract) {
   EXPECT_EQ(Probe("", {"kill-self", "15"}), 128 + 15);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Probes, RunTest,
-    ::testing::Combine(::testing::Values(PROBE_DYNAMIC, PROBE_STATIC), ::testing::Bool()),
-    [](const auto& info) {
-      std::string probe = std::get<0>(info.param);
-      return std::string(probe.find("static") != std::string::npos ? "static" : "dynamic") +
-             (std::get<1>(info.param) ? "_notify_all" : "_landlock");
-    });
+INSTANTIATE_TEST_SUITE_P(Probes, RunTest, ProbeParams(), ProbeParamName);
 
 TEST(RunContract, CordonErrorsAre125) {
   ScratchTree t;
