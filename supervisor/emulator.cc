@@ -386,7 +386,9 @@ bool Emulator::Protected(const Located& loc) const {
 }
 
 bool Emulator::BornInRun(const EntryStat& e) {
-  if (e.born_ns < run_start_ns_) return false;  // no birth time (-1): assume the user's
+  // Strictly after: the launcher starts the tool only once even the coarse
+  // clock is past run_start_ns. No birth time (-1): assume the user's.
+  if (e.born_ns <= run_start_ns_) return false;
   return !IsLaundered(e.st.st_dev, e.st.st_ino);
 }
 

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -213,10 +214,29 @@ void ServeUntil(NotifyServer& server, int stop) {
   }
 }
 
+int64_t Ns(const timespec& ts) { return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+
 int64_t NowRealtimeNs() {
   timespec ts;
   ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  return Ns(ts);
+}
+
+// A file is the run's own when its birth time is after run_start_ns (fine
+// clock). Birth times come from the kernel's coarse clock, up to a tick
+// behind, or on multigrain filesystems from the fine one: a file the tool
+// made in the tick that holds run_start_ns would look older than the run.
+// So the tool starts only once the coarse clock has passed run_start_ns;
+// from then on every new file is born after it, and every older one before.
+void WaitForCoarseClockPast(int64_t run_start_ns) {
+  for (;;) {
+    timespec ts;
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    int64_t behind = run_start_ns - Ns(ts);
+    if (behind < 0) return;
+    timespec nap{0, std::min<int64_t>(behind + 1, 1000000)};
+    ::nanosleep(&nap, nullptr);
+  }
 }
 
 }  // namespace
@@ -333,6 +353,7 @@ int Launch(const LaunchRequest& req) {
       if (served && *served) ServeUntil(**served, window_end.get());
     });
   }
+  WaitForCoarseClockPast(run_start_ns);
   const pid_t pid = SpawnChild(spec);
   // The child has exec'd or died: our copies of its ends go, so a child that
   // died before sending the listener ends the window thread's wait with EOF.
