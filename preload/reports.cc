@@ -34,7 +34,13 @@ std::atomic<uint64_t> g_seq{0};
 std::atomic<uint64_t> g_dropped{0};
 // Set at exit: records go out one by one from then on.
 std::atomic<bool> g_direct{false};
-Slot g_slots[kSlots];
+// Each slot is its own page: constinit keeps them zero-filled .bss with no
+// constructor at load, and only the slots marked in g_used are ever read,
+// since merely reading an untouched page faults it in (~64 faults at every
+// exit of every process otherwise).
+constinit Slot g_slots[kSlots];
+std::atomic<uint64_t> g_used{0};
+static_assert(kSlots <= 64, "g_used has one bit per slot");
 
 thread_local int32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 
@@ -113,7 +119,13 @@ void Note(wire::Call call, AdmitOp op, wire::ReportVerdict v, PathClass cls, int
           const char* path) {
   uint64_t seq = g_seq.fetch_add(1, std::memory_order_relaxed) + 1;
   if (g_fd < 0) return;
-  Slot* s = &g_slots[static_cast<uint32_t>(Tid()) % kSlots];
+  unsigned slot = static_cast<uint32_t>(Tid()) % kSlots;
+  Slot* s = &g_slots[slot];
+  // Marked before first use (seq_cst, like the exchange below), so a flush
+  // that does not see the mark finds nothing in the slot.
+  if (!(g_used.load(std::memory_order_relaxed) & (uint64_t{1} << slot))) {
+    g_used.fetch_or(uint64_t{1} << slot);
+  }
   if (g_direct.load(std::memory_order_relaxed) || !TryHold(s)) {
     wire::Report r;
     Fill(&r, call, op, v, cls, err, path, seq);
@@ -138,7 +150,10 @@ void EndImage(bool exiting) {
   // batched, but the parent's image goes on, batching, with no final record.
   bool own_image = Pid() == g_pid.load(std::memory_order_relaxed);
   if (exiting && own_image) g_direct.store(true);
-  for (Slot& s : g_slots) {
+  const uint64_t used = g_used.load();
+  for (unsigned i = 0; i < kSlots; ++i) {
+    if (!(used & (uint64_t{1} << i))) continue;
+    Slot& s = g_slots[i];
     // An idle empty slot is only read: writing would fault in a page per
     // slot. busy before count, all seq_cst with Note()'s exchange and its
     // g_direct load: a thread that takes the slot after this read sees
@@ -164,7 +179,10 @@ void EndImage(bool exiting) {
 }
 
 void ReportsAfterFork() {
-  for (Slot& s : g_slots) {
+  const uint64_t used = g_used.load(std::memory_order_relaxed);
+  for (unsigned i = 0; i < kSlots; ++i) {
+    if (!(used & (uint64_t{1} << i))) continue;
+    Slot& s = g_slots[i];
     // Written only when set: each slot is its own page, copied on write.
     if (s.count.load(std::memory_order_relaxed) != 0) s.count.store(0, std::memory_order_relaxed);
     if (s.busy.load(std::memory_order_relaxed)) s.busy.store(false, std::memory_order_relaxed);

@@ -339,9 +339,24 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     if (!umask) return Reply::Errno(EACCES, "stale");
     perm = mode & 07777 & ~umask.value();
   }
-  // O_TRUNC is applied after the checks below, on the verified fd.
-  auto fd = WriteRoots::OpenBeneath(*loc->root, loc->rel,
-                                    (flags & ~static_cast<uint64_t>(O_TRUNC)) | O_NOCTTY, perm);
+  // O_TRUNC is applied after the checks below, on the verified fd. A
+  // creation is tried exclusively first, so the supervisor knows whether it
+  // made the file (BornInRun); an existing one is then opened as it is.
+  const uint64_t open_flags = (flags & ~static_cast<uint64_t>(O_TRUNC)) | O_NOCTTY;
+  const bool exclusive_first = (flags & O_CREAT) && !(flags & O_EXCL);
+  bool created = false;
+  Result<Fd> fd = SysError{ENOENT, "open"};
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    fd = WriteRoots::OpenBeneath(*loc->root, loc->rel,
+                                 exclusive_first ? open_flags | O_EXCL : open_flags, perm);
+    if (fd) {
+      created = (flags & O_CREAT) != 0;
+      break;
+    }
+    if (!exclusive_first || fd.error().err != EEXIST) break;
+    fd = WriteRoots::OpenBeneath(*loc->root, loc->rel, open_flags & ~static_cast<uint64_t>(O_CREAT), 0);
+    if (fd || fd.error().err != ENOENT) break;  // ENOENT: removed in between, create again
+  }
   if (!fd) {
     return Reply::Errno(fd.error().err, fd.error().err == EACCES
                                             ? "open for writing " + p.abs + ": symlink on the way"
@@ -357,6 +372,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if ((flags & O_TRUNC) && S_ISREG(st.st_mode) && ::ftruncate(fd->get(), 0) != 0) {
     return Reply::Errno(errno);
   }
+  if (created) MarkCreated(st.st_dev, st.st_ino);
   rep.install = std::move(fd.value());
   return rep;
 }
@@ -385,11 +401,27 @@ bool Emulator::Protected(const Located& loc) const {
   return rel.rfind(hooks, 0) == 0 && rel.size() > hooks.size() && !rel.ends_with(".sample");
 }
 
+// The run's own: created by this supervisor, or born strictly after the
+// run began. Birth times come from the kernel's coarse clock (on this kind
+// of VM up to ~8 ms behind CLOCK_REALTIME) or, on multigrain filesystems,
+// from the fine one, so a file born early in the run may carry a time before
+// run_start_ns_; what the supervisor created itself is known without it. Left
+// to the time: what the kernel creates alone (write-opens under links:
+// kernel), which in the run's first milliseconds may count as the user's,
+// the safe side. No birth time (-1): the user's.
 bool Emulator::BornInRun(const EntryStat& e) {
-  // Strictly after: the launcher starts the tool only once even the coarse
-  // clock is past run_start_ns. No birth time (-1): assume the user's.
-  if (e.born_ns <= run_start_ns_) return false;
-  return !IsLaundered(e.st.st_dev, e.st.st_ino);
+  if (IsLaundered(e.st.st_dev, e.st.st_ino)) return false;
+  return WasCreated(e.st.st_dev, e.st.st_ino) || e.born_ns > run_start_ns_;
+}
+
+bool Emulator::WasCreated(dev_t dev, ino_t ino) {
+  std::lock_guard<std::mutex> l(mu_);
+  return created_.count({dev, ino}) > 0;
+}
+
+void Emulator::MarkCreated(dev_t dev, ino_t ino) {
+  std::lock_guard<std::mutex> l(mu_);
+  created_.insert({dev, ino});
 }
 
 bool Emulator::IsLaundered(dev_t dev, ino_t ino) {
@@ -522,7 +554,12 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
     if (type != 0 && type != S_IFREG) return Reply::Errno(EACCES, "mknod " + p->abs + ": special file");
     rc = ::mknodat(parent->get(), p->loc.name.c_str(), S_IFREG | (mode & 07777 & ~umask), 0);
   }
-  return rc == 0 ? Reply{} : Reply::Errno(errno);
+  if (rc != 0) return Reply::Errno(errno);
+  struct stat st;
+  if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    MarkCreated(st.st_dev, st.st_ino);
+  }
+  return Reply{};
 }
 
 Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdir,

@@ -128,6 +128,8 @@ class Emulator {
   bool Protected(const Located& loc) const;
   bool IsLaundered(dev_t dev, ino_t ino);
   void MarkLaundered(dev_t dev, ino_t ino);
+  bool WasCreated(dev_t dev, ino_t ino);
+  void MarkCreated(dev_t dev, ino_t ino);
 
   WriteRoots roots_;
   std::unique_ptr<ReadFence> read_fence_;  // null unless on the notify-all rung
@@ -135,6 +137,9 @@ class Emulator {
   EmulatorOptions opts_;
   std::mutex mu_;
   std::set<std::pair<dev_t, ino_t>> laundered_;  // guarded by mu_
+  // Inodes this supervisor created for the tool: the run's own whatever
+  // their birth time says (a coarse timestamp can predate run_start_ns_).
+  std::set<std::pair<dev_t, ino_t>> created_;  // guarded by mu_
   UmaskCache umask_;
 };
 

@@ -222,23 +222,6 @@ int64_t NowRealtimeNs() {
   return Ns(ts);
 }
 
-// A file is the run's own when its birth time is after run_start_ns (fine
-// clock). Birth times come from the kernel's coarse clock, up to a tick
-// behind, or on multigrain filesystems from the fine one: a file the tool
-// made in the tick that holds run_start_ns would look older than the run.
-// So the tool starts only once the coarse clock has passed run_start_ns;
-// from then on every new file is born after it, and every older one before.
-void WaitForCoarseClockPast(int64_t run_start_ns) {
-  for (;;) {
-    timespec ts;
-    ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-    int64_t behind = run_start_ns - Ns(ts);
-    if (behind < 0) return;
-    timespec nap{0, std::min<int64_t>(behind + 1, 1000000)};
-    ::nanosleep(&nap, nullptr);
-  }
-}
-
 }  // namespace
 
 std::string ResolveCommand(const std::string& cmd, const std::string& path_env) {
@@ -261,7 +244,7 @@ std::string ResolveCommand(const std::string& cmd, const std::string& path_env) 
 int Launch(const LaunchRequest& req) {
   const policy::Policy& p = *req.policy;
   // Files born from here on are the run's own and may be deleted freely.
-  const int64_t run_start_ns = NowRealtimeNs();
+  const int64_t run_start_ns = req.run_start_ns != 0 ? req.run_start_ns : NowRealtimeNs();
   Fd ws(::open(p.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!ws) return Fail("workspace " + p.workspace + ": " + std::strerror(errno));
 
@@ -353,7 +336,6 @@ int Launch(const LaunchRequest& req) {
       if (served && *served) ServeUntil(**served, window_end.get());
     });
   }
-  WaitForCoarseClockPast(run_start_ns);
   const pid_t pid = SpawnChild(spec);
   // The child has exec'd or died: our copies of its ends go, so a child that
   // died before sending the listener ends the window thread's wait with EOF.

@@ -35,6 +35,9 @@ struct LaunchRequest {
   // environment, and every record the tool sends is handed here (untrusted
   // hints, never decisions).
   std::function<void(const void* data, size_t len)> on_report;
+  // CLOCK_REALTIME ns when the run began (0: when Launch is called). Files
+  // born after it, or created by the supervisor, are the run's own.
+  int64_t run_start_ns = 0;
 };
 
 // Returns the exit status for cordon. Errors before the tool starts are

@@ -151,6 +151,21 @@ TEST_P(NotifyTest, RenameOverTheUsersFileCannotLaunderADelete) {
   EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "new\n") << "overwriting is allowed, deleting is not";
 }
 
+// The supervisor knows what it created (the run's own, whatever the coarse
+// birth time says); opening the user's file with O_CREAT creates nothing.
+TEST_P(NotifyTest, OpeningTheUsersFileWithOCreatDoesNotMakeItTheRuns) {
+  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--",
+                           "sh", "-c", "echo over > mine.txt && rm mine.txt"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "over\n") << "overwriting is allowed, deleting is not";
+  r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--", "sh", "-c",
+                 "echo a > fresh && echo b >> fresh && rm fresh && mkdir d && echo c > d/f && "
+                 "rm d/f && rmdir d"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(Exists(t_.Ws("fresh")));
+  EXPECT_FALSE(Exists(t_.Ws("d")));
+}
+
 INSTANTIATE_TEST_SUITE_P(Probes, NotifyTest, ProbeParams(), ProbeParamName);
 
 // The supervisor creates files for the tool with the tool's umask, which it
