@@ -109,6 +109,12 @@ ProtectedScan FindProtectedPaths(const std::string& workspace,
                                  const std::vector<std::string>& patterns,
                                  std::size_t max_entries, std::size_t max_depth) {
   ProtectedScan scan;
+  // A pattern can match in a directory only if its first segment is one of
+  // the directory's names: the listing decides which patterns to stat, so
+  // a directory holding none of them costs no stat at all.
+  std::vector<std::string_view> first;
+  for (const std::string& pat : patterns) first.push_back(Split(pat).front());
+  std::vector<bool> present(patterns.size());
   struct Dir {
     std::string path;
     std::size_t depth;
@@ -118,23 +124,14 @@ ProtectedScan FindProtectedPaths(const std::string& workspace,
   while (!todo.empty()) {
     Dir dir = std::move(todo.back());
     todo.pop_back();
-    Fd fd(::open(dir.path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) continue;  // vanished or unreadable: nothing to carve there
-    for (const std::string& pat : patterns) {
-      struct stat st;
-      if (::fstatat(fd.get(), pat.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      bool git_name = pat == ".git" || pat.ends_with("/.git");
-      if (S_ISLNK(st.st_mode) || (git_name && S_ISDIR(st.st_mode))) continue;
-      std::string full = Join(dir.path, pat);
-      if (IsPhysical(full)) scan.paths.push_back(std::move(full));
-    }
-    int dup = ::dup(fd.get());
-    if (dup < 0) continue;
-    std::unique_ptr<DIR, int (*)(DIR*)> d(::fdopendir(dup), ::closedir);
+    int fd = ::open(dir.path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;  // vanished or unreadable: nothing to carve there
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::fdopendir(fd), ::closedir);
     if (!d) {
-      ::close(dup);
+      ::close(fd);
       continue;
     }
+    std::fill(present.begin(), present.end(), false);
     while (dirent* e = ::readdir(d.get())) {
       std::string_view name = e->d_name;
       if (name == "." || name == "..") continue;
@@ -142,14 +139,16 @@ ProtectedScan FindProtectedPaths(const std::string& workspace,
         scan.truncated = true;
         break;
       }
-      // Never into .git: its patterns were checked from here, and its
+      for (std::size_t i = 0; i < first.size(); ++i) {
+        if (first[i] == name) present[i] = true;
+      }
+      // Never into .git: its patterns are checked from here, and its
       // objects are most of a repository's entries.
       if (name == ".git") continue;
       bool is_dir = e->d_type == DT_DIR;
       if (e->d_type == DT_UNKNOWN) {
         struct stat st;
-        is_dir = ::fstatat(fd.get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                 S_ISDIR(st.st_mode);
+        is_dir = ::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
       }
       if (!is_dir) continue;
       if (dir.depth + 1 >= max_depth) {
@@ -157,6 +156,16 @@ ProtectedScan FindProtectedPaths(const std::string& workspace,
         continue;
       }
       todo.push_back({Join(dir.path, name), dir.depth + 1});
+    }
+    for (std::size_t i = 0; i < patterns.size(); ++i) {
+      if (!present[i]) continue;
+      const std::string& pat = patterns[i];
+      struct stat st;
+      if (::fstatat(fd, pat.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      bool git_name = pat == ".git" || pat.ends_with("/.git");
+      if (S_ISLNK(st.st_mode) || (git_name && S_ISDIR(st.st_mode))) continue;
+      std::string full = Join(dir.path, pat);
+      if (IsPhysical(full)) scan.paths.push_back(std::move(full));
     }
     if (scan.truncated && entries > max_entries) break;
   }
