@@ -213,10 +213,16 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   ConfigureDecisions(p, services, req);
   // The preload (issue 5): glibc tools get early, precise refusals.
   policy::Policy run_policy = p;
-  std::shared_ptr<ReportTally> preload = AttachPreload(run_policy, req);
+  std::shared_ptr<ReportTally> preload = AttachPreload(run_policy, req, services.audit);
   req.policy = &run_policy;
   int status = Launch(req);
-  if (preload) spdlog::info("{}", preload->Summary());
+  if (preload) {
+    spdlog::info("{}", preload->Summary());
+    if (services.audit) {
+      (void)services.audit->Append(
+          "hint", {{"source", "preload"}, {"trusted", false}, {"summary", preload->Summary()}});
+    }
+  }
   if (!CloseRunServices(services, status)) return kExitCordonError;
   return status;
 }

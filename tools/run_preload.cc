@@ -1,5 +1,6 @@
 #include "tools/run_preload.h"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -20,7 +21,8 @@ std::string EnvValue(const std::vector<std::string>& env, const std::string& key
 }  // namespace
 
 std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_policy,
-                                                       supervisor::LaunchRequest& req) {
+                                                       supervisor::LaunchRequest& req,
+                                                       std::shared_ptr<policy::AuditLog> audit) {
   const std::string& exe = req.argv.at(0);
   // The caller's CORDON_LOG=1 asks for refusal lines, as --log-level info does.
   bool log_refusals = spdlog::default_logger()->level() <= spdlog::level::info ||
@@ -45,8 +47,20 @@ std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_polic
       run_policy.paths.push_back(policy::PathRule::ReadOnlyNoExec(path));
     }
     auto tally = std::make_shared<supervisor::ReportTally>();
-    req.on_report = [tally](const void* data, size_t len) {
+    req.on_report = [tally, audit](const void* data, size_t len) {
       tally->Add(data, len);
+      if (audit) {
+        // The tool's own account: kept, but marked untrusted ("trusted":
+        // false) and never used to decide anything.
+        std::string text;
+        supervisor::DecodeReportJson(data, len, &text);
+        nlohmann::json report = nlohmann::json::parse(text, nullptr, false);
+        if (report.is_object()) {
+          (void)audit->Append("hint", {{"source", "preload"},
+                                       {"trusted", false},
+                                       {"report", std::move(report)}});
+        }
+      }
       if (spdlog::should_log(spdlog::level::debug)) {
         std::string line;
         supervisor::DecodeReport(data, len, &line);

@@ -1,11 +1,12 @@
 // Decides per command whether cordon injects libcordon_preload.so, and sets
 // the launch up for it: the preload's environment, its report channel
-// (records logged at debug level and tallied), and the library added to the
+// (records logged at debug level, tallied, and kept in the audit log), and the library added to the
 // read-only set so the loader can map it under Landlock.
 #pragma once
 
 #include <memory>
 
+#include "policy/audit_log.h"
 #include "policy/policy.h"
 #include "supervisor/launcher.h"
 #include "supervisor/preload_setup.h"
@@ -19,6 +20,7 @@ namespace cordon::tools {
 // one, library missing) says at info level that kernel enforcement alone
 // applies and returns null; the caller's CORDON_* are dropped all the same.
 std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_policy,
-                                                       supervisor::LaunchRequest& req);
+                                                       supervisor::LaunchRequest& req,
+                                                       std::shared_ptr<policy::AuditLog> audit);
 
 }  // namespace cordon::tools

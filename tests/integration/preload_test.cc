@@ -72,6 +72,23 @@ TEST_F(PreloadRun, RipgrepReadsInsideAndIsRefusedOutside) {
       << r.err;
 }
 
+// The tool's account goes to the audit log beside the supervisor's own
+// records, marked untrusted.
+TEST_F(PreloadRun, ReportsReachTheAuditLogAsUntrustedHints) {
+  std::string log = t_.Out("audit.jsonl");
+  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--audit", log, "--", "/bin/sh", "-c",
+                           "cat inside.txt; cat a/../inside.txt; true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::string text = ReadFile(log);
+  EXPECT_TRUE(Has(text, R"("kind":"hint")")) << text;
+  EXPECT_TRUE(Has(text, R"("trusted":false)")) << text;
+  EXPECT_TRUE(Has(text, R"("path":"inside.txt")")) << text;
+  EXPECT_TRUE(Has(text, R"("path":"a/../inside.txt")")) << text;
+  EXPECT_TRUE(Has(text, R"("verdict":"refused")")) << text;
+  EXPECT_TRUE(Has(text, R"("summary":")")) << text;
+  EXPECT_EQ(RunCordon({"audit", "verify", log}).status, 0);
+}
+
 TEST_F(PreloadRun, CopyMoveRemoveOutsideRefusedInsideWork) {
   RunResult r = Run({"cp", "inside.txt", t_.Out("copy.txt")});
   EXPECT_NE(r.status, 0);
