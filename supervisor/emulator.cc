@@ -372,7 +372,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if ((flags & O_TRUNC) && S_ISREG(st.st_mode) && ::ftruncate(fd->get(), 0) != 0) {
     return Reply::Errno(errno);
   }
-  if (created) MarkCreated(st.st_dev, st.st_ino);
+  if (created) created_.Insert(st.st_dev, st.st_ino);
   rep.install = std::move(fd.value());
   return rep;
 }
@@ -410,28 +410,8 @@ bool Emulator::Protected(const Located& loc) const {
 // kernel), which in the run's first milliseconds may count as the user's,
 // the safe side. No birth time (-1): the user's.
 bool Emulator::BornInRun(const EntryStat& e) {
-  if (IsLaundered(e.st.st_dev, e.st.st_ino)) return false;
-  return WasCreated(e.st.st_dev, e.st.st_ino) || e.born_ns > run_start_ns_;
-}
-
-bool Emulator::WasCreated(dev_t dev, ino_t ino) {
-  std::lock_guard<std::mutex> l(mu_);
-  return created_.count({dev, ino}) > 0;
-}
-
-void Emulator::MarkCreated(dev_t dev, ino_t ino) {
-  std::lock_guard<std::mutex> l(mu_);
-  created_.insert({dev, ino});
-}
-
-bool Emulator::IsLaundered(dev_t dev, ino_t ino) {
-  std::lock_guard<std::mutex> l(mu_);
-  return laundered_.count({dev, ino}) > 0;
-}
-
-void Emulator::MarkLaundered(dev_t dev, ino_t ino) {
-  std::lock_guard<std::mutex> l(mu_);
-  laundered_.insert({dev, ino});
+  if (laundered_.Contains(e.st.st_dev, e.st.st_ino)) return false;
+  return created_.Contains(e.st.st_dev, e.st.st_ino) || e.born_ns > run_start_ns_;
 }
 
 Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
@@ -521,7 +501,7 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   }
   // The moved inode now stands where the user's file was: deleting it is
   // deleting the user's file (no laundering through an overwrite).
-  if (replaces_users) MarkLaundered(src.st_dev, src.st_ino);
+  if (replaces_users) laundered_.Insert(src.st_dev, src.st_ino);
   return Reply{};
 }
 
@@ -557,7 +537,7 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   if (rc != 0) return Reply::Errno(errno);
   struct stat st;
   if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    MarkCreated(st.st_dev, st.st_ino);
+    created_.Insert(st.st_dev, st.st_ino);
   }
   return Reply{};
 }

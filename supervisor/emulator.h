@@ -126,20 +126,32 @@ class Emulator {
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
   bool BornInRun(const EntryStat& e);
   bool Protected(const Located& loc) const;
-  bool IsLaundered(dev_t dev, ino_t ino);
-  void MarkLaundered(dev_t dev, ino_t ino);
-  bool WasCreated(dev_t dev, ino_t ino);
-  void MarkCreated(dev_t dev, ino_t ino);
 
   WriteRoots roots_;
   std::unique_ptr<ReadFence> read_fence_;  // null unless on the notify-all rung
   int64_t run_start_ns_;
   EmulatorOptions opts_;
-  std::mutex mu_;
-  std::set<std::pair<dev_t, ino_t>> laundered_;  // guarded by mu_
+  // A set of inodes the notify threads share.
+  class InodeSet {
+   public:
+    bool Contains(dev_t dev, ino_t ino) const {
+      std::lock_guard<std::mutex> l(mu_);
+      return set_.count({dev, ino}) > 0;
+    }
+    void Insert(dev_t dev, ino_t ino) {
+      std::lock_guard<std::mutex> l(mu_);
+      set_.insert({dev, ino});
+    }
+
+   private:
+    mutable std::mutex mu_;
+    std::set<std::pair<dev_t, ino_t>> set_;
+  };
+  // Run-born inodes moved over a file of the user's: not freely deletable.
+  InodeSet laundered_;
   // Inodes this supervisor created for the tool: the run's own whatever
   // their birth time says (a coarse timestamp can predate run_start_ns_).
-  std::set<std::pair<dev_t, ino_t>> created_;  // guarded by mu_
+  InodeSet created_;
   UmaskCache umask_;
 };
 

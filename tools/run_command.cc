@@ -30,8 +30,9 @@ namespace cordon::tools {
 namespace {
 
 // When cordon started (static initialization, before main): the run begins
-// here for the birth-time rule (launcher.h, run_start_ns), so the tool's
-// files are born well after it even by the kernel's coarse clock.
+// here for the birth-time rule (launcher.h, run_start_ns). The earlier, the
+// likelier that a file the kernel creates for the tool on its own (links:
+// kernel) carries a later time even from the kernel's lagging coarse clock.
 const int64_t g_process_start_ns = [] {
   timespec ts;
   ::clock_gettime(CLOCK_REALTIME, &ts);
