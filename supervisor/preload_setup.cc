@@ -200,15 +200,15 @@ bool DecodeReport(const void* data, size_t len, std::string* out) {
   return true;
 }
 
-bool DecodeReportJson(const void* data, size_t len, std::string* out) {
+bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out) {
   const wire::Report* r = AsReport(data, len);
-  nlohmann::json j;
+  nlohmann::json& j = *out;
+  j = nlohmann::json::object();
   j["source"] = "preload";
   j["trusted"] = false;
   if (r == nullptr) {
     j["malformed"] = true;
     j["bytes"] = len;
-    *out = j.dump();
     return false;
   }
   j["call"] = wire::CallName(r->call);
@@ -224,7 +224,6 @@ bool DecodeReportJson(const void* data, size_t len, std::string* out) {
     j["class"] = policy::PathClassName(static_cast<policy::PathClass>(r->path_class));
     j["errno"] = r->err;
   }
-  *out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return true;
 }
 

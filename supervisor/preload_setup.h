@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,7 +52,7 @@ void ApplyPreloadEnv(std::vector<std::string>* env, const std::vector<std::strin
 // outside EACCES") or as a JSON object; false when the record is malformed
 // (wrong size, magic or version), with a note in `out`.
 bool DecodeReport(const void* data, size_t len, std::string* out);
-bool DecodeReportJson(const void* data, size_t len, std::string* out);
+bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out);
 
 // Tallies the report stream of one run. The preload counts what it could
 // not send; a process's exit record carries its totals, so `unaccounted`

@@ -52,14 +52,11 @@ std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_polic
       if (audit) {
         // The tool's own account: kept, but marked untrusted ("trusted":
         // false) and never used to decide anything.
-        std::string text;
-        supervisor::DecodeReportJson(data, len, &text);
-        nlohmann::json report = nlohmann::json::parse(text, nullptr, false);
-        if (report.is_object()) {
-          (void)audit->Append("hint", {{"source", "preload"},
-                                       {"trusted", false},
-                                       {"report", std::move(report)}});
-        }
+        nlohmann::json report;
+        supervisor::DecodeReportJson(data, len, &report);
+        (void)audit->Append("hint", {{"source", "preload"},
+                                     {"trusted", false},
+                                     {"report", std::move(report)}});
       }
       if (spdlog::should_log(spdlog::level::debug)) {
         std::string line;

@@ -116,7 +116,9 @@ TEST(ReportDecoding, TextJsonAndMalformed) {
   EXPECT_NE(line.find("pid 42"), std::string::npos) << line;
   EXPECT_NE(line.find("openat(\"/x/y\")"), std::string::npos) << line;
   EXPECT_NE(line.find("refused"), std::string::npos) << line;
-  ASSERT_TRUE(DecodeReportJson(&r, sizeof r, &line));
+  nlohmann::json j;
+  ASSERT_TRUE(DecodeReportJson(&r, sizeof r, &j));
+  line = j.dump();
   EXPECT_NE(line.find("\"trusted\":false"), std::string::npos) << line;
   EXPECT_NE(line.find("\"verdict\":\"refused\""), std::string::npos) << line;
   EXPECT_FALSE(DecodeReport(&r, sizeof r - 1, &line));
