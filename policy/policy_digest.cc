@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/digest.h"
+#include "policy/policy_json.h"
 
 namespace cordon::policy {
 namespace {
@@ -48,10 +49,7 @@ std::string CanonicalPolicyJson(const Policy& p) {
          {"sensitive_delete", SensitiveDeleteName(p.sensitive_delete)},
          {"links", LinkModeName(p.links)},
          {"tools", std::move(tools)},
-         {"limits",
-          {{"max_tree_entries", p.limits.max_tree_entries},
-           {"max_tree_depth", p.limits.max_tree_depth},
-           {"max_delete_bytes", p.limits.max_delete_bytes}}}};
+         {"limits", LimitsToJson(p.limits)}};
   return j.dump();
 }
 

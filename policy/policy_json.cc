@@ -30,11 +30,14 @@ nlohmann::json PolicyToJson(const Policy& p) {
       {"sensitive_delete", SensitiveDeleteName(p.sensitive_delete)},
       {"links", LinkModeName(p.links)},
       {"tools", std::move(tools)},
-      {"limits",
-       {{"max_tree_entries", p.limits.max_tree_entries},
-        {"max_tree_depth", p.limits.max_tree_depth},
-        {"max_delete_bytes", p.limits.max_delete_bytes}}},
+      {"limits", LimitsToJson(p.limits)},
   };
+}
+
+nlohmann::json LimitsToJson(const Limits& l) {
+  return {{"max_tree_entries", l.max_tree_entries},
+          {"max_tree_depth", l.max_tree_depth},
+          {"max_delete_bytes", l.max_delete_bytes}};
 }
 
 }  // namespace cordon::policy

@@ -11,4 +11,7 @@ namespace cordon::policy {
 
 nlohmann::json PolicyToJson(const Policy& p);
 
+// The limits object both PolicyToJson and the policy digest carry.
+nlohmann::json LimitsToJson(const Limits& l);
+
 }  // namespace cordon::policy
