@@ -13,7 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -214,15 +213,14 @@ void ServeUntil(NotifyServer& server, int stop) {
   }
 }
 
-int64_t Ns(const timespec& ts) { return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+
+}  // namespace
 
 int64_t NowRealtimeNs() {
   timespec ts;
   ::clock_gettime(CLOCK_REALTIME, &ts);
-  return Ns(ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
-
-}  // namespace
 
 std::string ResolveCommand(const std::string& cmd, const std::string& path_env) {
   if (cmd.empty()) return {};

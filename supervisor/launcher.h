@@ -40,6 +40,9 @@ struct LaunchRequest {
   int64_t run_start_ns = 0;
 };
 
+// CLOCK_REALTIME in ns: the clock of LaunchRequest::run_start_ns.
+int64_t NowRealtimeNs();
+
 // Returns the exit status for cordon. Errors before the tool starts are
 // logged and give kExitCordonError.
 int Launch(const LaunchRequest& req);

@@ -33,11 +33,7 @@ namespace {
 // here for the birth-time rule (launcher.h, run_start_ns). The earlier, the
 // likelier that a file the kernel creates for the tool on its own (links:
 // kernel) carries a later time even from the kernel's lagging coarse clock.
-const int64_t g_process_start_ns = [] {
-  timespec ts;
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}();
+const int64_t g_process_start_ns = supervisor::NowRealtimeNs();
 
 }  // namespace
 
