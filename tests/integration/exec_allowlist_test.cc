@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <functional>
 #include <thread>
 
 #include <cerrno>
@@ -74,6 +75,21 @@ TEST(ExecAllowlist, ThePinnedBinaryCannotBeReplacedFromInside) {
   EXPECT_EQ(other.status, 0) << "renames next to it still work: " << other.err;
 }
 
+// Runs a pinned shell that waits for "go" in its workspace and then execs
+// `rg`; `change` is applied in between, after the policy was loaded.
+RunResult ExecAfterChange(ScratchTree& t, const std::vector<std::string>& pins,
+                          const std::string& rg, const std::function<void()>& change) {
+  std::string script = ": > started; while [ ! -e go ]; do :; done; exec " + rg + " --version";
+  RunResult r;
+  std::thread run([&] { r = RunPinned(t, pins, {"/bin/sh", "-c", script}); });
+  for (int i = 0; i < 3000 && !Exists(t.Ws("started")); ++i) ::usleep(10000);
+  EXPECT_TRUE(Exists(t.Ws("started")));
+  change();
+  WriteFile(t.Ws("go"), "");
+  run.join();
+  return r;
+}
+
 TEST(ExecAllowlist, BinaryReplacedAfterPolicyLoadIsRefused) {
   if (::access(kRg, X_OK) != 0) GTEST_SKIP() << "ripgrep not installed";
   ScratchTree t;
@@ -85,14 +101,9 @@ TEST(ExecAllowlist, BinaryReplacedAfterPolicyLoadIsRefused) {
   // meanwhile, outside, the same bytes land at that path as a new inode.
   std::vector<std::string> pins = {"--profile", "workspace-write", "--tool=sh=/bin/sh",
                                    "--tool=rg=" + rg};
-  std::string script = ": > started; while [ ! -e go ]; do :; done; exec " + rg + " --version";
-  RunResult r;
-  std::thread run([&] { r = RunPinned(t, pins, {"/bin/sh", "-c", script}); });
-  for (int i = 0; i < 3000 && !Exists(t.Ws("started")); ++i) ::usleep(10000);
-  EXPECT_TRUE(Exists(t.Ws("started")));
-  EXPECT_EQ(::rename(t.Out("rg.new").c_str(), rg.c_str()), 0);
-  WriteFile(t.Ws("go"), "");
-  run.join();
+  RunResult r = ExecAfterChange(t, pins, rg, [&] {
+    EXPECT_EQ(::rename(t.Out("rg.new").c_str(), rg.c_str()), 0);
+  });
   EXPECT_EQ(r.status, 126) << r.out << r.err;
   EXPECT_EQ(r.out.find("ripgrep"), std::string::npos) << "the replaced binary never ran";
 
@@ -108,25 +119,18 @@ TEST(ExecAllowlist, SameInodeWithOtherBytesAfterPolicyLoadIsRefused) {
   ASSERT_EQ(std::system(("cp " + std::string(kRg) + " '" + rg + "'").c_str()), 0);
   std::vector<std::string> pins = {"--profile", "workspace-write", "--tool=sh=/bin/sh",
                                    "--tool=rg=" + rg};
-  std::string script = ": > started; while [ ! -e go ]; do :; done; exec " + rg + " --version";
-  RunResult r;
-  std::thread run([&] { r = RunPinned(t, pins, {"/bin/sh", "-c", script}); });
-  for (int i = 0; i < 3000 && !Exists(t.Ws("started")); ++i) ::usleep(10000);
-  EXPECT_TRUE(Exists(t.Ws("started")));
-  // Bytes in the ELF header's padding: still a runnable ripgrep, same inode,
-  // same size, mtime put back. Only the hash can tell.
-  struct stat before;
-  ASSERT_EQ(::stat(rg.c_str(), &before), 0);
-  {
+  RunResult r = ExecAfterChange(t, pins, rg, [&] {
+    // Bytes in the ELF header's padding: still a runnable ripgrep, same
+    // inode, same size, mtime put back. Only the hash can tell.
+    struct stat before;
+    ASSERT_EQ(::stat(rg.c_str(), &before), 0);
     int fd = ::open(rg.c_str(), O_WRONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
     EXPECT_EQ(::pwrite(fd, "EVIL", 4, 10), 4);
     ::close(fd);
-  }
-  struct timespec times[2] = {before.st_atim, before.st_mtim};
-  ASSERT_EQ(::utimensat(AT_FDCWD, rg.c_str(), times, 0), 0);
-  WriteFile(t.Ws("go"), "");
-  run.join();
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    ASSERT_EQ(::utimensat(AT_FDCWD, rg.c_str(), times, 0), 0);
+  });
   EXPECT_EQ(r.status, 126) << r.out << r.err;
   EXPECT_EQ(r.out.find("ripgrep"), std::string::npos) << "the modified binary never ran";
 
