@@ -322,13 +322,18 @@ int Launch(const LaunchRequest& req) {
   spec.envp = cenv.data();
 
   // The exec window: this thread sleeps in SpawnChild until the child has
-  // exec'd, and the child's own execve is notified, so a second thread takes
-  // the listener and answers until then; this thread serves from there on.
-  Fd window_end(::eventfd(0, EFD_CLOEXEC));
-  if (!window_end) return Fail(std::string("eventfd: ") + std::strerror(errno));
+  // exec'd. When that execve is notified (an exec allowlist, the notify-all
+  // rung), a second thread takes the listener and answers until then; this
+  // thread serves from there on. Otherwise the listener waits in the socket
+  // and this thread takes it once the child has exec'd (no thread to start).
+  const bool notifies = filter && filter->has_notify;
+  const bool exec_notified = notifies && (req.filter.notify_exec || req.filter.notify_all_paths);
+  Fd window_end;
   Result<std::unique_ptr<NotifyServer>> served = std::unique_ptr<NotifyServer>();
   std::thread window;
-  if (filter && filter->has_notify) {
+  if (exec_notified) {
+    window_end = Fd(::eventfd(0, EFD_CLOEXEC));
+    if (!window_end) return Fail(std::string("eventfd: ") + std::strerror(errno));
     window = std::thread([&] {
       served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns);
       if (served && *served) ServeUntil(**served, window_end.get());
@@ -336,13 +341,17 @@ int Launch(const LaunchRequest& req) {
   }
   const pid_t pid = SpawnChild(spec);
   // The child has exec'd or died: our copies of its ends go, so a child that
-  // died before sending the listener ends the window thread's wait with EOF.
+  // died before sending the listener ends the wait for it with EOF.
   notify_child.reset();
   reports.CloseToolEnd();
   status_write.reset();
   ruleset.reset();
-  ::eventfd_write(window_end.get(), 1);
-  if (window.joinable()) window.join();
+  if (window.joinable()) {
+    ::eventfd_write(window_end.get(), 1);
+    window.join();
+  } else if (notifies && pid >= 0) {
+    served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns);
+  }
   if (pid < 0) return Fail(std::string("clone: ") + std::strerror(-pid));
 
   Fd pidfd(static_cast<int>(::syscall(uapi::kNrPidfdOpen, pid, 0)));

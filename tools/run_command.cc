@@ -253,6 +253,10 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
   // write-opens trust Landlock.
   req.filter.notify_unlink_rename = p.sensitive_delete != SensitiveDelete::kAllow;
   req.filter.notify_write_opens = p.links == policy::LinkMode::kStrict;
+  // An exec needs a decision only against an exec allowlist (Landlock's
+  // EXECUTE rights are the fence otherwise; the notify-all rung notifies it
+  // regardless).
+  req.filter.notify_exec = !p.tools.empty();
 }
 
 void RegisterRun(CLI::App& app, int& exit_code) {

@@ -16,8 +16,10 @@ bool OpenRunServices(const RunOptions& o, const policy::Policy& p, const std::st
     spdlog::error("--approval-timeout must be between 0 and 86400 seconds");
     return false;
   }
+  // Rounded to the nearest millisecond (the value is positive and bounded
+  // above); no libm call, so the binary does not load libm at every launch.
   out.approval_timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(std::llround(o.approval_timeout_s * 1000)));
+      std::chrono::milliseconds(static_cast<int64_t>(o.approval_timeout_s * 1000 + 0.5));
   std::string error;
   std::unique_ptr<policy::Approver> approver = policy::MakeApprover(o.approvals, &error);
   if (!approver) {

@@ -398,34 +398,33 @@ TEST(RunApprovalOptions, AuditLogHoldsHeaderAndEndAndRefusesATamperedLog) {
   std::string bytes = ReadFile(log);
   policy::VerifyReport v = policy::VerifyAuditBytes(bytes);
   ASSERT_TRUE(v.intact) << v.why;
-  // header, the supervisor's decision on the tool's execve, the preload's
-  // untrusted hints (the probe's exit record, then the tally), end.
-  ASSERT_EQ(v.records, 5u);
+  // header, the preload's untrusted hints (the probe's exit record, then
+  // the tally), end. The tool's execve needs no decision (no exec
+  // allowlist), so it is not notified and not recorded.
+  ASSERT_EQ(v.records, 4u);
   std::vector<nlohmann::json> lines;
   for (size_t pos = 0, nl; (nl = bytes.find('\n', pos)) != std::string::npos; pos = nl + 1) {
     lines.push_back(nlohmann::json::parse(bytes.substr(pos, nl - pos)));
   }
-  ASSERT_EQ(lines.size(), 5u);
+  ASSERT_EQ(lines.size(), 4u);
   const nlohmann::json& header = lines[0];
   EXPECT_EQ(header["kind"], "header");
   EXPECT_EQ(header["argv"][1], "exit");
   EXPECT_EQ(header["approvals"], "deny");
   EXPECT_EQ(header["policy"]["workspace"], t.ws());
   EXPECT_FALSE(header["rung"].get<std::string>().empty());
-  EXPECT_EQ(lines[1]["kind"], "decision");
-  EXPECT_EQ(lines[1]["syscall"], "execve");
-  for (int i : {2, 3}) {
+  for (int i : {1, 2}) {
     EXPECT_EQ(lines[i]["kind"], "hint");
     EXPECT_EQ(lines[i]["trusted"], false);
   }
-  EXPECT_EQ(lines[3]["summary"].get<std::string>().find("preload reports:"), 0u);
-  const nlohmann::json& end = lines[4];
+  EXPECT_EQ(lines[2]["summary"].get<std::string>().find("preload reports:"), 0u);
+  const nlohmann::json& end = lines[3];
   EXPECT_EQ(end["kind"], "end");
   EXPECT_EQ(end["exit_status"], 3);
 
   r = RunCordon(args);  // a second session continues the chain
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(policy::VerifyAuditBytes(ReadFile(log)).records, 10u);
+  EXPECT_EQ(policy::VerifyAuditBytes(ReadFile(log)).records, 8u);
 
   bytes = ReadFile(log);
   bytes[bytes.find("\"exit\"") + 1] = 'E';
