@@ -29,12 +29,12 @@ void Expand(const PathRule& allowed, const std::string& dir, const std::vector<H
             const DirLister& list, std::vector<Grant>& out) {
   bool any_denied = std::any_of(holes.begin(), holes.end(), [](const Hole& h) { return h.denied; });
   if (any_denied) {
-    out.push_back({dir, allowed.access, false, true});
+    out.push_back({dir, allowed.access, false, true, EntryType::kDirectory});
   } else {
-    out.push_back({dir, Access::kReadOnly, allowed.executable, false});
+    out.push_back({dir, Access::kReadOnly, allowed.executable, false, EntryType::kDirectory});
   }
-  for (const std::string& name : list(dir)) {
-    std::string child = Join(dir, name);
+  for (const DirEntry& entry : list(dir)) {
+    std::string child = Join(dir, entry.name);
     std::vector<Hole> below;
     bool is_denied = false, is_read_only = false;
     for (const Hole& h : holes) {
@@ -49,7 +49,7 @@ void Expand(const PathRule& allowed, const std::string& dir, const std::vector<H
       std::erase_if(below, [](const Hole& h) { return !h.denied; });
     }
     if (below.empty()) {
-      out.push_back({child, rule.access, rule.executable, false});
+      out.push_back({child, rule.access, rule.executable, false, entry.type});
     } else {
       Expand(rule, child, below, list, out);
     }
@@ -92,17 +92,21 @@ std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirListe
   return out;
 }
 
-std::vector<std::string> ListDir(const std::string& dir) {
-  std::vector<std::string> names;
+std::vector<DirEntry> ListDir(const std::string& dir) {
+  std::vector<DirEntry> entries;
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-  if (!d) return names;
+  if (!d) return entries;
   while (dirent* e = ::readdir(d.get())) {
     std::string_view n = e->d_name;
     if (n == "." || n == "..") continue;
-    names.emplace_back(n);
+    EntryType type = e->d_type == DT_DIR                            ? EntryType::kDirectory
+                     : e->d_type == DT_UNKNOWN || e->d_type == DT_LNK ? EntryType::kUnknown
+                                                                      : EntryType::kOther;
+    entries.push_back({std::string(n), type});
   }
-  std::sort(names.begin(), names.end());
-  return names;
+  std::sort(entries.begin(), entries.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  return entries;
 }
 
 }  // namespace cordon::policy

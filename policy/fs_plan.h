@@ -20,20 +20,32 @@
 
 namespace cordon::policy {
 
+// What a directory listing says an entry is (readdir's d_type), so the
+// ruleset need not stat it; kUnknown when the listing did not say, and for
+// rules not found through a listing.
+enum class EntryType : unsigned char { kUnknown, kDirectory, kOther };
+
 struct Grant {
   std::string path;
   Access access = Access::kReadOnly;  // never kDenied
   bool executable = false;
   bool list_only = false;  // an intermediate directory on the way to a denial
+  EntryType type = EntryType::kUnknown;
 };
 
-// Lists the entry names of a directory; empty when `dir` is not one.
-using DirLister = std::function<std::vector<std::string>(const std::string& dir)>;
+struct DirEntry {
+  std::string name;
+  EntryType type = EntryType::kUnknown;
+};
+
+// Lists the entries of a directory; empty when `dir` is not one.
+using DirLister = std::function<std::vector<DirEntry>(const std::string& dir)>;
 
 // `rules` absolute and normalised. Pure apart from `list`.
 std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirLister& list);
 
-// The real lister (readdir), skipping "." and "..".
-std::vector<std::string> ListDir(const std::string& dir);
+// The real lister (readdir), skipping "." and "..". A symlink is kUnknown:
+// the ruleset follows it.
+std::vector<DirEntry> ListDir(const std::string& dir);
 
 }  // namespace cordon::policy

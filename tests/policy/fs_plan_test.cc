@@ -3,18 +3,27 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <map>
+
+#include "tests/support/test_env.h"
 
 namespace cordon::policy {
 namespace {
 
 using ::testing::UnorderedElementsAre;
 
-// A fake directory tree: dir -> entries.
+// A fake directory tree: dir -> entries (their type unknown, as for a
+// filesystem without d_type).
 DirLister Tree(std::map<std::string, std::vector<std::string>> t) {
   return [t](const std::string& d) {
-    auto it = t.find(d);
-    return it == t.end() ? std::vector<std::string>{} : it->second;
+    std::vector<DirEntry> out;
+    if (auto it = t.find(d); it != t.end()) {
+      for (const std::string& name : it->second) out.push_back({name});
+    }
+    return out;
   };
 }
 
@@ -110,6 +119,35 @@ TEST(PlanGrants, DenialBelowAReadOnlyHoleStaysDenied) {
   for (const auto& x : g) EXPECT_NE(x.path, "/w/ro/secret");
   EXPECT_EQ(AccessOf(g, "/w/ro/pub"), Access::kReadOnly);
   EXPECT_EQ(AccessOf(g, "/w/b"), Access::kReadWrite);
+}
+
+TEST(ListDir, ReportsDirectoriesAndFilesAndLeavesSymlinksUnknown) {
+  cordon::testing::ScratchTree t;
+  cordon::testing::WriteFile(t.Ws("file"), "x");
+  ASSERT_EQ(::mkdir(t.Ws("dir").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("dir", t.Ws("link").c_str()), 0);
+  std::vector<DirEntry> e = ListDir(t.ws());
+  ASSERT_EQ(e.size(), 3u);  // sorted by name, no "." or ".."
+  EXPECT_EQ(e[0].name, "dir");
+  EXPECT_EQ(e[0].type, EntryType::kDirectory);
+  EXPECT_EQ(e[1].name, "file");
+  EXPECT_EQ(e[1].type, EntryType::kOther);
+  EXPECT_EQ(e[2].name, "link");
+  EXPECT_EQ(e[2].type, EntryType::kUnknown) << "a symlink's target decides: stat it";
+}
+
+TEST(PlanGrants, EntriesCarryTheListingsType) {
+  DirLister list = [](const std::string& d) {
+    std::vector<DirEntry> out;
+    if (d == "/w") out = {{"d", EntryType::kDirectory}, {"f", EntryType::kOther}, {"s"}};
+    return out;
+  };
+  auto g = PlanGrants({PathRule::ReadWrite("/w"), PathRule::Denied("/w/s")}, list);
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0].path, "/w");
+  EXPECT_EQ(g[0].type, EntryType::kDirectory);
+  EXPECT_EQ(g[1].type, EntryType::kDirectory);
+  EXPECT_EQ(g[2].type, EntryType::kOther);
 }
 
 }  // namespace

@@ -67,6 +67,29 @@ TEST_F(LandlockTest, FileRightsAreLimitedToWhatAFileCanCarry) {
   EXPECT_FALSE(dir & uapi::kFsMakeChar) << "no device nodes in the workspace";
 }
 
+// The listing's type spares a stat; a stale one must neither fail the run
+// nor widen the grant.
+TEST_F(LandlockTest, AStaleDirectoryHintOnAFileFallsBackToTheFileRights) {
+  policy::Grant g{t_.Ws("a"), policy::Access::kReadOnly, false, false,
+                  policy::EntryType::kDirectory};
+  EXPECT_EXIT(RestrictAndOpen({g}, t_.Ws("a"), O_RDONLY), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(RestrictAndOpen({g}, t_.Ws("a"), O_WRONLY), ::testing::ExitedWithCode(EACCES), "");
+}
+
+TEST_F(LandlockTest, ManyGrantsAreAllAppliedAcrossTheHeldFdBatches) {
+  // More grants than fds held at once (closed in batches): the last ones
+  // still count, and nothing outside them is granted.
+  std::vector<policy::Grant> g;
+  for (int i = 0; i < 600; ++i) {
+    std::string name = "f" + std::to_string(i);
+    WriteFile(t_.Ws(name), "x");
+    g.push_back({t_.Ws(name), policy::Access::kReadOnly, false, false, policy::EntryType::kOther});
+  }
+  EXPECT_EXIT(RestrictAndOpen(g, t_.Ws("f599"), O_RDONLY), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(RestrictAndOpen(g, t_.Ws("f0"), O_RDONLY), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(RestrictAndOpen(g, t_.Ws("a"), O_RDONLY), ::testing::ExitedWithCode(EACCES), "");
+}
+
 TEST(LandlockRights, HandledRightsGrowWithTheAbi) {
   EXPECT_EQ(HandledFsRights(0), 0u);
   EXPECT_FALSE(HandledFsRights(1) & uapi::kFsRefer);
