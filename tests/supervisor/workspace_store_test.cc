@@ -261,5 +261,46 @@ TEST_F(WorkspaceStoreTest, RetireStopsAtMountsInsideTheTree) {
   EXPECT_EQ(ReadFile(t_.Out("bound/keep")), "keep");
 }
 
+// The home directory's line of this uid in /etc/passwd
+// (name:pw:uid:gid:gecos:dir:shell); empty when there is none.
+std::string PasswdHome() {
+  std::string home;
+  FILE* f = std::fopen("/etc/passwd", "r");
+  char line[1024];
+  while (f != nullptr && std::fgets(line, sizeof line, f) != nullptr) {
+    std::vector<std::string> fields;
+    std::string field;
+    for (char c : std::string(line)) {
+      if (c == ':' || c == '\n') fields.push_back(std::exchange(field, ""));
+      else field += c;
+    }
+    if (fields.size() >= 6 && fields[2] == std::to_string(::geteuid())) {
+      home = fields[5];
+      break;
+    }
+  }
+  if (f != nullptr) std::fclose(f);
+  return home;
+}
+
+[[noreturn]] void CheckDefaultRootAndExit() {
+  ::setenv("XDG_STATE_HOME", "/x/state", 1);
+  if (DefaultWorkspacesRoot() != "/x/state/cordon") _exit(1);
+  ::unsetenv("XDG_STATE_HOME");
+  ::setenv("HOME", "/h", 1);
+  if (DefaultWorkspacesRoot() != "/h/.local/state/cordon") _exit(2);
+  ::unsetenv("HOME");
+  std::string home = PasswdHome();
+  if (home.empty()) _exit(3);
+  _exit(DefaultWorkspacesRoot() == home + "/.local/state/cordon" ? 0 : 4);
+}
+
+// Without XDG_STATE_HOME and HOME, the home directory comes from
+// /etc/passwd (read directly: cordon is static, no NSS modules). In a child,
+// so the test's own environment stays as it was.
+TEST(DefaultWorkspacesRoot, FollowsXdgThenHomeThenPasswd) {
+  EXPECT_EXIT(CheckDefaultRootAndExit(), ::testing::ExitedWithCode(0), "");
+}
+
 }  // namespace
 }  // namespace cordon::supervisor
