@@ -211,6 +211,22 @@ TEST_F(GrepTest, RipgrepsExecWaitsForTheTreeChecksVerdict) {
   EXPECT_EQ(ok.out, "src/a.c:int needle_1;\n");
 }
 
+TEST_F(GrepTest, ABypassedSearchStillWaitsForTheTreeCheck) {
+  // No sandbox, so no supervisor to hold the exec: the verdict is awaited
+  // before ripgrep is started at all.
+  std::string policy = t_.Out("bypass.json");
+  WriteFile(policy, R"({"sandbox":{"allowBypass":true}})");
+  ASSERT_EQ(::symlink("a.c", t_.Ws("src/link.c").c_str()), 0);
+  RunResult r = Cordon({"grep", "--policy", policy, "--no-sandbox", "--", "needle"});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("symbolic links are not searched"), std::string::npos) << r.err;
+  ASSERT_EQ(::unlink(t_.Ws("src/link.c").c_str()), 0);
+  RunResult ok = Cordon({"grep", "--policy", policy, "--no-sandbox", "--", "needle_1"});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_EQ(ok.out, "src/a.c:int needle_1;\n");
+}
+
 TEST_F(GrepTest, OversizedTreeIsRefusedWholeAndRipgrepNeverRuns) {
   // 4 existing entries (src, src/a.c, src/deep, src/deep/b.h, notes.txt = 5)
   // + 99 dirs * 100 files + 99 dirs = 10,004; trim to exactly 10,000.
