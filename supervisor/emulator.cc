@@ -183,7 +183,9 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
                      const std::function<bool()>& valid) {
   Reply cont;
   cont.continue_syscall = true;
-  if (!read_fence_ && opts_.pins.empty()) return cont;  // Landlock's EXECUTE rights are the fence
+  if (!read_fence_ && opts_.pins.empty() && !opts_.exec_gate) {
+    return cont;  // Landlock's EXECUTE rights are the fence
+  }
   // Without Landlock the check and the kernel's exec are not atomic: a
   // racing thread could swap the path in between (seccomp_unotify(2)). The
   // README says so; reads and writes stay race-free.
@@ -208,6 +210,11 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
     if (!fd || ::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
     policy::ExecDecision d = policy::DecideExec(opts_.pins, st, fd.get());
     if (!d.allow) return Reply::Errno(d.err ? d.err : EACCES, "execute " + abs + ": " + d.reason);
+  }
+  if (opts_.exec_gate) {
+    if (Status g = opts_.exec_gate(); !g) {
+      return Reply::Errno(EACCES, "execute " + abs + ": " + Describe(g.error()));
+    }
   }
   return cont;
 }

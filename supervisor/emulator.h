@@ -74,6 +74,10 @@ struct EmulatorOptions {
   std::function<bool(std::string_view rel)> is_protected;
   // The exec allowlist: empty allows every exec the filesystem rules allow.
   std::vector<policy::ToolPin> pins;
+  // Asked after the allowlist admits an exec (may block); an error refuses
+  // the exec with EACCES. cordon grep waits here for its tree check, which
+  // runs while the sandbox is built: ripgrep starts only once it has passed.
+  std::function<Status()> exec_gate;
   // Every enforced decision, for the audit log (may be empty).
   std::function<void(const Request&, const Reply&)> on_decision;
   // Called when the supervisor stops: pending approvals must return now.

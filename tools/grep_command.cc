@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <future>
 #include <memory>
 
 #include "policy/fd.h"
@@ -64,18 +65,6 @@ int Search(SearchKind kind, SearchOptions& o) {
   policy::Policy p;
   if (!BuildPolicy(o.run, p)) return kExitCordonError;
 
-  // Pin ripgrep now: it is the only binary this run may execute, and the
-  // identity checked just before launch is the one taken here.
-  auto pin = policy::MakePin("rg", kRipgrep);
-  if (!pin) {
-    spdlog::error("ripgrep: {}", Describe(pin.error()));
-    return kExitCordonError;
-  }
-  std::string rg_path = pin->path;
-  bool pinned = false;
-  for (const policy::ToolPin& t : p.tools) pinned = pinned || t.path == rg_path;
-  if (!pinned) p.tools.push_back(std::move(pin.value()));
-
   const std::string& pattern = o.args.front();
   char cwd[PATH_MAX];
   if (::getcwd(cwd, sizeof cwd) == nullptr) {
@@ -94,23 +83,51 @@ int Search(SearchKind kind, SearchOptions& o) {
     rels.push_back(std::move(root.rel));
     args.push_back(std::move(root.arg));
   }
+  if (rels.empty()) rels.emplace_back(".");
 
-  // Refuse the whole search rather than present a partial one as complete.
+  // The tree check walks the tree while ripgrep is pinned and its sandbox
+  // built; the supervisor holds ripgrep's exec until the verdict is in
+  // (exec_gate), so ripgrep reads nothing of a tree the check refuses, and
+  // a refused tree is refused whole rather than searched in part.
   Fd ws(::open(p.workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!ws) {
     spdlog::error("workspace {}: cannot open", p.workspace);
     return kExitCordonError;
   }
   policy::TreeLimits limits{p.limits.max_tree_entries, p.limits.max_tree_depth};
-  policy::TreeVerdict v =
-      policy::CheckTrees(ws.get(), rels.empty() ? std::vector<std::string>{"."} : rels, limits);
-  if (!v.ok) {
-    spdlog::error("{}", v.reason);
-    return kExitCordonError;
+  std::shared_future<policy::TreeVerdict> tree =
+      std::async(std::launch::async, [ws = std::move(ws), rels, limits] {
+        return policy::CheckTrees(ws.get(), rels, limits);
+      }).share();
+  // Whatever happens below, the verdict decides a refused tree's status.
+  auto finish = [&tree](int status) {
+    const policy::TreeVerdict& v = tree.get();
+    if (!v.ok) {
+      spdlog::error("{}", v.reason);
+      return kExitCordonError;
+    }
+    spdlog::info("tree check: {} entries", v.entries);
+    return status;
+  };
+  o.run.exec_gate = [tree]() -> Status {
+    const policy::TreeVerdict& v = tree.get();
+    if (!v.ok) return SysError{EACCES, "tree check", v.reason};
+    return Ok();
+  };
+
+  // Pin ripgrep now: it is the only binary this run may execute, and the
+  // identity checked just before launch is the one taken here.
+  auto pin = policy::MakePin("rg", kRipgrep);
+  if (!pin) {
+    spdlog::error("ripgrep: {}", Describe(pin.error()));
+    return finish(kExitCordonError);
   }
+  std::string rg_path = pin->path;
+  bool pinned = false;
+  for (const policy::ToolPin& t : p.tools) pinned = pinned || t.path == rg_path;
+  if (!pinned) p.tools.push_back(std::move(pin.value()));
 
   std::vector<std::string> argv = RipgrepTemplate(kind, rg_path, pattern, o.output, args);
-  spdlog::info("tree check: {} entries", v.entries);
   if (!o.run.audit.empty() || spdlog::should_log(spdlog::level::info)) {
     // The template with its two holes, and the version of the binary pinned
     // above (the session header records the filled-in argv besides).
@@ -127,7 +144,7 @@ int Search(SearchKind kind, SearchOptions& o) {
   std::vector<std::string> caller;
   for (char** e = environ; e && *e; ++e) caller.emplace_back(*e);
   std::vector<std::string> env = ScrubbedEnv(caller);
-  return RunTool(o.run, p, std::move(argv), &env);
+  return finish(RunTool(o.run, p, std::move(argv), &env));
 }
 
 void Register(CLI::App& app, int& exit_code, SearchKind kind) {

@@ -145,6 +145,15 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
 void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
                         supervisor::LaunchRequest& req);
 
+// Asks the exec gate now, where no supervisor will see the exec (no sandbox,
+// or preload-only); false (logged) when it refuses.
+bool ExecGateOpen(const RunOptions& o) {
+  if (!o.exec_gate) return true;
+  Status g = o.exec_gate();
+  if (!g) spdlog::error("cannot execute: {}", Describe(g.error()));
+  return g.ok();
+}
+
 int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::string> argv,
             const std::vector<std::string>* env) {
   using namespace cordon::supervisor;
@@ -153,7 +162,9 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
     return kExitCordonError;
   }
   // BuildPolicy admits a disabled sandbox only with allowBypass.
-  if (!p.sandbox_enabled) return RunUnconfined(p, std::move(argv), o.audit);
+  if (!p.sandbox_enabled) {
+    return ExecGateOpen(o) ? RunUnconfined(p, std::move(argv), o.audit) : kExitNotExecutable;
+  }
   // Held until cordon exits, so a retire waits for this supervisor; taken
   // and the record re-validated before anything is granted.
   Fd session_lock;
@@ -203,6 +214,8 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
       return kExitNotExecutable;
     }
   }
+  if (rung == Rung::kPreloadOnly && !ExecGateOpen(o)) return kExitNotExecutable;
+  req.emulator.exec_gate = o.exec_gate;
   req.rung = rung;
   req.landlock_abi = k.landlock_abi;
   req.filter.network = p.network;

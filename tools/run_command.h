@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct RunOptions {
   double approval_timeout_s = 60;   // --approval-timeout SECONDS
   std::string audit;                // --audit FILE; empty: no log
   nlohmann::json audit_header = nlohmann::json::object();  // set by grep/glob: added to the header
+  // Set by grep/glob: must pass before the tool's exec (EmulatorOptions::
+  // exec_gate). Without a supervisor (preload-only) it is asked before launch.
+  std::function<Status()> exec_gate;
   std::vector<std::string> command;
 };
 

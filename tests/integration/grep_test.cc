@@ -185,6 +185,48 @@ TEST_F(GrepTest, SymlinkPointingOutsideIsRefusedByTheTreeCheck) {
   EXPECT_EQ(other.status, 0) << "a root without the link is fine: " << other.err;
 }
 
+TEST_F(GrepTest, RipgrepsExecWaitsForTheTreeChecksVerdict) {
+  // The check runs while the sandbox is built; the supervisor holds
+  // ripgrep's exec until it is done, so a refused tree is never opened by
+  // ripgrep: its exec is the refused decision in the audit log.
+  ASSERT_EQ(::mkfifo(t_.Ws("src/pipe").c_str(), 0600), 0);
+  std::string log = t_.Out("audit.jsonl");
+  RunResult r = Cordon({"grep", "--audit", log, "--", "needle"});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("a fifo is not searched"), std::string::npos) << r.err;
+  std::string all = ReadFile(log);
+  std::string refused;
+  std::stringstream lines(all);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.find("\"syscall\":\"execve\"") != std::string::npos) refused += l + "\n";
+  }
+  EXPECT_NE(refused.find("\"result\":\"refused\""), std::string::npos) << all;
+  EXPECT_NE(refused.find("tree check refused the search at 'src/pipe'"), std::string::npos) << all;
+  EXPECT_EQ(all.find("\"result\":\"allowed\""), std::string::npos) << "nothing ran: " << all;
+
+  ASSERT_EQ(::unlink(t_.Ws("src/pipe").c_str()), 0);
+  RunResult ok = Cordon({"grep", "--audit", log, "--", "needle_1"});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_EQ(ok.out, "src/a.c:int needle_1;\n");
+}
+
+TEST_F(GrepTest, ABypassedSearchStillWaitsForTheTreeCheck) {
+  // No sandbox, so no supervisor to hold the exec: the verdict is awaited
+  // before ripgrep is started at all.
+  std::string policy = t_.Out("bypass.json");
+  WriteFile(policy, R"({"sandbox":{"allowBypass":true}})");
+  ASSERT_EQ(::symlink("a.c", t_.Ws("src/link.c").c_str()), 0);
+  RunResult r = Cordon({"grep", "--policy", policy, "--no-sandbox", "--", "needle"});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("symbolic links are not searched"), std::string::npos) << r.err;
+  ASSERT_EQ(::unlink(t_.Ws("src/link.c").c_str()), 0);
+  RunResult ok = Cordon({"grep", "--policy", policy, "--no-sandbox", "--", "needle_1"});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_EQ(ok.out, "src/a.c:int needle_1;\n");
+}
+
 TEST_F(GrepTest, OversizedTreeIsRefusedWholeAndRipgrepNeverRuns) {
   // 4 existing entries (src, src/a.c, src/deep, src/deep/b.h, notes.txt = 5)
   // + 99 dirs * 100 files + 99 dirs = 10,004; trim to exactly 10,000.
