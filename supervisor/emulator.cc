@@ -369,7 +369,8 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
       return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + why);
     }
   }
-  if ((flags & O_TRUNC) && S_ISREG(st.st_mode) && ::ftruncate(fd->get(), 0) != 0) {
+  // A file this call created is empty already: no truncate for it.
+  if ((flags & O_TRUNC) && !created && S_ISREG(st.st_mode) && ::ftruncate(fd->get(), 0) != 0) {
     return Reply::Errno(errno);
   }
   if (created) created_.Insert(st.st_dev, st.st_ino);

@@ -166,6 +166,19 @@ TEST_P(NotifyTest, OpeningTheUsersFileWithOCreatDoesNotMakeItTheRuns) {
   EXPECT_FALSE(Exists(t_.Ws("d")));
 }
 
+// The supervisor truncates only what it did not just create: an existing
+// file opened with O_TRUNC, with or without O_CREAT, is emptied first.
+TEST_P(NotifyTest, TruncatingOpensEmptyAnExistingFile) {
+  WriteFile(t_.Ws("long.txt"), "a line much longer than the probe's\n");
+  EXPECT_EQ(Probe({"trunc", "long.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("long.txt")), "probe\n");
+  WriteFile(t_.Ws("long.txt"), "a line much longer than the probe's\n");
+  EXPECT_EQ(Probe({"overwrite", "long.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("long.txt")), "probe\n");
+  EXPECT_EQ(Probe({"overwrite", "new.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("new.txt")), "probe\n");
+}
+
 INSTANTIATE_TEST_SUITE_P(Probes, NotifyTest, ProbeParams(), ProbeParamName);
 
 // The supervisor creates files for the tool with the tool's umask, which it
