@@ -179,6 +179,20 @@ TEST_P(NotifyTest, TruncatingOpensEmptyAnExistingFile) {
   EXPECT_EQ(ReadFile(t_.Ws("new.txt")), "probe\n");
 }
 
+// A directory holding a denied path is pinned: an exchange may not move it
+// from either end.
+TEST_P(NotifyTest, ExchangeCannotMoveTheParentOfADeniedPath) {
+  ASSERT_EQ(::mkdir(t_.Ws("a").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(t_.Ws("x").c_str(), 0755), 0);
+  WriteFile(t_.Ws("a/secret"), "key\n");
+  std::vector<std::string> deny = {"--deny", t_.Ws("a/secret")};
+  EXPECT_EQ(Probe({"exchange", "x", "a"}, deny), EACCES) << last_.err;
+  EXPECT_EQ(Probe({"exchange", "a", "x"}, deny), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("a/secret")), "key\n");
+  ASSERT_EQ(::mkdir(t_.Ws("y").c_str(), 0755), 0);
+  EXPECT_EQ(Probe({"exchange", "x", "y"}, deny), 0) << last_.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Probes, NotifyTest, ProbeParams(), ProbeParamName);
 
 // The supervisor creates files for the tool with the tool's umask, which it
