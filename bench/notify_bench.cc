@@ -7,7 +7,6 @@
 //   openat(O_CREAT|O_WRONLY)  notified, emulated, fd installed with ADDFD
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -37,14 +36,11 @@ void InstallOnce() {
   // Static: the supervisor thread outlives this function.
   static std::atomic<int> listener{-1};
   static std::atomic<bool> ready{false};
-  // The supervisor thread exists before the filter, so it is not filtered.
+  // The helper thread exists before the filter, so it is not filtered, nor
+  // is the loop's receiver it starts. The loop lives as long as the filter.
   std::thread([emulator] {
     while (!ready.load()) std::this_thread::yield();
-    cordon::supervisor::NotifyLoop loop(listener.load(), emulator, false);
-    for (;;) {
-      pollfd p{loop.PollFd(), POLLIN, 0};
-      if (::poll(&p, 1, -1) > 0) loop.OnReadable();
-    }
+    new cordon::supervisor::NotifyLoop(cordon::Fd(listener.load()), emulator, false);
   }).detach();
   ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   listener = cordon::supervisor::InstallFilter(*prog);

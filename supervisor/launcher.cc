@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -164,21 +163,6 @@ Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const 
       ReadFence{std::move(rd.value()), std::move(ex.value()), std::move(files)});
 }
 
-// A NotifyLoop that owns its listener.
-class ListenerServer : public NotifyServer {
- public:
-  ListenerServer(Fd listener, std::shared_ptr<Emulator> emulator, bool threaded_blocking)
-      : listener_(std::move(listener)),
-        loop_(listener_.get(), std::move(emulator), threaded_blocking) {}
-  int PollFd() const override { return loop_.PollFd(); }
-  void OnReadable() override { loop_.OnReadable(); }
-  void Shutdown() override { loop_.Shutdown(); }
-
- private:
-  Fd listener_;
-  NotifyLoop loop_;
-};
-
 // Takes the seccomp listener the child sends before it execs and builds the
 // server that answers it. EPIPE: the child died before sending it.
 Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Policy& p,
@@ -196,21 +180,8 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
   }
   auto emulator = std::make_shared<Emulator>(std::move(roots.value()), run_start_ns, req.emulator,
                                              std::move(fence));
-  return std::unique_ptr<NotifyServer>(std::make_unique<ListenerServer>(
+  return std::unique_ptr<NotifyServer>(std::make_unique<NotifyLoop>(
       std::move(listener.value()), std::move(emulator), static_cast<bool>(req.emulator.delete_gate)));
-}
-
-// Answers notifications until `stop` is readable.
-void ServeUntil(NotifyServer& server, int stop) {
-  for (;;) {
-    pollfd fds[2] = {{server.PollFd(), POLLIN, 0}, {stop, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[0].revents & POLLIN) server.OnReadable();
-    if (fds[1].revents || (fds[0].revents & (POLLHUP | POLLERR))) return;
-  }
 }
 
 
@@ -323,21 +294,15 @@ int Launch(const LaunchRequest& req) {
 
   // The exec window: this thread sleeps in SpawnChild until the child has
   // exec'd. When that execve is notified (an exec allowlist, the notify-all
-  // rung), a second thread takes the listener and answers until then; this
-  // thread serves from there on. Otherwise the listener waits in the socket
-  // and this thread takes it once the child has exec'd (no thread to start).
+  // rung), a second thread takes the listener and starts the server (which
+  // answers on its own thread) meanwhile. Otherwise the listener waits in
+  // the socket and this thread takes it once the child has exec'd.
   const bool notifies = filter && filter->has_notify;
   const bool exec_notified = notifies && (req.filter.notify_exec || req.filter.notify_all_paths);
-  Fd window_end;
   Result<std::unique_ptr<NotifyServer>> served = std::unique_ptr<NotifyServer>();
   std::thread window;
   if (exec_notified) {
-    window_end = Fd(::eventfd(0, EFD_CLOEXEC));
-    if (!window_end) return Fail(std::string("eventfd: ") + std::strerror(errno));
-    window = std::thread([&] {
-      served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns);
-      if (served && *served) ServeUntil(**served, window_end.get());
-    });
+    window = std::thread([&] { served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns); });
   }
   const pid_t pid = SpawnChild(spec);
   // The child has exec'd or died: our copies of its ends go, so a child that
@@ -347,7 +312,6 @@ int Launch(const LaunchRequest& req) {
   status_write.reset();
   ruleset.reset();
   if (window.joinable()) {
-    ::eventfd_write(window_end.get(), 1);
     window.join();
   } else if (notifies && pid >= 0) {
     served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns);
@@ -376,28 +340,22 @@ int Launch(const LaunchRequest& req) {
   ChildFailure failure{};
   bool failed = false;
   bool status_open = true;
-  bool listener_hup = false;
   bool report_hup = false;
   int exit_code = kExitCordonError;
   for (;;) {
-    pollfd fds[5] = {{pidfd.get(), POLLIN, 0},
+    pollfd fds[4] = {{pidfd.get(), POLLIN, 0},
                      {sigfd.get(), POLLIN, 0},
                      {status_open ? status_read.get() : -1, POLLIN, 0},
-                     {server && !listener_hup ? server->PollFd() : -1, POLLIN, 0},
                      {report_hup ? -1 : reports.poll_fd(), POLLIN, 0}};
-    int n = ::poll(fds, 5, -1);
+    int n = ::poll(fds, 4, -1);
     if (n < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (fds[3].revents & POLLIN) server->OnReadable();
-    // No task uses the filter any more: stop polling the listener (it would
-    // report POLLHUP forever) and wait for the pidfd.
-    if ((fds[3].revents & (POLLHUP | POLLERR)) && !(fds[3].revents & POLLIN)) listener_hup = true;
-    if (fds[4].revents & POLLIN) drain_reports();
+    if (fds[3].revents & POLLIN) drain_reports();
     // Every holder of the tool's end has gone: drained, and nothing more
     // can come (polling it would report POLLHUP until the pidfd fires).
-    if (fds[4].revents & (POLLHUP | POLLERR)) report_hup = true;
+    if (fds[3].revents & (POLLHUP | POLLERR)) report_hup = true;
     if (fds[2].revents) {
       ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));
       if (r == static_cast<ssize_t>(sizeof(failure))) failed = true;
@@ -424,7 +382,7 @@ int Launch(const LaunchRequest& req) {
   if (server) server->Shutdown();
   KillRemaining(pid);
   drain_reports();
-  server.reset();
+  server.reset();  // its thread ends now that no task uses the filter
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
 
   if (failed) {

@@ -1,5 +1,6 @@
 #include "supervisor/notify_loop.h"
 
+#include <poll.h>
 #include <seccomp.h>
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
@@ -25,8 +26,10 @@ const char* SyscallName(int nr) {
   return buf;
 }
 
-NotifyLoop::NotifyLoop(int listener, std::shared_ptr<Emulator> emulator, bool threaded_blocking)
-    : listener_(listener), emulator_(std::move(emulator)), threaded_blocking_(threaded_blocking) {
+NotifyLoop::NotifyLoop(Fd listener, std::shared_ptr<Emulator> emulator, bool threaded_blocking)
+    : listener_(std::move(listener)),
+      emulator_(std::move(emulator)),
+      threaded_blocking_(threaded_blocking) {
   SeccompNotifSizes sizes{};
   notif_size_ = sizeof(SeccompNotif);
   if (::syscall(SYS_seccomp, kSeccompGetNotifSizes, 0, &sizes) == 0) {
@@ -35,33 +38,58 @@ NotifyLoop::NotifyLoop(int listener, std::shared_ptr<Emulator> emulator, bool th
   // 6.6+: the tool and the supervisor hand the CPU to each other instead of
   // waking on another one; saves a few µs a round trip. Older kernels
   // refuse the flag (EINVAL) and keep the plain wake-up.
-  if (::ioctl(listener_, kIoctlNotifSetFlags, static_cast<unsigned long>(kUserNotifFdSyncWakeUp)) != 0) {
+  if (::ioctl(listener_.get(), kIoctlNotifSetFlags,
+              static_cast<unsigned long>(kUserNotifFdSyncWakeUp)) != 0) {
     spdlog::debug("seccomp: no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: {}", std::strerror(errno));
   }
+  receiver_ = std::thread([this] { Run(); });
 }
 
-NotifyLoop::~NotifyLoop() { Shutdown(); }
+NotifyLoop::~NotifyLoop() {
+  Shutdown();
+  if (receiver_.joinable()) receiver_.join();
+  Shutdown();  // deferred decisions started before the stop was seen
+}
 
-void NotifyLoop::OnReadable() {
-  alignas(8) unsigned char buf[512] = {};
+void NotifyLoop::Run() {
+  alignas(8) unsigned char buf[512];
   auto* n = reinterpret_cast<SeccompNotif*>(buf);
   if (notif_size_ > sizeof buf) return;
-  if (::ioctl(listener_, kIoctlNotifRecv, n) != 0) return;  // ENOENT: the tool moved on
-  Request req;
-  req.id = n->id;
-  req.tid = static_cast<pid_t>(n->pid);
-  req.nr = n->data.nr;
-  std::memcpy(req.args, n->data.args, sizeof req.args);
-  auto valid = [this, id = req.id] { return ::ioctl(listener_, kIoctlNotifIdValid, &id) == 0; };
-  Reply r = emulator_->Handle(req, valid, /*may_block=*/!threaded_blocking_);
-  if (r.defer) {
-    // A delete waiting for a person: decided again on a thread of its own,
-    // so other threads and processes of the tool go on.
-    std::lock_guard<std::mutex> l(threads_mu_);
-    threads_.emplace_back([this, req, valid] { Answer(req, emulator_->Handle(req, valid, true)); });
-    return;
+  for (;;) {
+    std::memset(buf, 0, notif_size_);  // the kernel wants it zeroed
+    if (::ioctl(listener_.get(), kIoctlNotifRecv, n) != 0) {
+      if (errno == EINTR) continue;
+      if (errno != ENOENT) return;
+      // ENOENT: the tool's thread moved on, or no task uses the filter any
+      // more (then the listener reports POLLHUP and nothing can come).
+      pollfd p{listener_.get(), POLLIN, 0};
+      if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)) && !(p.revents & POLLIN)) return;
+      continue;
+    }
+    Request req;
+    req.id = n->id;
+    req.tid = static_cast<pid_t>(n->pid);
+    req.nr = n->data.nr;
+    std::memcpy(req.args, n->data.args, sizeof req.args);
+    if (stopping_.load()) {
+      Answer(req, Reply::Errno(EACCES, "the supervisor is stopping"));
+      continue;
+    }
+    int fd = listener_.get();
+    auto valid = [fd, id = req.id] { return ::ioctl(fd, kIoctlNotifIdValid, &id) == 0; };
+    Reply r = emulator_->Handle(req, valid, /*may_block=*/!threaded_blocking_);
+    if (r.defer) {
+      // A delete waiting for a person: decided again on a thread of its own,
+      // so other threads and processes of the tool go on.
+      std::lock_guard<std::mutex> l(threads_mu_);
+      if (!stopping_.load()) {
+        threads_.emplace_back([this, req, valid] { Answer(req, emulator_->Handle(req, valid, true)); });
+        continue;
+      }
+      r = Reply::Errno(EACCES, "the supervisor is stopping");
+    }
+    Answer(req, std::move(r));
   }
-  Answer(req, std::move(r));
 }
 
 void NotifyLoop::Answer(const Request& req, Reply reply) {
@@ -71,7 +99,7 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
     SeccompNotifAddfd add{req.id, kAddfdFlagSend, static_cast<uint32_t>(reply.install.get()), 0,
                           reply.install_flags};
     // The new fd number is the tool's syscall result.
-    ::ioctl(listener_, kIoctlNotifAddfd, &add);
+    ::ioctl(listener_.get(), kIoctlNotifAddfd, &add);
     return;
   }
   SeccompNotifResp resp{req.id, reply.val, 0, 0};
@@ -83,14 +111,16 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
       spdlog::info("denied {} by pid {}: {}", SyscallName(req.nr), req.tid, reply.why);
     }
   }
-  ::ioctl(listener_, kIoctlNotifSend, &resp);
+  ::ioctl(listener_.get(), kIoctlNotifSend, &resp);
 }
 
 void NotifyLoop::Shutdown() {
-  if (emulator_->options().on_shutdown) emulator_->options().on_shutdown();
   std::vector<std::thread> threads;
   {
     std::lock_guard<std::mutex> l(threads_mu_);
+    if (!stopping_.exchange(true) && emulator_->options().on_shutdown) {
+      emulator_->options().on_shutdown();
+    }
     threads.swap(threads_);
   }
   for (auto& t : threads) t.join();

@@ -1,11 +1,15 @@
-// NotifyLoop: answers the tool's seccomp user notifications. One notification
-// is received per readable event on the listener; fast decisions are made and
-// answered inline, a decision that may wait for a person (a sensitive delete
-// with an approver) runs on its own thread so it never blocks the other
-// threads or processes of the tool. Answers: an errno, a result, an fd
-// installed with SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND, or (for
-// execve only) CONTINUE. SECCOMP_IOCTL_NOTIF_ID_VALID is checked after every
-// read of the tool's memory. Shutdown() answers everything pending with EACCES.
+// NotifyLoop: answers the tool's seccomp user notifications on a thread of
+// its own that blocks in SECCOMP_IOCTL_NOTIF_RECV: no poll(2) per request,
+// and with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP the tool's thread and this one
+// hand the CPU to each other. Fast decisions are made and answered inline;
+// a decision that may wait for a person (a sensitive delete with an
+// approver) runs on a thread of its own so it never blocks the other threads
+// or processes of the tool. Answers: an errno, a result, an fd installed
+// with SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND, or (for execve
+// and umask only) CONTINUE. SECCOMP_IOCTL_NOTIF_ID_VALID is checked after
+// every read of the tool's memory. After Shutdown() every notification is
+// answered with EACCES. The thread ends when no task uses the filter any
+// more; the destructor waits for that.
 #pragma once
 
 #include <atomic>
@@ -14,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "policy/fd.h"
 #include "supervisor/emulator.h"
 #include "supervisor/notify_server.h"
 
@@ -24,25 +29,29 @@ const char* SyscallName(int nr);
 
 class NotifyLoop : public NotifyServer {
  public:
-  NotifyLoop(int listener, std::shared_ptr<Emulator> emulator, bool threaded_blocking);
+  // Starts serving `listener` at once, on a thread cloned from the caller's
+  // (so it carries the caller's seccomp filters and signal mask: none and
+  // all blocked, in the launcher).
+  NotifyLoop(Fd listener, std::shared_ptr<Emulator> emulator, bool threaded_blocking);
   ~NotifyLoop() override;
 
-  int PollFd() const override { return listener_; }
-  void OnReadable() override;
   void Shutdown() override;
 
   uint64_t answered() const { return answered_.load(); }
 
  private:
+  void Run();
   void Answer(const Request& req, Reply reply);
 
-  int listener_;
+  Fd listener_;
   std::shared_ptr<Emulator> emulator_;
   bool threaded_blocking_;
   size_t notif_size_;
+  std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> answered_{0};
   std::mutex threads_mu_;
-  std::vector<std::thread> threads_;
+  std::vector<std::thread> threads_;  // deferred decisions
+  std::thread receiver_;
 };
 
 }  // namespace cordon::supervisor

@@ -1,18 +1,17 @@
-// The interface between the launcher's event loop and whatever answers the
-// tool's seccomp notifications (notify_loop.h implements it).
+// The interface between the launcher and whatever answers the tool's
+// seccomp notifications (notify_loop.h implements it). The server runs on
+// threads of its own from the moment it is made.
 #pragma once
 
 namespace cordon::supervisor {
 
 class NotifyServer {
  public:
+  // Returns once no task uses the filter any more: the launcher kills and
+  // reaps the tool first.
   virtual ~NotifyServer() = default;
-  // The fd the launcher polls for readability (the seccomp listener).
-  virtual int PollFd() const = 0;
-  // Receives and answers what is ready; never blocks on a slow decision.
-  virtual void OnReadable() = 0;
-  // The tool is gone or cordon is stopping: answer everything pending with
-  // EACCES and stop.
+  // The tool is gone or cordon is stopping: pending approvals return, and
+  // every notification from now on is answered with EACCES.
   virtual void Shutdown() = 0;
 };
 

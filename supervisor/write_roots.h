@@ -45,6 +45,8 @@ class WriteRoots {
   // True for the inode of an excluded path or a directory on the way to one:
   // it may not be renamed, deleted or linked.
   bool IsPinned(dev_t dev, ino_t ino) const;
+  // False when nothing is pinned: no inode needs checking.
+  bool HasPins() const { return !pinned_.empty(); }
 
   // Lexical only: refuses a raw ".." segment (EACCES), normalises "." and
   // repeated slashes, and finds the root (EACCES when none holds it).

@@ -3,7 +3,7 @@
  * it got, so tests can assert on exact refusals. Built twice: dynamic and
  * static (a static binary skips the preload; the kernel must still hold).
  *
- *   probe read PATH | write PATH | create PATH | append PATH | trunc PATH
+ *   probe read PATH | write PATH | create PATH | append PATH | trunc PATH | overwrite PATH
  *   probe unlink PATH | rmdir PATH | mkdir PATH | rename A B | link A B
  *   probe symlink TARGET PATH | chmod PATH | chown PATH | utimens PATH
  *   probe setxattr PATH | fchmod-ro PATH | exec PATH [ARG...]
@@ -64,12 +64,13 @@ int main(int argc, char** argv) {
     return n < 0 ? errno : 0;
   }
   if (!strcmp(op, "write") || !strcmp(op, "create") || !strcmp(op, "append") ||
-      !strcmp(op, "trunc")) {
+      !strcmp(op, "trunc") || !strcmp(op, "overwrite")) {
     int flags = O_WRONLY | O_CLOEXEC;
     if (!strcmp(op, "create")) flags |= O_CREAT | O_EXCL;
     if (!strcmp(op, "write")) flags |= O_CREAT;
     if (!strcmp(op, "append")) flags |= O_APPEND;
     if (!strcmp(op, "trunc")) flags |= O_TRUNC;
+    if (!strcmp(op, "overwrite")) flags |= O_CREAT | O_TRUNC;
     int fd = open(a, flags, 0644);
     if (fd < 0) return errno;
     if (write(fd, "probe\n", 6) != 6) return errno;

@@ -166,6 +166,33 @@ TEST_P(NotifyTest, OpeningTheUsersFileWithOCreatDoesNotMakeItTheRuns) {
   EXPECT_FALSE(Exists(t_.Ws("d")));
 }
 
+// The supervisor truncates only what it did not just create: an existing
+// file opened with O_TRUNC, with or without O_CREAT, is emptied first.
+TEST_P(NotifyTest, TruncatingOpensEmptyAnExistingFile) {
+  WriteFile(t_.Ws("long.txt"), "a line much longer than the probe's\n");
+  EXPECT_EQ(Probe({"trunc", "long.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("long.txt")), "probe\n");
+  WriteFile(t_.Ws("long.txt"), "a line much longer than the probe's\n");
+  EXPECT_EQ(Probe({"overwrite", "long.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("long.txt")), "probe\n");
+  EXPECT_EQ(Probe({"overwrite", "new.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("new.txt")), "probe\n");
+}
+
+// A directory holding a denied path is pinned: an exchange may not move it
+// from either end.
+TEST_P(NotifyTest, ExchangeCannotMoveTheParentOfADeniedPath) {
+  ASSERT_EQ(::mkdir(t_.Ws("a").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(t_.Ws("x").c_str(), 0755), 0);
+  WriteFile(t_.Ws("a/secret"), "key\n");
+  std::vector<std::string> deny = {"--deny", t_.Ws("a/secret")};
+  EXPECT_EQ(Probe({"exchange", "x", "a"}, deny), EACCES) << last_.err;
+  EXPECT_EQ(Probe({"exchange", "a", "x"}, deny), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("a/secret")), "key\n");
+  ASSERT_EQ(::mkdir(t_.Ws("y").c_str(), 0755), 0);
+  EXPECT_EQ(Probe({"exchange", "x", "y"}, deny), 0) << last_.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Probes, NotifyTest, ProbeParams(), ProbeParamName);
 
 // The supervisor creates files for the tool with the tool's umask, which it
