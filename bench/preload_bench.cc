@@ -35,6 +35,7 @@ struct Setup {
   std::string dir;
   std::string file;
   OpenFn hook = nullptr;
+  OpenFn hook_b = nullptr;  // CORDON_BENCH_PRELOAD_SO_B's, for BM_AddedPerCall
   Setup() {
     char tmpl[] = "/tmp/cordon-bench-XXXXXX";
     if (!mkdtemp(tmpl)) abort();
@@ -56,6 +57,12 @@ struct Setup {
     if (!lib) abort();
     hook = reinterpret_cast<OpenFn>(dlsym(lib, "open"));
     if (!hook) abort();
+    if (const char* b = getenv("CORDON_BENCH_PRELOAD_SO_B")) {
+      void* lib_b = dlopen(b, RTLD_NOW | RTLD_LOCAL);
+      if (!lib_b) abort();
+      hook_b = reinterpret_cast<OpenFn>(dlsym(lib_b, "open"));
+      if (!hook_b) abort();
+    }
   }
   ~Setup() {
     ::unlink(file.c_str());
@@ -102,46 +109,52 @@ void BM_InterposedOpenClose(benchmark::State& state) {
 BENCHMARK(BM_InterposedOpenClose);
 
 // The figure the target is about: raw and interposed open+close of the same
-// admitted path, interleaved in batches in one run, so load from other
-// processes hits both alike. Medians over batches of the per-call time;
-// added_ns is their difference (the report batches' sends are inside it,
-// at their steady-state rate).
+// admitted path, in batches interleaved in one run (the order rotates), so
+// load from other processes hits both alike. Each batch is timed in thread
+// CPU time; added_ns is the median over rounds of (interposed - raw) of
+// the round's adjacent batches, which cancels slow drift. The report
+// batches' sends are inside it at their steady-state rate.
+//
+// CORDON_BENCH_PRELOAD_SO_B=<another build of the library> adds its batches
+// to the same rounds (added_b_ns): an A/B of two builds in one process.
 void BM_AddedPerCall(benchmark::State& state) {
   constexpr int kBatch = 64;
-  OpenFn hook = S().hook;
   const char* path = S().file.c_str();
+  std::vector<OpenFn> openers = {nullptr, S().hook};  // nullptr: the raw call
+  if (S().hook_b) openers.push_back(S().hook_b);
   auto now = [] {
     timespec t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
   };
-  std::vector<double> raw, interposed;
-  bool raw_first = true;
+  std::vector<std::vector<double>> diffs(openers.size());
+  std::vector<double> raw;
+  std::vector<double> t(openers.size());
+  size_t round = 0;
   for (auto _ : state) {
-    for (int pass = 0; pass < 2; ++pass) {
-      bool use_raw = (pass == 0) == raw_first;
+    for (size_t k = 0; k < openers.size(); ++k) {
+      size_t o = (k + round) % openers.size();
+      OpenFn hook = openers[o];
       double t0 = now();
       for (int i = 0; i < kBatch; ++i) {
-        int fd = use_raw ? ::open(path, O_RDONLY | O_CLOEXEC) : hook(path, O_RDONLY | O_CLOEXEC);
+        int fd = hook ? hook(path, O_RDONLY | O_CLOEXEC) : ::open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) state.SkipWithError("open failed");
         ::close(fd);
       }
-      (use_raw ? raw : interposed).push_back((now() - t0) / kBatch);
+      t[o] = (now() - t0) / kBatch;
     }
-    raw_first = !raw_first;
+    ++round;
+    raw.push_back(t[0]);
+    for (size_t o = 1; o < openers.size(); ++o) diffs[o].push_back(t[o] - t[0]);
   }
-  auto quantile = [](std::vector<double>& v, double q) {
-    std::sort(v.begin(), v.end());
-    return v[static_cast<size_t>(q * (v.size() - 1))];
+  auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
   };
-  double r = quantile(raw, 0.5);
-  double i = quantile(interposed, 0.5);
-  state.counters["raw_ns"] = r;
-  state.counters["interposed_ns"] = i;
-  state.counters["added_ns"] = i - r;
-  state.counters["added_q10"] = quantile(interposed, 0.1) - quantile(raw, 0.1);
-  state.counters["added_q25"] = quantile(interposed, 0.25) - quantile(raw, 0.25);
-  state.SetItemsProcessed(state.iterations() * 2 * kBatch);
+  state.counters["raw_ns"] = median(raw);
+  state.counters["added_ns"] = median(diffs[1]);
+  if (openers.size() > 2) state.counters["added_b_ns"] = median(diffs[2]);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * openers.size() * kBatch));
 }
 BENCHMARK(BM_AddedPerCall)->MinTime(2.0);
 
