@@ -1,5 +1,6 @@
 #include "preload/fd_alias.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -22,7 +23,7 @@ int Number(const char* path, const char* prefix) {
 
 }  // namespace
 
-int FdAliasNumber(const char* path) {
+__attribute__((hot)) int FdAliasNumber(const char* path) {
   // Every call sees this: most paths are rejected by their second byte.
   if (path[0] != '/' || (path[1] != 'd' && path[1] != 'p')) return -1;
   if (strncmp(path, "/dev/std", 8) == 0) {
@@ -38,7 +39,9 @@ int FdAliasNumber(const char* path) {
 }
 
 HeldFd JudgeHeldFd(int fd, int open_flags) {
+  int saved = errno;
   long have = ::syscall(SYS_fcntl, fd, F_GETFL);
+  errno = saved;
   if (have < 0) return HeldFd::kNotHeld;
   if (have & O_PATH) return HeldFd::kPathOnly;
   if (open_flags & O_PATH) return HeldFd::kCovered;

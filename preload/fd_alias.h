@@ -12,7 +12,7 @@
 // read-only. An O_PATH descriptor grants no access: the ordinary path rules
 // apply. A closed descriptor is left to the kernel (ENOENT).
 //
-// Async-signal-safe (one fcntl).
+// Async-signal-safe (one fcntl); errno is left alone.
 #pragma once
 
 #include "policy/path_admission.h"

@@ -23,6 +23,7 @@
 // slot) is bypassed by sending the record alone.
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "policy/path_admission.h"
@@ -35,8 +36,10 @@ namespace cordon::preload {
 void StartReports(int fd, uint32_t image);
 
 // Records one interposed call. A refusal flushes the thread's batch.
+// `path_len` is strnlen(path, n) for some n >= wire::kReportPathMax (the
+// caller has measured the path already). errno is left untouched.
 void Note(wire::Call call, policy::AdmitOp op, wire::ReportVerdict v, policy::PathClass cls,
-          int err, const char* path);
+          int err, const char* path, size_t path_len);
 
 // The image is ending (exit, _exit) or about to be replaced (exec): sends
 // every thread's batch, then the final record, unless this is a vfork child

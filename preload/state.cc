@@ -19,7 +19,9 @@
 
 namespace cordon::preload {
 
-RealCalls g_real;
+// In .data (not .bss), next to g_config and the report channel's scalars
+// (reports.cc): the call path reads all of them, from one page.
+__attribute__((section(".data"))) RealCalls g_real;
 
 namespace {
 
@@ -58,7 +60,7 @@ void WriteAll(int fd, const char* s, size_t n) {
   }
 }
 
-void Warn(const char* what, const char* detail) {
+__attribute__((cold)) void Warn(const char* what, const char* detail) {
   char line[512];
   size_t n = 0;
   for (const char* part : {"cordon preload: ", what, detail, "; passing every call through\n"}) {
@@ -70,7 +72,7 @@ void Warn(const char* what, const char* detail) {
 }
 
 // Adds each ':'-separated path of `list` with `kind`; false on a bad entry.
-bool AddList(const char* list, RuleKind kind, const char** bad) {
+__attribute__((cold)) bool AddList(const char* list, RuleKind kind, const char** bad) {
   if (list == nullptr) return true;
   std::string_view rest(list);
   while (!rest.empty()) {
@@ -86,7 +88,7 @@ bool AddList(const char* list, RuleKind kind, const char** bad) {
   return true;
 }
 
-bool ParseFd(const char* s, int* fd) {
+__attribute__((cold)) bool ParseFd(const char* s, int* fd) {
   if (s == nullptr || *s == '\0') return false;
   long v = 0;
   for (; *s; ++s) {
@@ -97,7 +99,7 @@ bool ParseFd(const char* s, int* fd) {
   return true;
 }
 
-void ReadConfig() {
+__attribute__((cold)) void ReadConfig() {
   const char* ws = getenv(wire::kEnvWorkspace);
   if (ws == nullptr) {
     Warn(wire::kEnvWorkspace, " is not set");
@@ -159,7 +161,7 @@ const char* ErrnoName(int e) {
 }
 
 // One line on stderr: what was refused, on which path, by which rule.
-void LogRefusal(wire::Call call, AdmitOp op, const char* path, const policy::Admission& a) {
+__attribute__((cold)) void LogRefusal(wire::Call call, AdmitOp op, const char* path, const policy::Admission& a) {
   char line[768];
   size_t n = 0;
   auto put = [&](const char* s, size_t max) {
@@ -184,10 +186,12 @@ void LogRefusal(wire::Call call, AdmitOp op, const char* path, const policy::Adm
 }
 
 // The directory a relative path is resolved against, or null when unknown
-// (then the kernel alone decides).
+// (then the kernel alone decides). errno is left as it was.
 const char* Base(int dirfd, char* buf) {
   if (dirfd == AT_FDCWD) {
+    int saved = errno;
     long n = ::syscall(SYS_getcwd, buf, policy::kAdmissionMaxPath);
+    errno = saved;
     return n > 0 && buf[0] == '/' ? buf : nullptr;
   }
   if (dirfd < 0) return nullptr;
@@ -198,14 +202,20 @@ const char* Base(int dirfd, char* buf) {
   for (unsigned v = static_cast<unsigned>(dirfd); d == 0 || v; v /= 10) digits[d++] = '0' + v % 10;
   while (d) proc[n++] = digits[--d];
   proc[n] = '\0';
+  int saved = errno;
   long len = ::syscall(SYS_readlinkat, AT_FDCWD, proc, buf, policy::kAdmissionMaxPath - 1);
+  errno = saved;
   if (len <= 0 || buf[0] != '/') return nullptr;
   buf[len] = '\0';
   return buf;
 }
 
-bool Refuse(wire::Call call, AdmitOp op, const char* path, const policy::Admission& a) {
-  Note(call, op, wire::ReportVerdict::kRefused, a.cls, a.err, path);
+// The report field's share of a path (the record holds its first bytes).
+size_t ReportLen(const char* path) { return strnlen(path, wire::kReportPathMax); }
+
+__attribute__((cold)) bool Refuse(wire::Call call, AdmitOp op, const char* path,
+                                  const policy::Admission& a) {
+  Note(call, op, wire::ReportVerdict::kRefused, a.cls, a.err, path, ReportLen(path));
   if (g_config.log) LogRefusal(call, op, path, a);
   errno = a.err;
   return false;
@@ -213,13 +223,14 @@ bool Refuse(wire::Call call, AdmitOp op, const char* path, const policy::Admissi
 
 // An open of "/dev/stderr" and the like: judged by the held descriptor.
 // Returns 1 (admit), 0 (refused) or -1 (not decided here: the path rules).
-int AdmitHeldFd(wire::Call call, AdmitOp op, int fd, int flags, const char* path) {
+__attribute__((cold)) int AdmitHeldFd(wire::Call call, AdmitOp op, int fd, int flags,
+                                      const char* path) {
   switch (JudgeHeldFd(fd, flags)) {
     case HeldFd::kCovered:
-      Note(call, op, wire::ReportVerdict::kAdmitted, PathClass::kHeldFd, 0, path);
+      Note(call, op, wire::ReportVerdict::kAdmitted, PathClass::kHeldFd, 0, path, ReportLen(path));
       return 1;
     case HeldFd::kNotHeld:  // the kernel says ENOENT
-      Note(call, op, wire::ReportVerdict::kPassed, PathClass::kHeldFd, 0, path);
+      Note(call, op, wire::ReportVerdict::kPassed, PathClass::kHeldFd, 0, path, ReportLen(path));
       return 1;
     case HeldFd::kNotCovered:
       Refuse(call, op, path,
@@ -232,59 +243,69 @@ int AdmitHeldFd(wire::Call call, AdmitOp op, int fd, int flags, const char* path
   return -1;
 }
 
-bool AdmitOne(wire::Call call, AdmitOp op, int dirfd, const char* path, int open_flags = -1) {
+// Reports an admission's verdict; false (errno set) when it refuses.
+__attribute__((hot)) bool Conclude(wire::Call call, AdmitOp op, const char* path, size_t len,
+                                   const policy::Admission& a) {
+  if (a.verdict != AdmitVerdict::kAdmit) return Refuse(call, op, path, a);
+  Note(call, op, wire::ReportVerdict::kAdmitted, a.cls, 0, path, len);
+  return true;
+}
+
+// A relative path: joined to the cwd or the dirfd's directory. Out of line,
+// so that the 4 KiB base buffer is not on the stack of absolute paths (each
+// stack page touched costs a TLB miss after every syscall).
+__attribute__((noinline)) bool AdmitRelative(wire::Call call, AdmitOp op, int dirfd,
+                                             const char* path, size_t len) {
+  char base_buf[policy::kAdmissionMaxPath];
+  const char* base = Base(dirfd, base_buf);
+  if (base == nullptr) {
+    Note(call, op, wire::ReportVerdict::kPassed, PathClass::kMalformed, 0, path, len);
+    return true;
+  }
+  return Conclude(call, op, path, len,
+                  policy::AdmitPath(g_config.table, op, std::string_view(path, len), base));
+}
+
+__attribute__((hot)) bool AdmitOne(wire::Call call, AdmitOp op, int dirfd, const char* path,
+                                   int open_flags = -1) {
   if (path == nullptr) return true;  // the kernel answers EFAULT
   if (open_flags >= 0 && path[0] == '/') {
     if (int fd = FdAliasNumber(path); fd >= 0) {
       if (int held = AdmitHeldFd(call, op, fd, open_flags, path); held >= 0) return held == 1;
     }
   }
-  char base_buf[policy::kAdmissionMaxPath];
-  const char* base = nullptr;
-  if (path[0] != '/') {
-    base = Base(dirfd, base_buf);
-    if (base == nullptr) {
-      Note(call, op, wire::ReportVerdict::kPassed, PathClass::kMalformed, 0, path);
-      return true;
-    }
-  }
   size_t len = strnlen(path, policy::kAdmissionMaxPath);
-  policy::Admission a = policy::AdmitPath(g_config.table, op, std::string_view(path, len), base);
-  if (a.verdict != AdmitVerdict::kAdmit) return Refuse(call, op, path, a);
-  Note(call, op, wire::ReportVerdict::kAdmitted, a.cls, 0, path);
-  return true;
+  if (path[0] != '/') return AdmitRelative(call, op, dirfd, path, len);
+  return Conclude(call, op, path, len,
+                  policy::AdmitPath(g_config.table, op, std::string_view(path, len), nullptr));
 }
 
 }  // namespace
 
-bool Admit(wire::Call call, AdmitOp op, int dirfd, const char* path, int dirfd2,
-           const char* path2) {
+// errno: an admitted call leaves it alone (nothing on the way changes it,
+// see Base() and Send()); a refused one sets it.
+__attribute__((hot)) bool Admit(wire::Call call, AdmitOp op, int dirfd, const char* path,
+                                int dirfd2, const char* path2) {
   if (t_busy || !g_config.enabled) return true;
   Busy busy;
-  int saved = errno;
   if (!AdmitOne(call, op, dirfd, path)) return false;
-  if (path2 != nullptr && !AdmitOne(call, op, dirfd2, path2)) return false;
-  errno = saved;
-  return true;
+  return path2 == nullptr || AdmitOne(call, op, dirfd2, path2);
 }
 
-bool AdmitOpen(wire::Call call, int flags, int dirfd, const char* path) {
+__attribute__((hot)) bool AdmitOpen(wire::Call call, int flags, int dirfd, const char* path) {
   if (t_busy || !g_config.enabled) return true;
   Busy busy;
-  int saved = errno;
-  if (!AdmitOne(call, OpenOp(flags), dirfd, path, flags)) return false;
-  errno = saved;
-  return true;
+  return AdmitOne(call, OpenOp(flags), dirfd, path, flags);
 }
 
-AdmitOp OpenOp(int flags) {
+__attribute__((hot)) AdmitOp OpenOp(int flags) {
   if ((flags & O_ACCMODE) != O_RDONLY) return AdmitOp::kMutate;
   if (flags & (O_CREAT | O_TRUNC)) return AdmitOp::kMutate;
   if ((flags & O_TMPFILE) == O_TMPFILE) return AdmitOp::kMutate;
   return AdmitOp::kRead;
 }
 
-int FopenFlags(const char* mode) {
+__attribute__((hot)) int FopenFlags(const char* mode) {
   if (mode == nullptr) return O_RDONLY;
   int flags;
   switch (mode[0]) {
@@ -305,7 +326,7 @@ void ImageEnding(bool exiting) {
   EndImage(exiting);
 }
 
-void* ResolveLate(const char* name) {
+__attribute__((cold)) void* ResolveLate(const char* name) {
   Busy busy;
   return dlsym(RTLD_NEXT, name);
 }
@@ -315,7 +336,7 @@ void Resolve(F*& slot, const char* name) {
   slot = reinterpret_cast<F*>(dlsym(RTLD_NEXT, name));
 }
 
-void Initialize() {
+__attribute__((cold)) void Initialize() {
   if (g_initialized.exchange(true)) return;
   Busy busy;
   int saved = errno;

@@ -61,7 +61,10 @@ struct Report {
   uint32_t image;    // random per exec'd image: (pid, image) names one process image
   uint64_t seq;      // per process, from 1; kExit: calls seen in total
   uint64_t dropped;  // records this process could not send before this one
-  char path[kReportPathMax];  // NUL-terminated; for renames, the source
+  // NUL-terminated; for renames, the source. The bytes after the NUL are
+  // unspecified (the preload leaves what an earlier record of the same
+  // process held there): read up to the NUL.
+  char path[kReportPathMax];
 };
 static_assert(sizeof(Report) == 304, "the report record is wire format");
 

@@ -299,6 +299,33 @@ TEST_F(PreloadHooks, AFullBatchIsSentWithoutWaiting) {
   EXPECT_EQ(Drain().size(), 1u) << "the one after the full batch was still batched";
 }
 
+// A channel with no room: the batch is dropped and counted, the tool does
+// not wait, and errno stays the tool's (the failed send happens inside an
+// admitted call that succeeds).
+TEST_F(PreloadHooks, AFullChannelDropsAndCountsWithoutTouchingErrno) {
+  WriteFile(tree_->Ws("dropped.txt"), "x");
+  auto open_hook = Hook<OpenFn>("open");
+  int tool_end = std::atoi(std::getenv(wire::kEnvReportFd));
+  wire::Report filler{};
+  while (::send(tool_end, &filler, sizeof filler, MSG_DONTWAIT) == sizeof filler) {
+  }
+  ASSERT_EQ(errno, EAGAIN) << "the channel is full";
+  for (unsigned i = 0; i < wire::kReportBatchMax; ++i) {
+    errno = EXDEV;
+    int fd = open_hook(tree_->Ws("dropped.txt").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(errno, EXDEV) << "call " << i << ": the failed batch send left errno alone";
+    ::close(fd);
+  }
+  for (const wire::Report& r : Receive()) {
+    EXPECT_EQ(r.magic, 0u) << "only the filler was queued: the full batch was dropped";
+  }
+  EXPECT_EQ(open_hook(kFlushPath, O_RDONLY), -1);
+  auto after = Receive();
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].dropped, wire::kReportBatchMax) << "the drop is counted";
+}
+
 // A forked child starts with its own counters and discards the batch it
 // inherited (the parent sends it); _exit sends the child's batch and totals.
 TEST_F(PreloadHooks, ForkChildSendsOnlyItsOwnRecordsAndItsTotals) {
