@@ -1,23 +1,60 @@
 #include "policy/digest.h"
 
+#include <dlfcn.h>
 #include <openssl/evp.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <memory>
+#include <mutex>
 
 namespace cordon::policy {
 namespace {
 
+// libcrypto is loaded on the first hash, not at startup: its ~20,000
+// relocations cost a few milliseconds per launch (README, "Speed") and most
+// runs hash nothing. The EVP calls are the same; only the binding is late.
+struct Evp {
+  decltype(&::EVP_sha256) sha256;
+  decltype(&::EVP_MD_CTX_new) ctx_new;
+  decltype(&::EVP_MD_CTX_free) ctx_free;
+  decltype(&::EVP_DigestInit_ex) init;
+  decltype(&::EVP_DigestUpdate) update;
+  decltype(&::EVP_DigestFinal_ex) final;
+};
+
+template <typename F>
+bool Bind(void* lib, const char* name, F* out) {
+  *out = reinterpret_cast<F>(::dlsym(lib, name));
+  return *out != nullptr;
+}
+
 // A hash that cannot be computed must not be replaced by anything else:
-// cordon stops, as it does on an unsupported kernel.
+// without libcrypto cordon stops, as it does on an unsupported kernel.
 [[noreturn]] void Unavailable(const char* what) {
-  std::fprintf(stderr, "cordon: OpenSSL libcrypto failed (%s)\n", what);
+  std::fprintf(stderr, "cordon: cannot load OpenSSL libcrypto (%s)\n", what);
   ::_exit(125);
 }
 
+const Evp& Crypto() {
+  static Evp evp;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* lib = ::dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) Unavailable(::dlerror());
+    if (!Bind(lib, "EVP_sha256", &evp.sha256) || !Bind(lib, "EVP_MD_CTX_new", &evp.ctx_new) ||
+        !Bind(lib, "EVP_MD_CTX_free", &evp.ctx_free) ||
+        !Bind(lib, "EVP_DigestInit_ex", &evp.init) ||
+        !Bind(lib, "EVP_DigestUpdate", &evp.update) ||
+        !Bind(lib, "EVP_DigestFinal_ex", &evp.final)) {
+      Unavailable(::dlerror());
+    }
+  });
+  return evp;
+}
+
 struct CtxFree {
-  void operator()(EVP_MD_CTX* c) const { ::EVP_MD_CTX_free(c); }
+  void operator()(EVP_MD_CTX* c) const { Crypto().ctx_free(c); }
 };
 using Ctx = std::unique_ptr<EVP_MD_CTX, CtxFree>;
 
@@ -32,15 +69,16 @@ std::string Hex(const unsigned char* d, unsigned n) {
 }
 
 Ctx NewSha256() {
-  Ctx ctx(::EVP_MD_CTX_new());
-  if (ctx && ::EVP_DigestInit_ex(ctx.get(), ::EVP_sha256(), nullptr) != 1) ctx.reset();
+  const Evp& e = Crypto();
+  Ctx ctx(e.ctx_new());
+  if (ctx && e.init(ctx.get(), e.sha256(), nullptr) != 1) ctx.reset();
   return ctx;
 }
 
 std::string Finish(EVP_MD_CTX* ctx) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned n = 0;
-  if (::EVP_DigestFinal_ex(ctx, md, &n) != 1) Unavailable("EVP_DigestFinal_ex failed");
+  if (Crypto().final(ctx, md, &n) != 1) Unavailable("EVP_DigestFinal_ex failed");
   return Hex(md, n);
 }
 
@@ -48,7 +86,7 @@ std::string Finish(EVP_MD_CTX* ctx) {
 
 std::string Sha256Hex(std::string_view data) {
   Ctx ctx = NewSha256();
-  if (!ctx || ::EVP_DigestUpdate(ctx.get(), data.data(), data.size()) != 1) {
+  if (!ctx || Crypto().update(ctx.get(), data.data(), data.size()) != 1) {
     Unavailable("EVP_DigestInit_ex failed");
   }
   return Finish(ctx.get());
@@ -68,7 +106,7 @@ Result<std::string> Sha256Fd(int fd, uint64_t max_bytes) {
     if (n == 0) break;
     off += static_cast<uint64_t>(n);
     if (off > max_bytes) return SysError{EFBIG, "sha256", "file larger than the limit"};
-    if (::EVP_DigestUpdate(ctx.get(), buf, static_cast<size_t>(n)) != 1) {
+    if (Crypto().update(ctx.get(), buf, static_cast<size_t>(n)) != 1) {
       return SysError{EIO, "EVP_DigestUpdate"};
     }
   }

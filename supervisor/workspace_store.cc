@@ -7,9 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <string_view>
 
 #include "policy/digest.h"
@@ -91,17 +89,7 @@ std::string DefaultWorkspacesRoot() {
   const char* home = std::getenv("HOME");
   std::string h = home != nullptr ? home : "";
   if (h.empty()) {
-    // /etc/passwd read directly (fgetpwent): cordon is linked statically,
-    // and getpwuid would load glibc's NSS modules into it.
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen("/etc/passwd", "re"), std::fclose);
-    while (f) {
-      const passwd* pw = ::fgetpwent(f.get());
-      if (pw == nullptr) break;
-      if (pw->pw_uid == ::geteuid()) {
-        h = pw->pw_dir;
-        break;
-      }
-    }
+    if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr) h = pw->pw_dir;
   }
   return h + "/.local/state/cordon";
 }

@@ -296,7 +296,7 @@ std::string PasswdHome() {
 }
 
 // Without XDG_STATE_HOME and HOME, the home directory comes from
-// /etc/passwd (read directly: cordon is static, no NSS modules). In a child,
+// the passwd database (getpwuid; the test reads /etc/passwd). In a child,
 // so the test's own environment stays as it was.
 TEST(DefaultWorkspacesRoot, FollowsXdgThenHomeThenPasswd) {
   EXPECT_EXIT(CheckDefaultRootAndExit(), ::testing::ExitedWithCode(0), "");
