@@ -14,6 +14,7 @@
 #include <atomic>
 #include <string_view>
 
+#include "preload/cwd_cache.h"
 #include "preload/fd_alias.h"
 #include "preload/reports.h"
 
@@ -186,14 +187,11 @@ __attribute__((cold)) void LogRefusal(wire::Call call, AdmitOp op, const char* p
 }
 
 // The directory a relative path is resolved against, or null when unknown
-// (then the kernel alone decides). errno is left as it was.
-const char* Base(int dirfd, char* buf) {
-  if (dirfd == AT_FDCWD) {
-    int saved = errno;
-    long n = ::syscall(SYS_getcwd, buf, policy::kAdmissionMaxPath);
-    errno = saved;
-    return n > 0 && buf[0] == '/' ? buf : nullptr;
-  }
+// (then the kernel alone decides); `*cached`: the cwd came from the cache
+// (cwd_cache.h). errno is left as it was.
+const char* Base(int dirfd, char* buf, bool* cached) {
+  *cached = false;
+  if (dirfd == AT_FDCWD) return Cwd(buf, cached);
   if (dirfd < 0) return nullptr;
   char proc[32] = "/proc/self/fd/";
   size_t n = strlen(proc);
@@ -257,13 +255,25 @@ __attribute__((hot)) bool Conclude(wire::Call call, AdmitOp op, const char* path
 __attribute__((noinline)) bool AdmitRelative(wire::Call call, AdmitOp op, int dirfd,
                                              const char* path, size_t len) {
   char base_buf[policy::kAdmissionMaxPath];
-  const char* base = Base(dirfd, base_buf);
+  bool cached;
+  const char* base = Base(dirfd, base_buf, &cached);
   if (base == nullptr) {
     Note(call, op, wire::ReportVerdict::kPassed, PathClass::kMalformed, 0, path, len);
     return true;
   }
-  return Conclude(call, op, path, len,
-                  policy::AdmitPath(g_config.table, op, std::string_view(path, len), base));
+  policy::Admission a = policy::AdmitPath(g_config.table, op, std::string_view(path, len), base);
+  if (a.verdict != AdmitVerdict::kAdmit && cached) {
+    // A cached cwd may be stale (a chdir the library did not see): a refusal
+    // is judged on the kernel's answer.
+    InvalidateCwd();
+    base = FreshCwd(base_buf);
+    if (base == nullptr) {
+      Note(call, op, wire::ReportVerdict::kPassed, PathClass::kMalformed, 0, path, len);
+      return true;
+    }
+    a = policy::AdmitPath(g_config.table, op, std::string_view(path, len), base);
+  }
+  return Conclude(call, op, path, len, a);
 }
 
 __attribute__((hot)) bool AdmitOne(wire::Call call, AdmitOp op, int dirfd, const char* path,
@@ -364,8 +374,13 @@ __attribute__((cold)) void Initialize() {
   Resolve(g_real.fexecve, "fexecve");
   Resolve(g_real.execveat, "execveat");
   Resolve(g_real.exit_now, "_exit");
+  Resolve(g_real.chdir, "chdir");
+  Resolve(g_real.fchdir, "fchdir");
   ReadConfig();
-  if (g_config.enabled) pthread_atfork(nullptr, nullptr, ReportsAfterFork);
+  if (g_config.enabled) {
+    pthread_atfork(nullptr, nullptr, ReportsAfterFork);
+    pthread_atfork(nullptr, nullptr, ResetCwdAfterFork);
+  }
   errno = saved;
 }
 

@@ -41,6 +41,8 @@ struct RealCalls {
   int (*fexecve)(int, char* const[], char* const[]);
   int (*execveat)(int, const char*, char* const[], char* const[], int);
   void (*exit_now)(int);  // _exit
+  int (*chdir)(const char*);
+  int (*fchdir)(int);
 };
 
 // Null until the constructor ran (then a hook falls back to syscall()).

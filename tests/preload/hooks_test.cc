@@ -267,6 +267,51 @@ TEST_F(PreloadHooks, DirfdRelativePathsUseTheDirectory) {
   ::close(out);
 }
 
+// Relative paths are judged against a cached cwd (a getcwd per call cost
+// ~2 µs). The library's chdir invalidates it: a relative create is admitted
+// in the workspace and refused once the tool has moved out.
+TEST_F(PreloadHooks, RelativePathsFollowAChdirThroughTheLibrary) {
+  char here[4096];
+  ASSERT_NE(::getcwd(here, sizeof here), nullptr);
+  using ChdirFn = int (*)(const char*);
+  auto chdir_hook = Hook<ChdirFn>("chdir");
+  auto open_hook = Hook<OpenFn>("open");
+  ASSERT_EQ(chdir_hook(tree_->ws().c_str()), 0);
+  int fd = open_hook("rel-in", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);  // fills the cache
+  EXPECT_GE(fd, 0);
+  ::close(fd);
+  ASSERT_EQ(chdir_hook(tree_->outside().c_str()), 0);
+  EXPECT_EQ(open_hook("rel-out", O_WRONLY | O_CREAT | O_CLOEXEC, 0644), -1);
+  EXPECT_EQ(errno, EACCES);
+  EXPECT_FALSE(Exists(tree_->Out("rel-out"))) << "a stale cwd admitted a write outside";
+  using FchdirFn = int (*)(int);
+  int ws = ::open(tree_->ws().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_EQ(Hook<FchdirFn>("fchdir")(ws), 0);
+  ::close(ws);
+  fd = open_hook("rel-in2", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  EXPECT_GE(fd, 0) << "fchdir back into the workspace is seen too";
+  ::close(fd);
+  ASSERT_EQ(::chdir(here), 0);
+}
+
+// A chdir the library does not see (here libc's own, as a raw syscall
+// would be) leaves the cache stale; a stale cwd must not refuse an honest
+// relative open: the refusal is judged again on a fresh getcwd.
+TEST_F(PreloadHooks, AStaleCachedCwdNeverRefusesAnHonestOpen) {
+  char here[4096];
+  ASSERT_NE(::getcwd(here, sizeof here), nullptr);
+  using ChdirFn = int (*)(const char*);
+  auto open_hook = Hook<OpenFn>("open");
+  ASSERT_EQ(Hook<ChdirFn>("chdir")(tree_->outside().c_str()), 0);
+  EXPECT_EQ(open_hook("stale-out", O_WRONLY | O_CREAT | O_CLOEXEC, 0644), -1);  // cached: outside
+  ASSERT_EQ(::chdir(tree_->ws().c_str()), 0);  // unseen by the library
+  int fd = open_hook("stale-in", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  EXPECT_GE(fd, 0) << "refused on a stale cwd: " << std::strerror(errno);
+  ::close(fd);
+  EXPECT_TRUE(Exists(tree_->Ws("stale-in")));
+  ASSERT_EQ(::chdir(here), 0);
+}
+
 TEST_F(PreloadHooks, AdmittedCallsAreBatchedAndARefusalSendsThem) {
   WriteFile(tree_->Ws("batched.txt"), "x");
   auto open_hook = Hook<OpenFn>("open");
