@@ -99,9 +99,9 @@ std::vector<DirEntry> ListDir(const std::string& dir) {
   while (dirent* e = ::readdir(d.get())) {
     std::string_view n = e->d_name;
     if (n == "." || n == "..") continue;
-    EntryType type = e->d_type == DT_DIR                            ? EntryType::kDirectory
-                     : e->d_type == DT_UNKNOWN || e->d_type == DT_LNK ? EntryType::kUnknown
-                                                                      : EntryType::kOther;
+    EntryType type = EntryType::kOther;
+    if (e->d_type == DT_DIR) type = EntryType::kDirectory;
+    if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) type = EntryType::kUnknown;
     entries.push_back({std::string(n), type});
   }
   std::sort(entries.begin(), entries.end(),

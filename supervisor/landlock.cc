@@ -19,7 +19,8 @@ constexpr uint64_t kFileRights = kFsExecute | kFsWriteFile | kFsReadFile | kFsTr
 
 int AddRule(int ruleset, uint64_t rights, int path_fd) {
   LandlockPathBeneathAttr rule{rights, path_fd};
-  return static_cast<int>(::syscall(kNrLandlockAddRule, ruleset, kLandlockRulePathBeneath, &rule, 0));
+  return static_cast<int>(
+      ::syscall(kNrLandlockAddRule, ruleset, kLandlockRulePathBeneath, &rule, 0));
 }
 
 // Closes `fds` and empties it, one close_range per run of consecutive

@@ -302,7 +302,8 @@ int Launch(const LaunchRequest& req) {
   Result<std::unique_ptr<NotifyServer>> served = std::unique_ptr<NotifyServer>();
   std::thread window;
   if (exec_notified) {
-    window = std::thread([&] { served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns); });
+    window =
+        std::thread([&] { served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns); });
   }
   const pid_t pid = SpawnChild(spec);
   // The child has exec'd or died: our copies of its ends go, so a child that
