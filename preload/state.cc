@@ -257,23 +257,19 @@ __attribute__((noinline)) bool AdmitRelative(wire::Call call, AdmitOp op, int di
   char base_buf[policy::kAdmissionMaxPath];
   bool cached;
   const char* base = Base(dirfd, base_buf, &cached);
-  if (base == nullptr) {
-    Note(call, op, wire::ReportVerdict::kPassed, PathClass::kMalformed, 0, path, len);
-    return true;
-  }
-  policy::Admission a = policy::AdmitPath(g_config.table, op, std::string_view(path, len), base);
-  if (a.verdict != AdmitVerdict::kAdmit && cached) {
-    // A cached cwd may be stale (a chdir the library did not see): a refusal
-    // is judged on the kernel's answer.
-    InvalidateCwd();
-    base = FreshCwd(base_buf);
+  for (;;) {
     if (base == nullptr) {
       Note(call, op, wire::ReportVerdict::kPassed, PathClass::kMalformed, 0, path, len);
       return true;
     }
-    a = policy::AdmitPath(g_config.table, op, std::string_view(path, len), base);
+    policy::Admission a = policy::AdmitPath(g_config.table, op, std::string_view(path, len), base);
+    if (a.verdict == AdmitVerdict::kAdmit || !cached) return Conclude(call, op, path, len, a);
+    // A cached cwd may be stale (a chdir the library did not see): a refusal
+    // is judged again on the kernel's answer.
+    InvalidateCwd();
+    base = FreshCwd(base_buf);
+    cached = false;
   }
-  return Conclude(call, op, path, len, a);
 }
 
 __attribute__((hot)) bool AdmitOne(wire::Call call, AdmitOp op, int dirfd, const char* path,

@@ -17,6 +17,14 @@ using namespace cordon::uapi;
 
 constexpr uint64_t kFileRights = kFsExecute | kFsWriteFile | kFsReadFile | kFsTruncate | kFsIoctlDev;
 
+// Whether `fd` is a directory, in `*is_dir`; false (errno set) when fstat fails.
+bool StatIsDir(int fd, bool* is_dir) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return false;
+  *is_dir = S_ISDIR(st.st_mode);
+  return true;
+}
+
 int AddRule(int ruleset, uint64_t rights, int path_fd) {
   LandlockPathBeneathAttr rule{rights, path_fd};
   return static_cast<int>(
@@ -101,17 +109,15 @@ Result<LandlockRuleset> BuildRuleset(const std::vector<policy::Grant>& grants,
     }
     // The listing's d_type spares a stat.
     bool is_dir = g.type == policy::EntryType::kDirectory;
-    if (g.type == policy::EntryType::kUnknown) {
-      struct stat st;
-      if (::fstat(path.get(), &st) != 0) return Errno("fstat", g.path);
-      is_dir = S_ISDIR(st.st_mode);
+    if (g.type == policy::EntryType::kUnknown && !StatIsDir(path.get(), &is_dir)) {
+      return Errno("fstat", g.path);
     }
     if (uint64_t rights = RightsFor(g, cfg.abi, is_dir);
         rights != 0 && AddRule(rs.fd.get(), rights, path.get()) != 0) {
       // A directory in the listing that is a file by now: the kernel refuses
       // directory rights on it (EINVAL), and the stat decides.
-      struct stat st;
-      if (errno != EINVAL || !is_dir || ::fstat(path.get(), &st) != 0 || S_ISDIR(st.st_mode)) {
+      bool still_dir = true;
+      if (errno != EINVAL || !is_dir || !StatIsDir(path.get(), &still_dir) || still_dir) {
         return Errno("landlock_add_rule", g.path);
       }
       rights = RightsFor(g, cfg.abi, false);

@@ -184,7 +184,6 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
       std::move(listener.value()), std::move(emulator), static_cast<bool>(req.emulator.delete_gate)));
 }
 
-
 }  // namespace
 
 int64_t NowRealtimeNs() {

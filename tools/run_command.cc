@@ -37,7 +37,6 @@ const int64_t g_process_start_ns = supervisor::NowRealtimeNs();
 
 }  // namespace
 
-
 void AddRunOptions(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--workspace", o.workspace, "workspace directory (default: current directory)");
   cmd->add_option("--session", o.session, "run in this session's managed workspace (cordon workspace)");
