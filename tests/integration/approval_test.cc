@@ -17,6 +17,7 @@
 #include "policy/approval_protocol.h"
 #include "policy/audit_log.h"
 #include "policy/digest.h"
+#include "tests/support/json_lines.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
@@ -54,13 +55,7 @@ class ApprovalRunTest : public ::testing::Test {
     return std::async(std::launch::async, [args] { return RunCordon(args); });
   }
   std::vector<nlohmann::json> List() {
-    RunResult r = RunCordon({"approve", "--socket", sock_, "--list"});
-    std::vector<nlohmann::json> out;
-    size_t pos = 0;
-    for (size_t nl; (nl = r.out.find('\n', pos)) != std::string::npos; pos = nl + 1) {
-      out.push_back(nlohmann::json::parse(r.out.substr(pos, nl - pos)));
-    }
-    return out;
+    return JsonLines(RunCordon({"approve", "--socket", sock_, "--list"}).out);
   }
   nlohmann::json WaitForRequest() {
     for (int i = 0; i < 1000; ++i) {
@@ -83,12 +78,7 @@ class ApprovalRunTest : public ::testing::Test {
   std::vector<nlohmann::json> Log() {
     std::string bytes = ReadFile(log_);
     EXPECT_TRUE(policy::VerifyAuditBytes(bytes).intact);
-    std::vector<nlohmann::json> out;
-    size_t pos = 0;
-    for (size_t nl; (nl = bytes.find('\n', pos)) != std::string::npos; pos = nl + 1) {
-      out.push_back(nlohmann::json::parse(bytes.substr(pos, nl - pos)));
-    }
-    return out;
+    return JsonLines(bytes);
   }
   bool LogHasOutcome(const std::string& outcome) {
     for (const auto& r : Log()) {

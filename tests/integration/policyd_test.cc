@@ -18,6 +18,7 @@
 #include "policy/audit_log.h"
 #include "policy/digest.h"
 #include "policy/socket_approver.h"
+#include "tests/support/json_lines.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
@@ -67,12 +68,7 @@ class PolicydTest : public ::testing::Test {
   std::vector<nlohmann::json> List() {
     RunResult r = RunCordon({"approve", "--socket", sock_, "--list"});
     EXPECT_EQ(r.status, 0) << r.err;
-    std::vector<nlohmann::json> out;
-    size_t pos = 0;
-    for (size_t nl; (nl = r.out.find('\n', pos)) != std::string::npos; pos = nl + 1) {
-      out.push_back(nlohmann::json::parse(r.out.substr(pos, nl - pos)));
-    }
-    return out;
+    return JsonLines(r.out);
   }
   std::vector<nlohmann::json> WaitForPending(size_t n) {
     for (int i = 0; i < 500; ++i) {
@@ -91,15 +87,7 @@ class PolicydTest : public ::testing::Test {
   }
 
   // The daemon's audit log as records, in order.
-  std::vector<nlohmann::json> AuditRecords() {
-    std::vector<nlohmann::json> out;
-    std::string text = ReadFile(audit_);
-    size_t pos = 0;
-    for (size_t nl; (nl = text.find('\n', pos)) != std::string::npos; pos = nl + 1) {
-      out.push_back(nlohmann::json::parse(text.substr(pos, nl - pos)));
-    }
-    return out;
-  }
+  std::vector<nlohmann::json> AuditRecords() { return JsonLines(ReadFile(audit_)); }
 
   ScratchTree t_;
   std::string sock_;
@@ -402,10 +390,7 @@ TEST(RunApprovalOptions, AuditLogHoldsHeaderAndEndAndRefusesATamperedLog) {
   // the tally), end. The tool's execve needs no decision (no exec
   // allowlist), so it is not notified and not recorded.
   ASSERT_EQ(v.records, 4u);
-  std::vector<nlohmann::json> lines;
-  for (size_t pos = 0, nl; (nl = bytes.find('\n', pos)) != std::string::npos; pos = nl + 1) {
-    lines.push_back(nlohmann::json::parse(bytes.substr(pos, nl - pos)));
-  }
+  std::vector<nlohmann::json> lines = JsonLines(bytes);
   ASSERT_EQ(lines.size(), 4u);
   const nlohmann::json& header = lines[0];
   EXPECT_EQ(header["kind"], "header");

@@ -16,12 +16,14 @@
 #include "policy/make_approver.h"
 #include "policy/rules_approver.h"
 #include "policy/tty_approver.h"
+#include "tests/support/json_lines.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::policy {
 namespace {
 
 using namespace std::chrono_literals;
+using cordon::testing::JsonLines;
 using cordon::testing::ReadFile;
 using cordon::testing::ScratchTree;
 using cordon::testing::WriteFile;
@@ -140,10 +142,7 @@ TEST(Approver, EveryRequestAndOutcomeIsAudited) {
   ASSERT_TRUE(shared->Close().ok());
   std::string bytes = ReadFile(t.Ws("a.jsonl"));
   ASSERT_TRUE(VerifyAuditBytes(bytes).intact);
-  std::vector<nlohmann::json> recs;
-  for (size_t pos = 0, nl; (nl = bytes.find('\n', pos)) != std::string::npos; pos = nl + 1) {
-    recs.push_back(nlohmann::json::parse(bytes.substr(pos, nl - pos)));
-  }
+  std::vector<nlohmann::json> recs = JsonLines(bytes);
   ASSERT_EQ(recs.size(), 4u);
   EXPECT_EQ(recs[1]["kind"], "approval");
   EXPECT_EQ(recs[1]["event"], "request");
