@@ -10,6 +10,7 @@
 #include <memory>
 #include <utility>
 
+#include "policy/dir_listing.h"
 #include "policy/fd.h"
 
 namespace cordon::policy {
@@ -121,44 +122,38 @@ class ProtectedWalk {
     for (const std::string& pat : patterns_) first_.push_back(Split(pat).front());
   }
 
-  void Walk(int fd, const std::string& path, std::size_t depth, ProtectedScan& scan) {
+  void Walk(int fd, bool short_read_ends, const std::string& path, std::size_t depth,
+            ProtectedScan& scan) {
     std::vector<bool> present(patterns_.size());
     std::vector<std::string> subdirs;
     // getdents64 on the fd itself: readdir's fdopendir would add an fstat
     // and two fcntl calls per directory, a third of the walk's syscalls.
-    for (bool more = true; more && !stopped_;) {
-      ssize_t n = ::getdents64(fd, listing_, sizeof listing_);
-      if (n <= 0) break;  // the end, or vanished meanwhile
-      for (ssize_t off = 0; off < n;) {
-        const auto* e = reinterpret_cast<const dirent64*>(listing_ + off);
-        off += e->d_reclen;
-        std::string_view name = e->d_name;
-        if (name == "." || name == "..") continue;
-        if (++entries_ > max_entries_) {
-          scan.truncated = true;
-          stopped_ = true;
-          more = false;
-          break;
-        }
-        for (std::size_t i = 0; i < first_.size(); ++i) {
-          if (first_[i] == name) present[i] = true;
-        }
-        // Never into .git: its patterns are checked from here, and its
-        // objects are most of a repository's entries.
-        if (name == ".git") continue;
-        bool is_dir = e->d_type == DT_DIR;
-        if (e->d_type == DT_UNKNOWN) {
-          struct stat st;
-          is_dir = ::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-        }
-        if (!is_dir) continue;
-        if (depth + 1 >= max_depth_) {
-          scan.truncated = true;
-          continue;
-        }
-        subdirs.emplace_back(name);
+    ListDirectory(fd, short_read_ends, listing_, sizeof listing_, [&](const dirent64& e) {
+      std::string_view name = e.d_name;
+      if (++entries_ > max_entries_) {
+        scan.truncated = true;
+        stopped_ = true;
+        return false;
       }
-    }
+      for (std::size_t i = 0; i < first_.size(); ++i) {
+        if (first_[i] == name) present[i] = true;
+      }
+      // Never into .git: its patterns are checked from here, and its
+      // objects are most of a repository's entries.
+      if (name == ".git") return true;
+      bool is_dir = e.d_type == DT_DIR;
+      if (e.d_type == DT_UNKNOWN) {
+        struct stat st;
+        is_dir = ::fstatat(fd, e.d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+      }
+      if (!is_dir) return true;
+      if (depth + 1 >= max_depth_) {
+        scan.truncated = true;
+        return true;
+      }
+      subdirs.emplace_back(name);
+      return true;
+    });
     for (std::size_t i = 0; i < patterns_.size(); ++i) {
       if (!present[i]) continue;
       const std::string& pat = patterns_[i];
@@ -171,9 +166,9 @@ class ProtectedWalk {
     }
     for (const std::string& name : subdirs) {
       if (stopped_) return;
-      Fd sub(::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (!sub) continue;  // vanished or unreadable: nothing to carve there
-      Walk(sub.get(), Join(path, name), depth + 1, scan);
+      Subdir sub = OpenSubdir(fd, name.c_str(), short_read_ends);
+      if (!sub.fd) continue;  // vanished or unreadable: nothing to carve there
+      Walk(sub.fd.get(), sub.short_read_ends, Join(path, name), depth + 1, scan);
     }
   }
 
@@ -195,7 +190,7 @@ ProtectedScan FindProtectedPaths(const std::string& workspace,
   Fd root(::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (root) {
     auto walk = std::make_unique<ProtectedWalk>(patterns, max_entries, max_depth);
-    walk->Walk(root.get(), workspace, 0, scan);
+    walk->Walk(root.get(), ShortReadEndsListing(root.get()), workspace, 0, scan);
   }
   std::sort(scan.paths.begin(), scan.paths.end());
   scan.paths.erase(std::unique(scan.paths.begin(), scan.paths.end()), scan.paths.end());

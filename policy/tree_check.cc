@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "policy/dir_listing.h"
 #include "policy/fd.h"
 
 namespace cordon::policy {
@@ -65,7 +66,7 @@ class Walker {
       if (!SameInode(next.get(), st)) return Refuse(path_, "changed while it was checked");
       cur = std::move(next);
     }
-    return Dir(cur.get(), 0);
+    return Dir(cur.get(), ShortReadEndsListing(cur.get()), 0);
   }
 
   TreeVerdict Take() && { return std::move(v_); }
@@ -116,30 +117,27 @@ class Walker {
   }
 
   // The entries of the directory open at `fd` (path_ names it), at depth+1.
-  bool Dir(int fd, std::size_t depth) {
+  bool Dir(int fd, bool short_read_ends, std::size_t depth) {
     if (bufs_.size() <= depth) bufs_.resize(depth + 1);
     if (!bufs_[depth]) bufs_[depth] = std::make_unique<char[]>(kListBytes);
-    char* buf = bufs_[depth].get();
-    for (;;) {
-      ssize_t n = ::getdents64(fd, buf, kListBytes);
-      if (n < 0) return Refuse(std::string("cannot list: ") + std::strerror(errno));
-      if (n == 0) return true;
-      for (ssize_t off = 0; off < n;) {
-        const auto* e = reinterpret_cast<const struct dirent64*>(buf + off);
-        off += e->d_reclen;
-        const char* name = e->d_name;
-        if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
-        std::size_t keep = path_.size();
-        Push(name);
-        if (!Child(fd, name, e->d_type, depth + 1)) return false;
-        path_.resize(keep);
-      }
-    }
+    bool ok = true;
+    int err = ListDirectory(fd, short_read_ends, bufs_[depth].get(), kListBytes,
+                            [&](const dirent64& e) {
+                              std::size_t keep = path_.size();
+                              Push(e.d_name);
+                              ok = Child(fd, short_read_ends, e.d_name, e.d_type, depth + 1);
+                              if (ok) path_.resize(keep);
+                              return ok;
+                            });
+    if (!ok) return false;
+    if (err != 0) return Refuse(std::string("cannot list: ") + std::strerror(err));
+    return true;
   }
 
-  bool Child(int dir_fd, const char* name, unsigned char type, std::size_t depth) {
+  bool Child(int dir_fd, bool short_read_ends, const char* name, unsigned char type,
+             std::size_t depth) {
     if (!Entry(depth)) return false;
-    if (type == DT_DIR) return Descend(dir_fd, name, depth);
+    if (type == DT_DIR) return Descend(dir_fd, short_read_ends, name, depth);
     if (type != DT_REG && type != DT_UNKNOWN) {
       struct stat st {};
       st.st_mode = DTTOIF(type);
@@ -149,18 +147,18 @@ class Walker {
     if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
       return Refuse(std::string("cannot stat: ") + std::strerror(errno));
     }
-    if (S_ISDIR(st.st_mode)) return Descend(dir_fd, name, depth);
+    if (S_ISDIR(st.st_mode)) return Descend(dir_fd, short_read_ends, name, depth);
     return Kind(st);
   }
 
-  bool Descend(int dir_fd, const char* name, std::size_t depth) {
-    Fd sub(::openat(dir_fd, name, kDirFlags));
-    if (!sub) {
+  bool Descend(int dir_fd, bool short_read_ends, const char* name, std::size_t depth) {
+    Subdir sub = OpenSubdir(dir_fd, name, short_read_ends);
+    if (!sub.fd) {
       // ELOOP/ENOTDIR: listed as a directory, no longer one.
-      if (errno == ELOOP || errno == ENOTDIR) return Refuse("changed while it was checked");
-      return Refuse(std::string("cannot open: ") + std::strerror(errno));
+      if (sub.err == ELOOP || sub.err == ENOTDIR) return Refuse("changed while it was checked");
+      return Refuse(std::string("cannot open: ") + std::strerror(sub.err));
     }
-    return Dir(sub.get(), depth);
+    return Dir(sub.fd.get(), sub.short_read_ends, depth);
   }
 
   const TreeLimits& limits_;

@@ -1,0 +1,61 @@
+#include "policy/dir_listing.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace cordon::policy {
+
+bool ShortReadEndsListing(int fd) {
+  struct statfs sf;
+  if (::fstatfs(fd, &sf) != 0) return false;
+  // Their readdir loops until the caller's buffer is full or the directory
+  // ends (ext4_readdir / ext4_dx_readdir, xfs_readdir, btrfs_real_readdir,
+  // shmem's offset_readdir).
+  switch (static_cast<unsigned long>(sf.f_type)) {
+    case EXT4_SUPER_MAGIC:
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Subdir OpenSubdir(int dir_fd, const char* name, bool parent_short_read_ends) {
+  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  Subdir s;
+  bool mount_point = false;
+  if (parent_short_read_ends) {
+    open_how how{};
+    how.flags = kFlags;
+    how.resolve = RESOLVE_NO_XDEV;
+    s.fd.reset(static_cast<int>(::syscall(SYS_openat2, dir_fd, name, &how, sizeof how)));
+    if (s.fd) {
+      s.short_read_ends = true;  // still the parent's filesystem
+      return s;
+    }
+    if (errno != EXDEV && errno != ENOSYS) {
+      s.err = errno;
+      return s;
+    }
+    mount_point = errno == EXDEV;
+  }
+  s.fd.reset(::openat(dir_fd, name, kFlags));
+  if (!s.fd) {
+    s.err = errno;
+    return s;
+  }
+  // Beneath a filesystem that needs the last call, every listing makes it:
+  // no statfs per directory to find the rare mount of another kind.
+  s.short_read_ends = mount_point && ShortReadEndsListing(s.fd.get());
+  return s;
+}
+
+}  // namespace cordon::policy
