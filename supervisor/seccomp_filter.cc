@@ -103,6 +103,7 @@ Result<BpfProgram> SeccompBuilder::Build() {
     return Errno("pread");
   }
   BpfProgram prog{Prefix(), has_notify_};
+  prog.prefix_size = prog.insns.size();
   prog.insns.insert(prog.insns.end(), body.begin(), body.end());
   if (prog.insns.size() > BPF_MAXINSNS) return SysError{E2BIG, "seccomp filter too long"};
   return prog;

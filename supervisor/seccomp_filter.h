@@ -23,6 +23,10 @@ namespace cordon::supervisor {
 struct BpfProgram {
   std::vector<sock_filter> insns;
   bool has_notify = false;
+  // How many of `insns` are cordon's prefix. The rest is libseccomp's
+  // program, whole on its own: tests run it alone to show the prefix
+  // changes none of its decisions.
+  size_t prefix_size = 0;
 };
 
 class SeccompBuilder {

@@ -66,6 +66,7 @@ TEST(ToolFilter, BuildTimeTableMatchesLibseccomp) {
           << "combination " << i << ", instruction " << k;
     }
     EXPECT_EQ(table->has_notify, now->has_notify) << i;
+    EXPECT_EQ(table->prefix_size, now->prefix_size) << i;
   }
   // Options that differ get different programs.
   ToolFilterOptions strict, kernel_links;
