@@ -1,7 +1,8 @@
 // The tool filter programs read as data: every one of the table's programs
 // run in user space (tests/support/seccomp_bpf_eval.h) on syscalls and
 // arguments no real-kernel test could enumerate. It checks that cordon's
-// prefix changes no decision of libseccomp's program.
+// prefix, early allows included, changes no decision of libseccomp's
+// program, and that the early allow is there exactly where it pays.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/audit.h>
@@ -109,6 +110,11 @@ BpfRun Eval(std::span<const sock_filter> prog, const seccomp_data& d) {
   return r;
 }
 
+// The variants whose rules allow every read-only open: the early allow's.
+bool AllowsReadOnlyOpens(const ToolFilterOptions& o) {
+  return o.notify_mutations && o.notify_write_opens && !o.notify_all_paths;
+}
+
 // The prefix decides alone only foreign entries, numbers newer than cordon
 // and personality(2); for everything else the whole program and
 // libseccomp's program alone decide the same, in all 64 variants.
@@ -155,6 +161,28 @@ TEST(ToolFilterProgram, StrictFilterDecidesOpensByTheirWriteBits) {
             uapi::kSeccompRetErrno | EPERM);
   EXPECT_EQ(Eval(strict.whole, Call(uapi::kMaxKnownSyscall + 1)).action,
             uapi::kSeccompRetErrno | ENOSYS);
+}
+
+// A read-only open is decided in the prefix, in a handful of instructions,
+// where the rules allow it anyway; elsewhere it goes down libseccomp's
+// program as before (the notify-all rung notifies it, and where open is not
+// tested at all an argument test would defeat the kernel's action cache).
+TEST(ToolFilterProgram, ReadOnlyOpensAreAllowedEarlyExactlyWhereTheRulesAllowThem) {
+  for (size_t v = 0; v < kToolFilterCombinations; ++v) {
+    Programs p = Load(v);
+    const bool early = AllowsReadOnlyOpens(ToolFilterOptionsAt(v));
+    for (const seccomp_data& d : {Openat(O_RDONLY | O_CLOEXEC), Open(O_RDONLY)}) {
+      BpfRun r = Eval(p.whole, d);
+      EXPECT_EQ(r.decided_at < p.prog.prefix_size, early) << Case(v, d);
+      if (early) {
+        EXPECT_EQ(r.action, uapi::kSeccompRetAllow) << Case(v, d);
+        EXPECT_LE(r.executed, 10u) << Case(v, d);
+      }
+    }
+    // A write open goes on to the rules.
+    BpfRun w = Eval(p.whole, Openat(O_WRONLY));
+    EXPECT_GE(w.decided_at, p.prog.prefix_size) << v;
+  }
 }
 
 // The kernel skips the filter for a syscall the program allows whatever its
