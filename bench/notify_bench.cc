@@ -3,7 +3,7 @@
 // filter serves the listener with cordon's NotifyLoop and Emulator, then
 // the main thread installs the tool filter. Bare benchmarks run first (the
 // filter is forever), then the same calls under the filter:
-//   openat(O_RDONLY)          never notified: flags tested in BPF
+//   openat(O_RDONLY)          never notified: allowed in the filter's prefix
 //   openat(O_CREAT|O_WRONLY)  notified, emulated, fd installed with ADDFD
 #include <benchmark/benchmark.h>
 #include <fcntl.h>

@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
     }
     out += "};\n";
     table += "    {kFilter" + std::to_string(i) + ", " + std::to_string(prog->insns.size()) + ", " +
-             (prog->has_notify ? "true" : "false") + "},\n";
+             (prog->has_notify ? "true" : "false") + ", " + std::to_string(prog->prefix_size) +
+             "},\n";
   }
   out += "\n}  // namespace\n\n" + table + "};\n\n}  // namespace cordon::supervisor\n";
   std::FILE* f = std::fopen(argv[1], "w");

@@ -17,32 +17,60 @@ namespace {
 
 using namespace cordon::uapi;
 
-std::vector<sock_filter> Prefix() {
-  constexpr uint32_t kArchOff = offsetof(SeccompData, arch);
-  constexpr uint32_t kNrOff = offsetof(SeccompData, nr);
-  constexpr uint32_t kArg0LowOff = offsetof(SeccompData, args);  // little-endian
-  return {
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArchOff),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, kSeccompRetKillProcess),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kNrOff),
-      BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, kX32SyscallBit, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, kSeccompRetKillProcess),
-      BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, static_cast<uint32_t>(kMaxKnownSyscall), 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, kSeccompRetErrno | ENOSYS),
-      // personality(2): only the query (0xffffffff) and PER_LINUX; libseccomp
-      // cannot compare one argument twice, so this lives here. The kernel
-      // reads an unsigned int: the low word is what counts.
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SCMP_SYS(personality), 0, 5),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0LowOff),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, kSeccompRetErrno | EPERM),
-      BPF_STMT(BPF_RET | BPF_K, kSeccompRetAllow),
-  };
+constexpr uint32_t kArchOff = offsetof(SeccompData, arch);
+constexpr uint32_t kNrOff = offsetof(SeccompData, nr);
+
+constexpr uint32_t ArgLowOff(unsigned arg) {  // little-endian: the low word comes first
+  return static_cast<uint32_t>(offsetof(SeccompData, args) + arg * sizeof(uint64_t));
+}
+
+sock_filter Load(uint32_t off) { return BPF_STMT(BPF_LD | BPF_W | BPF_ABS, off); }
+sock_filter Ret(uint32_t action) { return BPF_STMT(BPF_RET | BPF_K, action); }
+sock_filter Jump(uint16_t op, uint32_t k, uint8_t jt, uint8_t jf) {
+  return BPF_JUMP(BPF_JMP | op | BPF_K, k, jt, jf);
 }
 
 }  // namespace
+
+std::vector<sock_filter> SeccompBuilder::Prefix(const std::vector<EarlyAllow>& early) {
+  std::vector<sock_filter> p = {
+      Load(kArchOff),
+      Jump(BPF_JEQ, AUDIT_ARCH_X86_64, 1, 0),
+      Ret(kSeccompRetKillProcess),  // ia32 or another architecture
+      Load(kNrOff),
+      Jump(BPF_JSET, kX32SyscallBit, 0, 1),
+      Ret(kSeccompRetKillProcess),  // x32
+  };
+  // The early allows: the read-only openat every tool makes by the
+  // thousand is decided in 8 instructions instead of 39 down libseccomp's
+  // tree (the strict filter). A call with one of the bits set reloads the
+  // number and goes on through the prefix into the rules.
+  for (const EarlyAllow& e : early) {
+    std::initializer_list<sock_filter> allow = {
+        Jump(BPF_JEQ, static_cast<uint32_t>(e.nr), 0, 4),
+        Load(ArgLowOff(e.arg)),
+        Jump(BPF_JSET, e.bits, 1, 0),
+        Ret(kSeccompRetAllow),
+        Load(kNrOff),
+    };
+    p.insert(p.end(), allow);
+  }
+  // personality(2): only the query (0xffffffff) and PER_LINUX; libseccomp
+  // cannot compare one argument twice, so this lives here. The kernel reads
+  // an unsigned int: the low word is what counts.
+  std::initializer_list<sock_filter> tail = {
+      Jump(BPF_JGT, static_cast<uint32_t>(kMaxKnownSyscall), 0, 1),
+      Ret(kSeccompRetErrno | ENOSYS),  // newer than cordon
+      Jump(BPF_JEQ, SCMP_SYS(personality), 0, 5),
+      Load(ArgLowOff(0)),
+      Jump(BPF_JEQ, 0, 2, 0),
+      Jump(BPF_JEQ, 0xffffffffu, 1, 0),
+      Ret(kSeccompRetErrno | EPERM),
+      Ret(kSeccompRetAllow),
+  };
+  p.insert(p.end(), tail);
+  return p;
+}
 
 SeccompBuilder::SeccompBuilder() : ctx_(seccomp_init(SCMP_ACT_ALLOW)) {
   if (ctx_ == nullptr) {
@@ -84,6 +112,18 @@ SeccompBuilder& SeccompBuilder::Kill(int nr) {
   return *this;
 }
 
+SeccompBuilder& SeccompBuilder::AllowEarlyWhenClear(int nr, unsigned arg, uint32_t bits) {
+  // Above the highest known number the prefix answers ENOSYS, and this
+  // test comes before that one.
+  if (nr < 0 || nr > kMaxKnownSyscall || arg > 5) {
+    errors_.push_back("early allow of syscall " + std::to_string(nr) + ", argument " +
+                      std::to_string(arg) + ": out of range");
+  } else {
+    early_.push_back({nr, arg, bits});
+  }
+  return *this;
+}
+
 Result<BpfProgram> SeccompBuilder::Build() {
   if (!errors_.empty()) {
     std::string all;
@@ -102,7 +142,8 @@ Result<BpfProgram> SeccompBuilder::Build() {
       static_cast<ssize_t>(body.size() * sizeof(sock_filter))) {
     return Errno("pread");
   }
-  BpfProgram prog{Prefix(), has_notify_};
+  BpfProgram prog{Prefix(early_), has_notify_};
+  prog.prefix_size = prog.insns.size();
   prog.insns.insert(prog.insns.end(), body.begin(), body.end());
   if (prog.insns.size() > BPF_MAXINSNS) return SysError{E2BIG, "seccomp filter too long"};
   return prog;

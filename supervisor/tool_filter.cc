@@ -62,12 +62,23 @@ void DenyEscapes(SeccompBuilder& b) {
 constexpr uint64_t kBareTmpfile = 020000000;
 constexpr uint64_t kWriteOpenBits[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND, kBareTmpfile};
 
+constexpr uint32_t kAnyWriteOpenBit = [] {
+  uint64_t any = 0;
+  for (uint64_t bit : kWriteOpenBits) any |= bit;
+  return static_cast<uint32_t>(any);
+}();
+
 // Opens that can write: one rule per flag bit (libseccomp ORs rules).
+// No other rule names open or openat (openat2 is another number), so every
+// other open is allowed: the prefix allows those before libseccomp's tree.
+// The kernel reads the flags as an int: the rules, too, test only the low word.
 void NotifyWriteOpens(SeccompBuilder& b) {
   for (uint64_t bit : kWriteOpenBits) {
     b.Notify(SCMP_SYS(open), {SCMP_A1(SCMP_CMP_MASKED_EQ, bit, bit)});
     b.Notify(SCMP_SYS(openat), {SCMP_A2(SCMP_CMP_MASKED_EQ, bit, bit)});
   }
+  b.AllowEarlyWhenClear(SCMP_SYS(openat), 2, kAnyWriteOpenBit);
+  b.AllowEarlyWhenClear(SCMP_SYS(open), 1, kAnyWriteOpenBit);
   b.Notify(SCMP_SYS(creat));
 }
 

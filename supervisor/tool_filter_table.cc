@@ -3,7 +3,7 @@
 namespace cordon::supervisor {
 Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts) {
   const CompiledToolFilter& f = kToolFilterTable[ToolFilterIndex(opts)];
-  return BpfProgram{{f.insns, f.insns + f.size}, f.has_notify};
+  return BpfProgram{{f.insns, f.insns + f.size}, f.has_notify, f.prefix_size};
 }
 
 }  // namespace cordon::supervisor

@@ -14,6 +14,7 @@ struct CompiledToolFilter {
   const sock_filter* insns;
   size_t size;
   bool has_notify;
+  size_t prefix_size;
 };
 
 extern const CompiledToolFilter kToolFilterTable[kToolFilterCombinations];

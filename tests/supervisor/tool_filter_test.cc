@@ -13,6 +13,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <string>
+
+#include "tests/support/test_env.h"
+
 namespace cordon::supervisor {
 namespace {
 
@@ -34,6 +38,21 @@ template <class Fn>
 
 template <class Fn>
 [[noreturn]] void Unfiltered(Fn fn) {
+  long rc = fn();
+  _exit(rc < 0 ? errno : 0);
+}
+
+// The strict filter with its listener closed: the kernel fails a notified
+// call with ENOSYS, so the child tells a notified call from an allowed one
+// without a supervisor.
+template <class Fn>
+[[noreturn]] void Unserved(Fn fn) {
+  auto prog = BuildToolFilter({});
+  if (!prog) _exit(200);
+  ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  int listener = InstallFilter(*prog);
+  if (listener <= 0) _exit(201);
+  ::close(listener);
   long rc = fn();
   _exit(rc < 0 ? errno : 0);
 }
@@ -66,11 +85,41 @@ TEST(ToolFilter, BuildTimeTableMatchesLibseccomp) {
           << "combination " << i << ", instruction " << k;
     }
     EXPECT_EQ(table->has_notify, now->has_notify) << i;
+    EXPECT_EQ(table->prefix_size, now->prefix_size) << i;
   }
   // Options that differ get different programs.
   ToolFilterOptions strict, kernel_links;
   kernel_links.notify_write_opens = false;
   EXPECT_NE(BuildToolFilter(strict)->insns.size(), BuildToolFilter(kernel_links)->insns.size());
+}
+
+// Each write bit alone is notified, through open and openat, whatever the
+// high word holds; read-only opens are not (the prefix allows them early).
+TEST(ToolFilter, EveryWriteBitOfAnOpenIsNotifiedAndReadOnlyOpensAreNot) {
+  cordon::testing::ScratchTree t;
+  const std::string dir = t.ws(), file = t.Ws("file");
+  cordon::testing::WriteFile(file, "x");
+  constexpr unsigned long kHigh = 0xffffffff00000000UL;
+  constexpr unsigned long kBareTmpfile = 020000000;  // without O_DIRECTORY
+  const unsigned long writes[] = {O_WRONLY, O_RDWR,       O_CREAT,          O_TRUNC,
+                                  O_APPEND, kBareTmpfile, O_WRONLY | kHigh, O_PATH | O_WRONLY};
+  for (unsigned long flags : writes) {
+    SCOPED_TRACE(flags);
+    const char* path = (flags & kBareTmpfile) ? dir.c_str() : file.c_str();
+    auto at = [=] { return ::syscall(SYS_openat, AT_FDCWD, path, flags, 0600); };
+    auto plain = [=] { return ::syscall(SYS_open, path, flags, 0600); };
+    EXPECT_EXIT(Unserved(at), ExitedWithCode(ENOSYS), "");
+    EXPECT_EXIT(Unserved(plain), ExitedWithCode(ENOSYS), "");
+  }
+  const unsigned long reads[] = {O_RDONLY | O_CLOEXEC, O_PATH, O_RDONLY | O_NOFOLLOW | O_NONBLOCK,
+                                 O_RDONLY | kHigh};
+  for (unsigned long flags : reads) {
+    SCOPED_TRACE(flags);
+    auto at = [&] { return ::syscall(SYS_openat, AT_FDCWD, file.c_str(), flags); };
+    auto plain = [&] { return ::syscall(SYS_open, file.c_str(), flags); };
+    EXPECT_EXIT(Unserved(at), ExitedWithCode(0), "");
+    EXPECT_EXIT(Unserved(plain), ExitedWithCode(0), "");
+  }
 }
 
 TEST(ToolFilter, NetworkNoneRefusesInetSocketsButNotUnix) {

@@ -1,0 +1,203 @@
+// The tool filter programs read as data: every one of the table's programs
+// run in user space (tests/support/seccomp_bpf_eval.h) on syscalls and
+// arguments no real-kernel test could enumerate. It checks that cordon's
+// prefix, early allows included, changes no decision of libseccomp's
+// program, and that the early allow is there exactly where it pays.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/audit.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "supervisor/tool_filter.h"
+#include "supervisor/uapi.h"
+#include "tests/support/seccomp_bpf_eval.h"
+
+namespace cordon::supervisor {
+namespace {
+
+using cordon::testing::BpfRun;
+using cordon::testing::RunSeccompBpf;
+
+constexpr uint64_t kHighWord = 0xffffffff00000000u;
+constexpr uint64_t kAtFdcwd = static_cast<uint64_t>(int64_t{AT_FDCWD});
+constexpr uint64_t kPathPointer = 0x7ffc12345678u;
+
+seccomp_data Call(long nr, std::initializer_list<uint64_t> args = {}) {
+  seccomp_data d{};
+  d.nr = static_cast<int>(nr);
+  d.arch = AUDIT_ARCH_X86_64;
+  d.instruction_pointer = 0x401000;
+  size_t i = 0;
+  for (uint64_t a : args) d.args[i++] = a;
+  return d;
+}
+seccomp_data Openat(uint64_t flags) { return Call(SYS_openat, {kAtFdcwd, kPathPointer, flags}); }
+seccomp_data Open(uint64_t flags) { return Call(SYS_open, {kPathPointer, flags, 0644}); }
+
+// Open flags as the kernel sees them (glibc's O_TMPFILE includes
+// O_DIRECTORY, its O_LARGEFILE is 0 on x86_64).
+constexpr uint64_t kBareTmpfile = 020000000, kLargefile = 0100000;
+
+// Read-only opens, as libc and tools make them, and each one with garbage
+// in the high word, which the kernel ignores (flags is an int).
+std::vector<uint64_t> OpenFlagsToTry() {
+  std::vector<uint64_t> flags = {
+      O_RDONLY,
+      O_RDONLY | O_CLOEXEC,
+      O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+      O_RDONLY | O_NOFOLLOW,
+      O_RDONLY | O_NONBLOCK | O_NOCTTY,
+      O_RDONLY | O_EXCL,  // no O_CREAT: nothing is created
+      O_RDONLY | O_NOATIME | O_DIRECT | O_SYNC | kLargefile,
+      O_PATH,
+      O_PATH | O_CLOEXEC | O_NOFOLLOW | O_DIRECTORY,
+      // Each write bit alone, and as tools combine them.
+      O_WRONLY,
+      O_RDWR,
+      O_CREAT,
+      O_TRUNC,
+      O_APPEND,
+      kBareTmpfile,
+      O_TMPFILE | O_RDWR,
+      O_WRONLY | O_RDWR,  // access mode 3: the kernel's "ioctl only" mode
+      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+      O_WRONLY | O_CREAT | O_EXCL,
+      O_RDWR | O_APPEND | O_NONBLOCK,
+      O_PATH | O_WRONLY,
+      O_PATH | O_CREAT,
+      O_PATH | O_TRUNC,
+      0xffffffffu,
+  };
+  for (unsigned bit = 0; bit < 32; ++bit) flags.push_back(uint64_t{1} << bit);
+  const size_t n = flags.size();
+  for (size_t i = 0; i < n; ++i) {
+    flags.push_back(flags[i] | kHighWord);
+    flags.push_back(flags[i] | (uint64_t{1} << 32));
+  }
+  return flags;
+}
+
+std::string Case(size_t variant, const seccomp_data& d) {
+  return "variant " + std::to_string(variant) + ", syscall " + std::to_string(d.nr) + ", args " +
+         std::to_string(d.args[0]) + " " + std::to_string(d.args[1]) + " " +
+         std::to_string(d.args[2]);
+}
+
+struct Programs {
+  BpfProgram prog;
+  std::span<const sock_filter> whole, body;
+};
+
+Programs Load(size_t variant) {
+  auto prog = BuildToolFilter(ToolFilterOptionsAt(variant));
+  EXPECT_TRUE(prog.ok()) << variant;
+  Programs p{std::move(prog.value()), {}, {}};
+  p.whole = p.prog.insns;
+  p.body = p.whole.subspan(p.prog.prefix_size);
+  return p;
+}
+
+BpfRun Eval(std::span<const sock_filter> prog, const seccomp_data& d) {
+  BpfRun r = RunSeccompBpf(prog, d);
+  EXPECT_EQ(r.error, "") << d.nr;
+  return r;
+}
+
+// The variants whose rules allow every read-only open: the early allow's.
+bool AllowsReadOnlyOpens(const ToolFilterOptions& o) {
+  return o.notify_mutations && o.notify_write_opens && !o.notify_all_paths;
+}
+
+// The prefix decides alone only foreign entries, numbers newer than cordon
+// and personality(2); for everything else the whole program and
+// libseccomp's program alone decide the same, in all 64 variants.
+TEST(ToolFilterProgram, PrefixChangesNoDecisionOfLibseccompsProgram) {
+  std::vector<seccomp_data> calls;
+  for (uint64_t flags : OpenFlagsToTry()) {
+    calls.push_back(Openat(flags));
+    calls.push_back(Open(flags));
+  }
+  // Every other known syscall, with arguments that match nothing, match
+  // every bit, and look like a flag word.
+  for (long nr = 0; nr <= uapi::kMaxKnownSyscall; ++nr) {
+    if (nr == SYS_personality) continue;
+    for (uint64_t arg : {uint64_t{0}, ~uint64_t{0}, uint64_t{O_WRONLY | O_CREAT}, uint64_t{2}}) {
+      calls.push_back(Call(nr, {arg, arg, arg, arg, arg, arg}));
+    }
+  }
+  for (size_t v = 0; v < kToolFilterCombinations; ++v) {
+    Programs p = Load(v);
+    ASSERT_GT(p.prog.prefix_size, 0u);
+    for (const seccomp_data& d : calls) {
+      EXPECT_EQ(Eval(p.whole, d).action, Eval(p.body, d).action) << Case(v, d);
+    }
+  }
+}
+
+// The anchors: what the strict filter must decide, so the comparison above
+// cannot pass with an evaluator that says the same wrong thing twice.
+TEST(ToolFilterProgram, StrictFilterDecidesOpensByTheirWriteBits) {
+  Programs strict = Load(ToolFilterIndex({}));
+  for (uint64_t flags : {uint64_t{O_RDONLY | O_CLOEXEC}, uint64_t{O_PATH}, kHighWord}) {
+    EXPECT_EQ(Eval(strict.whole, Openat(flags)).action, uapi::kSeccompRetAllow) << flags;
+    EXPECT_EQ(Eval(strict.whole, Open(flags)).action, uapi::kSeccompRetAllow) << flags;
+  }
+  for (uint64_t flags :
+       {uint64_t{O_WRONLY}, uint64_t{O_RDWR}, uint64_t{O_CREAT}, uint64_t{O_TRUNC},
+        uint64_t{O_APPEND}, kBareTmpfile, uint64_t{O_PATH | O_WRONLY}, O_WRONLY | kHighWord}) {
+    EXPECT_EQ(Eval(strict.whole, Openat(flags)).action, uapi::kSeccompRetUserNotif) << flags;
+    EXPECT_EQ(Eval(strict.whole, Open(flags)).action, uapi::kSeccompRetUserNotif) << flags;
+  }
+  EXPECT_EQ(Eval(strict.whole, Call(SYS_getpid)).action, uapi::kSeccompRetAllow);
+  EXPECT_EQ(Eval(strict.whole, Call(SYS_socket, {AF_INET})).action, uapi::kSeccompRetErrno | EPERM);
+  EXPECT_EQ(Eval(strict.whole, Call(SYS_personality, {0x0040000})).action,
+            uapi::kSeccompRetErrno | EPERM);
+  EXPECT_EQ(Eval(strict.whole, Call(uapi::kMaxKnownSyscall + 1)).action,
+            uapi::kSeccompRetErrno | ENOSYS);
+}
+
+// A read-only open is decided in the prefix, in a handful of instructions,
+// where the rules allow it anyway; elsewhere it goes down libseccomp's
+// program as before (the notify-all rung notifies it, and where open is not
+// tested at all an argument test would defeat the kernel's action cache).
+TEST(ToolFilterProgram, ReadOnlyOpensAreAllowedEarlyExactlyWhereTheRulesAllowThem) {
+  for (size_t v = 0; v < kToolFilterCombinations; ++v) {
+    Programs p = Load(v);
+    const bool early = AllowsReadOnlyOpens(ToolFilterOptionsAt(v));
+    for (const seccomp_data& d : {Openat(O_RDONLY | O_CLOEXEC), Open(O_RDONLY)}) {
+      BpfRun r = Eval(p.whole, d);
+      EXPECT_EQ(r.decided_at < p.prog.prefix_size, early) << Case(v, d);
+      if (early) {
+        EXPECT_EQ(r.action, uapi::kSeccompRetAllow) << Case(v, d);
+        EXPECT_LE(r.executed, 10u) << Case(v, d);
+      }
+    }
+    // A write open goes on to the rules.
+    BpfRun w = Eval(p.whole, Openat(O_WRONLY));
+    EXPECT_GE(w.decided_at, p.prog.prefix_size) << v;
+  }
+}
+
+// The kernel skips the filter for a syscall the program allows whatever its
+// arguments (its action cache): where libseccomp's program reads no
+// argument of a syscall, the whole program must not either.
+TEST(ToolFilterProgram, PrefixReadsNoArgumentTheRulesDoNotRead) {
+  for (size_t v = 0; v < kToolFilterCombinations; ++v) {
+    Programs p = Load(v);
+    for (long nr = 0; nr <= uapi::kMaxKnownSyscall; ++nr) {
+      if (nr == SYS_personality) continue;
+      seccomp_data d = Call(nr, {0, 0, 0, 0, 0, 0});
+      EXPECT_EQ(Eval(p.whole, d).read_args, Eval(p.body, d).read_args) << Case(v, d);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cordon::supervisor
