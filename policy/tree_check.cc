@@ -118,7 +118,9 @@ class Walker {
   // Resolves one root; a directory root is queued for Work(). False once
   // the tree is refused.
   bool Root(int base_fd, const std::string& root) {
-    Fd cur(::fcntl(base_fd, F_DUPFD_CLOEXEC, 0));
+    // A new open file description: a dup would share the caller's
+    // directory offset, and a base listed before would look empty.
+    Fd cur(::openat(base_fd, ".", kDirFlags));
     path_.clear();
     if (!cur) return Refuse(root, std::string("cannot open: ") + std::strerror(errno));
     std::string_view rest = root;

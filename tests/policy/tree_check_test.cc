@@ -4,6 +4,7 @@
 // limits count across them and one refusal is the verdict.
 #include "policy/tree_check.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -146,6 +147,17 @@ TEST_F(TreeCheckTest, RefusalsInTwoSubtreesGiveOneCoherentVerdict) {
     EXPECT_EQ(v.reason.find(v.path == "ad7/pipe" ? "symbolic link" : "fifo"), std::string::npos)
         << v.reason;
   }
+}
+
+TEST_F(TreeCheckTest, ABaseListedBeforeIsListedWhole) {
+  Fill(3, 10);
+  Fd ws(::open(t_.ws().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(ws.valid());
+  EXPECT_EQ(CheckTrees(ws.get(), {"."}, {}).entries, 33u);
+  char buf[4096];
+  while (::getdents64(ws.get(), buf, sizeof buf) > 0) {
+  }
+  EXPECT_EQ(CheckTrees(ws.get(), {"."}, {}).entries, 33u) << "the base's offset is not the walk's";
 }
 
 TEST_F(TreeCheckTest, SmallTreeIsWalkedByOneThread) {
