@@ -4,14 +4,20 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string_view>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "policy/dir_listing.h"
 #include "policy/fd.h"
+#include "policy/walk_queue.h"
 
 namespace cordon::policy {
 namespace {
@@ -28,20 +34,93 @@ const char* SpecialKind(mode_t mode) {
                                               : "a special file";
 }
 
-// The walk lists each directory with getdents64 on its fd and trusts the
-// entry type the filesystem reports: a directory is opened (O_NOFOLLOW |
-// O_DIRECTORY, so whatever it has become since cannot be a link) and walked
-// by that fd; a link or special file is refused without a stat. Regular
-// files and DT_UNKNOWN (filesystems that do not report types) get an
-// fstatat: the link count is only known from it. One path buffer and one
-// listing buffer per level serve the whole walk.
+// What the walkers of one tree share: the entry count (the limit is for
+// all roots together), the queue of directories waiting to be walked with
+// its stop flag, and the verdict, which the first refusal fills in. A
+// second walker is started once the caller has shared WalkQueue::kTarget
+// directories: a smaller tree does not pay for a thread.
+class TreeWalk {
+ public:
+  explicit TreeWalk(const TreeLimits& limits) : limits_(limits) {}
+  TreeWalk(const TreeWalk&) = delete;
+  TreeWalk& operator=(const TreeWalk&) = delete;
+  ~TreeWalk() { Join(); }
+
+  const TreeLimits& limits() const { return limits_; }
+  WalkQueue& queue() { return queue_; }
+
+  // The number of the entry being counted, or 0 once another entry has
+  // passed the limit: the count stops at max_entries + 1, so the verdict
+  // reports the entry that crossed it, whichever walker met it.
+  std::size_t NextEntry() {
+    std::size_t n = entries_.load(std::memory_order_relaxed);
+    do {
+      if (n > limits_.max_entries) return 0;
+    } while (!entries_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+    return n + 1;
+  }
+
+  // The first refusal is the verdict; every walker stops at its next entry.
+  void Refuse(const std::string& path, const std::string& why) {
+    {
+      std::lock_guard lock(mu_);
+      if (!refused_) {
+        refused_ = true;
+        verdict_.path = path.empty() ? "." : path;
+        verdict_.reason = "tree check refused the search at '" + verdict_.path + "': " + why;
+        verdict_.entries = entries_.load(std::memory_order_relaxed);
+      }
+    }
+    queue_.Stop();
+  }
+
+  // Shares a directory; `may_start` is true for the caller's walker, which
+  // starts the second walker once enough directories wait.
+  void Share(PendingDir dir, bool may_start);
+
+  // Waits for the second walker; the verdict of the whole walk.
+  TreeVerdict Finish() {
+    Join();
+    TreeVerdict v = std::move(verdict_);
+    v.ok = !refused_;
+    if (v.ok) v.entries = entries_.load(std::memory_order_relaxed);
+    v.walkers = started_ ? 2 : 1;
+    return v;
+  }
+
+ private:
+  void Join() {
+    if (helper_.joinable()) helper_.join();
+  }
+
+  const TreeLimits& limits_;
+  WalkQueue queue_;
+  std::atomic<std::size_t> entries_{0};
+  std::mutex mu_;
+  bool refused_ = false;  // guarded by mu_
+  TreeVerdict verdict_;   // guarded by mu_
+  bool started_ = false;  // the caller's walker only
+  std::thread helper_;
+};
+
+// One thread's walk. It lists each directory with getdents64 on its fd and
+// trusts the entry type the filesystem reports: a directory is opened
+// (O_NOFOLLOW | O_DIRECTORY, so whatever it has become since cannot be a
+// link) and walked by that fd, or shared with the other walker as that fd; a
+// link or special file is refused without a stat. Regular files and
+// DT_UNKNOWN (filesystems that do not report types) get an fstatat: the link
+// count is only known from it. Each walker has its own path buffer and one
+// listing buffer per level.
 class Walker {
  public:
-  explicit Walker(const TreeLimits& limits) : limits_(limits) {}
+  Walker(TreeWalk& walk, bool is_caller) : walk_(walk), is_caller_(is_caller) {}
 
-  // Checks one root; false once the tree is refused (verdict filled in).
+  // Resolves one root; a directory root is queued for Work(). False once
+  // the tree is refused.
   bool Root(int base_fd, const std::string& root) {
-    Fd cur(::fcntl(base_fd, F_DUPFD_CLOEXEC, 0));
+    // A new open file description: a dup would share the caller's
+    // directory offset, and a base listed before would look empty.
+    Fd cur(::openat(base_fd, ".", kDirFlags));
     path_.clear();
     if (!cur) return Refuse(root, std::string("cannot open: ") + std::strerror(errno));
     std::string_view rest = root;
@@ -66,16 +145,23 @@ class Walker {
       if (!SameInode(next.get(), st)) return Refuse(path_, "changed while it was checked");
       cur = std::move(next);
     }
-    return Dir(cur.get(), ShortReadEndsListing(cur.get()), 0);
+    bool short_read_ends = ShortReadEndsListing(cur.get());
+    walk_.Share(PendingDir{std::move(cur), short_read_ends, 0, path_}, is_caller_);
+    return true;
   }
 
-  TreeVerdict Take() && { return std::move(v_); }
+  // Walks queued directories until the walk is over or stopped.
+  void Work() {
+    while (std::optional<PendingDir> dir = walk_.queue().Take()) {
+      path_ = std::move(dir->path);
+      Dir(dir->fd.get(), dir->short_read_ends, dir->depth);
+      walk_.queue().Done();
+    }
+  }
 
  private:
   bool Refuse(const std::string& path, const std::string& why) {
-    v_.ok = false;
-    v_.path = path.empty() ? "." : path;
-    v_.reason = "tree check refused the search at '" + v_.path + "': " + why;
+    walk_.Refuse(path, why);
     return false;
   }
   bool Refuse(const std::string& why) { return Refuse(path_, why); }
@@ -103,14 +189,19 @@ class Walker {
     return Refuse(std::string(SpecialKind(st.st_mode)) + " is not searched");
   }
 
-  // Counts the entry at path_ (at `depth`) and applies the limits.
+  // Counts the entry at path_ (at `depth`) and applies the limits; false
+  // without a verdict once the other walker has refused the tree.
   bool Entry(std::size_t depth) {
-    if (++v_.entries > limits_.max_entries) {
-      return Refuse("more than " + std::to_string(limits_.max_entries) +
+    if (walk_.queue().stopped()) return false;
+    std::size_t n = walk_.NextEntry();
+    if (n == 0) return false;
+    const TreeLimits& limits = walk_.limits();
+    if (n > limits.max_entries) {
+      return Refuse("more than " + std::to_string(limits.max_entries) +
                     " entries (limit max_tree_entries); the whole tree is refused");
     }
-    if (depth > limits_.max_depth) {
-      return Refuse("deeper than " + std::to_string(limits_.max_depth) +
+    if (depth > limits.max_depth) {
+      return Refuse("deeper than " + std::to_string(limits.max_depth) +
                     " levels (limit max_tree_depth); the whole tree is refused");
     }
     return true;
@@ -151,6 +242,8 @@ class Walker {
     return Kind(st);
   }
 
+  // Opens the subdirectory at path_ and walks it, or shares it while the
+  // queue is short.
   bool Descend(int dir_fd, bool short_read_ends, const char* name, std::size_t depth) {
     Subdir sub = OpenSubdir(dir_fd, name, short_read_ends);
     if (!sub.fd) {
@@ -158,20 +251,34 @@ class Walker {
       if (sub.err == ELOOP || sub.err == ENOTDIR) return Refuse("changed while it was checked");
       return Refuse(std::string("cannot open: ") + std::strerror(sub.err));
     }
+    if (walk_.queue().Hungry()) {
+      walk_.Share(PendingDir{std::move(sub.fd), sub.short_read_ends, depth, path_}, is_caller_);
+      return true;
+    }
     return Dir(sub.fd.get(), sub.short_read_ends, depth);
   }
 
-  const TreeLimits& limits_;
-  TreeVerdict v_;
+  TreeWalk& walk_;
+  const bool is_caller_;
   std::string path_;  // the entry being checked, relative to the base
   std::vector<std::unique_ptr<char[]>> bufs_;  // getdents64 buffer per depth
 };
+
+void TreeWalk::Share(PendingDir dir, bool may_start) {
+  std::size_t queued = queue_.Push(std::move(dir));
+  if (!may_start || started_ || queued < WalkQueue::kTarget) return;
+  started_ = true;
+  try {
+    helper_ = std::thread([this] { Walker(*this, false).Work(); });
+  } catch (const std::system_error&) {
+    started_ = false;  // no thread to spare: the caller walks alone
+  }
+}
 
 }  // namespace
 
 TreeVerdict CheckTrees(int base_fd, const std::vector<std::string>& roots,
                        const TreeLimits& limits) {
-  Walker w(limits);
   for (const std::string& r : roots) {
     if (!r.empty() && r[0] == '/') {
       TreeVerdict v;
@@ -179,11 +286,16 @@ TreeVerdict CheckTrees(int base_fd, const std::vector<std::string>& roots,
       v.reason = "tree check refused '" + r + "': roots are relative to the workspace";
       return v;
     }
-    if (!w.Root(base_fd, r)) return std::move(w).Take();
   }
-  TreeVerdict v = std::move(w).Take();
-  v.ok = true;
-  return v;
+  TreeWalk walk(limits);
+  Walker caller(walk, true);
+  bool ok = true;
+  for (const std::string& r : roots) {
+    ok = caller.Root(base_fd, r);
+    if (!ok) break;
+  }
+  if (ok) caller.Work();
+  return walk.Finish();
 }
 
 }  // namespace cordon::policy

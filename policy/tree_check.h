@@ -8,7 +8,10 @@
 // is refused, never half-validated. It does not remove the race with a
 // hostile concurrent writer outside the sandbox (see DESIGN.md); inside the
 // sandbox Landlock still bounds what the search can reach.
-// Not async-signal-safe (allocates).
+// A tree of more than a few directories is walked by two threads (the
+// caller's and one more), which take subtrees from a shared queue of open
+// directory fds; the limits and the verdict are the same as one thread's.
+// Not async-signal-safe (allocates, may start a thread).
 #pragma once
 
 #include <cstddef>
@@ -27,12 +30,14 @@ struct TreeVerdict {
   std::size_t entries = 0;  // entries seen (all of them when ok)
   std::string path;         // the offending entry, relative to the base (when !ok)
   std::string reason;       // one line naming the path and the limit or kind (when !ok)
+  std::size_t walkers = 1;  // threads that walked the tree (for logs and tests)
 };
 
 // Checks each root (a relative path from `base_fd`, "." for the base
 // itself, already admitted: no ".." segment, not absolute). Every component
 // of a root is opened with O_NOFOLLOW, so a link on the way is refused too.
 // A root may be a regular file (one entry) or a directory.
-TreeVerdict CheckTrees(int base_fd, const std::vector<std::string>& roots, const TreeLimits& limits);
+TreeVerdict CheckTrees(int base_fd, const std::vector<std::string>& roots,
+                       const TreeLimits& limits);
 
 }  // namespace cordon::policy

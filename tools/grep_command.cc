@@ -106,7 +106,7 @@ int Search(SearchKind kind, SearchOptions& o) {
       spdlog::error("{}", v.reason);
       return kExitCordonError;
     }
-    spdlog::info("tree check: {} entries", v.entries);
+    spdlog::info("tree check: {} entries, {} walker(s)", v.entries, v.walkers);
     return status;
   };
   o.run.exec_gate = [tree]() -> Status {

@@ -1,7 +1,10 @@
 // The bounded tree check on real trees: limits at and just past the edge,
-// links and special files refused, honest trees admitted.
+// links and special files refused, honest trees admitted. The trees of more
+// than a few directories are walked by two threads (walkers == 2): the
+// limits count across them and one refusal is the verdict.
 #include "policy/tree_check.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -10,6 +13,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "policy/fd.h"
 #include "tests/support/test_env.h"
@@ -28,13 +32,14 @@ class TreeCheckTest : public ::testing::Test {
     EXPECT_TRUE(ws.valid());
     return CheckTrees(ws.get(), roots, limits);
   }
-  // `dirs` directories of `files` files each, under ws/<prefix>.
-  void Fill(int dirs, int files) {
+  // `dirs` directories d<N> of `files` files f<M> each, under ws/<prefix>.
+  void Fill(int dirs, int files, const std::string& prefix = "") {
     for (int d = 0; d < dirs; ++d) {
-      std::string dir = t_.Ws("d" + std::to_string(d));
+      std::string dir = t_.Ws(prefix + "d" + std::to_string(d));
       ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
       for (int f = 0; f < files; ++f) {
-        Fd fd(::open((dir + "/f" + std::to_string(f)).c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        std::string file = dir + "/f" + std::to_string(f);
+        Fd fd(::open(file.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
         ASSERT_TRUE(fd.valid());
       }
     }
@@ -56,6 +61,7 @@ TEST_F(TreeCheckTest, ExactlyTenThousandEntriesPass) {
   TreeVerdict v = Check();
   EXPECT_TRUE(v.ok) << v.reason;
   EXPECT_EQ(v.entries, 10000u);
+  EXPECT_EQ(v.walkers, 2u) << "counted across both walkers";
 }
 
 TEST_F(TreeCheckTest, TenThousandAndOneEntriesAreRefusedWhole) {
@@ -64,6 +70,7 @@ TEST_F(TreeCheckTest, TenThousandAndOneEntriesAreRefusedWhole) {
   TreeVerdict v = Check();
   EXPECT_FALSE(v.ok);
   EXPECT_EQ(v.entries, 10001u) << "the walk stops at the first entry past the limit";
+  EXPECT_EQ(v.walkers, 2u);
   EXPECT_NE(v.reason.find("more than 10000 entries"), std::string::npos) << v.reason;
   EXPECT_NE(v.reason.find("max_tree_entries"), std::string::npos) << v.reason;
   EXPECT_NE(v.reason.find(v.path), std::string::npos) << "the reason names the path";
@@ -77,6 +84,88 @@ TEST_F(TreeCheckTest, EntryLimitCountsAllRootsTogether) {
   TreeVerdict v = Check({"d0", "d1"}, {5, 64});
   EXPECT_FALSE(v.ok);
   EXPECT_EQ(v.path.rfind("d1/", 0), 0u) << v.path;
+}
+
+TEST_F(TreeCheckTest, EntryLimitCountsManyRootsTogetherAcrossWalkers) {
+  Fill(100, 99);  // 100 roots of 99 entries each: 9,900 below them
+  std::vector<std::string> roots;
+  for (int d = 0; d < 100; ++d) roots.push_back("d" + std::to_string(d));
+  TreeVerdict ok = Check(roots, {9900, 64});
+  EXPECT_TRUE(ok.ok) << ok.reason;
+  EXPECT_EQ(ok.entries, 9900u);
+  EXPECT_EQ(ok.walkers, 2u);
+  TreeVerdict v = Check(roots, {9899, 64});
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.entries, 9900u);
+  EXPECT_NE(v.reason.find("more than 9899 entries"), std::string::npos) << v.reason;
+  EXPECT_EQ(v.walkers, 2u);
+}
+
+TEST_F(TreeCheckTest, DeepRefusalInOneSubtreeWhileAnotherIsLarge) {
+  Fill(60, 100);  // the large subtrees
+  std::string deepest = Chain(30);
+  ASSERT_EQ(::mkfifo((deepest + "/pipe").c_str(), 0644), 0);
+  std::string want;
+  for (int i = 0; i < 30; ++i) want += "l/";
+  want += "pipe";
+  TreeVerdict v = Check();
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.walkers, 2u);
+  EXPECT_EQ(v.path, want);
+  EXPECT_NE(v.reason.find("'" + want + "'"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("fifo"), std::string::npos) << v.reason;
+}
+
+TEST_F(TreeCheckTest, DepthLimitHoldsInEverySubtree) {
+  Fill(60, 100);
+  std::string deepest = Chain(64);
+  TreeVerdict ok = Check();
+  EXPECT_TRUE(ok.ok) << ok.reason;
+  EXPECT_EQ(ok.walkers, 2u);
+  ASSERT_EQ(::mkdir((deepest + "/l").c_str(), 0755), 0);  // level 65
+  TreeVerdict v = Check();
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.path.size(), 65u * 2 - 1) << v.path;
+  EXPECT_NE(v.reason.find("deeper than 64 levels"), std::string::npos) << v.reason;
+}
+
+// A refusal in two subtrees, met by two walkers: one verdict, whose path and
+// reason are those of one real offending entry.
+TEST_F(TreeCheckTest, RefusalsInTwoSubtreesGiveOneCoherentVerdict) {
+  Fill(40, 100, "a");
+  Fill(40, 100, "b");
+  ASSERT_EQ(::mkfifo(t_.Ws("ad7/pipe").c_str(), 0644), 0);
+  ASSERT_EQ(::symlink("f0", t_.Ws("bd7/link").c_str()), 0);
+  for (int i = 0; i < 20; ++i) {
+    TreeVerdict v = Check();
+    ASSERT_FALSE(v.ok);
+    EXPECT_EQ(v.walkers, 2u);
+    ASSERT_TRUE(v.path == "ad7/pipe" || v.path == "bd7/link") << v.path;
+    EXPECT_NE(v.reason.find("'" + v.path + "'"), std::string::npos) << v.reason;
+    const char* kind = v.path == "ad7/pipe" ? "fifo" : "symbolic link";
+    EXPECT_NE(v.reason.find(kind), std::string::npos) << v.reason;
+    EXPECT_EQ(v.reason.find(v.path == "ad7/pipe" ? "symbolic link" : "fifo"), std::string::npos)
+        << v.reason;
+  }
+}
+
+TEST_F(TreeCheckTest, ABaseListedBeforeIsListedWhole) {
+  Fill(3, 10);
+  Fd ws(::open(t_.ws().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(ws.valid());
+  EXPECT_EQ(CheckTrees(ws.get(), {"."}, {}).entries, 33u);
+  char buf[4096];
+  while (::getdents64(ws.get(), buf, sizeof buf) > 0) {
+  }
+  EXPECT_EQ(CheckTrees(ws.get(), {"."}, {}).entries, 33u) << "the base's offset is not the walk's";
+}
+
+TEST_F(TreeCheckTest, SmallTreeIsWalkedByOneThread) {
+  Fill(3, 10);
+  TreeVerdict v = Check();
+  EXPECT_TRUE(v.ok) << v.reason;
+  EXPECT_EQ(v.entries, 33u);
+  EXPECT_EQ(v.walkers, 1u);
 }
 
 TEST_F(TreeCheckTest, SixtyFourLevelsPassAndSixtyFiveAreRefused) {
