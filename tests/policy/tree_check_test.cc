@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "policy/fd.h"
@@ -52,6 +53,18 @@ class TreeCheckTest : public ::testing::Test {
       EXPECT_EQ(::mkdir(p.c_str(), 0755), 0);
     }
     return p;
+  }
+  // A chain of 64 levels passes; one level more is refused. Returns both
+  // verdicts for the caller's own checks.
+  std::pair<TreeVerdict, TreeVerdict> DepthEdge() {
+    std::string deepest = Chain(64);
+    TreeVerdict ok = Check();
+    EXPECT_TRUE(ok.ok) << ok.reason;
+    EXPECT_EQ(::mkdir((deepest + "/l").c_str(), 0755), 0);  // level 65
+    TreeVerdict refused = Check();
+    EXPECT_FALSE(refused.ok);
+    EXPECT_NE(refused.reason.find("deeper than 64 levels"), std::string::npos) << refused.reason;
+    return {ok, refused};
   }
   ScratchTree t_;
 };
@@ -118,15 +131,9 @@ TEST_F(TreeCheckTest, DeepRefusalInOneSubtreeWhileAnotherIsLarge) {
 
 TEST_F(TreeCheckTest, DepthLimitHoldsInEverySubtree) {
   Fill(60, 100);
-  std::string deepest = Chain(64);
-  TreeVerdict ok = Check();
-  EXPECT_TRUE(ok.ok) << ok.reason;
+  auto [ok, refused] = DepthEdge();
   EXPECT_EQ(ok.walkers, 2u);
-  ASSERT_EQ(::mkdir((deepest + "/l").c_str(), 0755), 0);  // level 65
-  TreeVerdict v = Check();
-  EXPECT_FALSE(v.ok);
-  EXPECT_EQ(v.path.size(), 65u * 2 - 1) << v.path;
-  EXPECT_NE(v.reason.find("deeper than 64 levels"), std::string::npos) << v.reason;
+  EXPECT_EQ(refused.path.size(), 65u * 2 - 1) << refused.path;
 }
 
 // A refusal in two subtrees, met by two walkers: one verdict, whose path and
@@ -169,15 +176,9 @@ TEST_F(TreeCheckTest, SmallTreeIsWalkedByOneThread) {
 }
 
 TEST_F(TreeCheckTest, SixtyFourLevelsPassAndSixtyFiveAreRefused) {
-  std::string deepest = Chain(64);
-  TreeVerdict ok = Check();
-  EXPECT_TRUE(ok.ok) << ok.reason;
+  auto [ok, refused] = DepthEdge();
   EXPECT_EQ(ok.entries, 64u);
-  ASSERT_EQ(::mkdir((deepest + "/l").c_str(), 0755), 0);  // level 65
-  TreeVerdict v = Check();
-  EXPECT_FALSE(v.ok);
-  EXPECT_NE(v.reason.find("deeper than 64 levels"), std::string::npos) << v.reason;
-  EXPECT_NE(v.reason.find("max_tree_depth"), std::string::npos) << v.reason;
+  EXPECT_NE(refused.reason.find("max_tree_depth"), std::string::npos) << refused.reason;
 }
 
 TEST_F(TreeCheckTest, LimitsArePolicySettings) {
