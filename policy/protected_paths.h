@@ -40,6 +40,7 @@ std::vector<std::string> EditProtectedPatterns(std::vector<std::string>& pattern
 struct ProtectedScan {
   std::vector<std::string> paths;  // absolute, existing, no symlink on the way
   bool truncated = false;          // stopped at the entry or depth bound
+  std::size_t walkers = 1;         // 2 when a second thread walked part of a big workspace
 };
 
 // Walks `workspace` (absolute realpath) without following links, at most

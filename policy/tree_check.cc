@@ -11,8 +11,6 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "policy/dir_listing.h"
@@ -44,7 +42,6 @@ class TreeWalk {
   explicit TreeWalk(const TreeLimits& limits) : limits_(limits) {}
   TreeWalk(const TreeWalk&) = delete;
   TreeWalk& operator=(const TreeWalk&) = delete;
-  ~TreeWalk() { Join(); }
 
   const TreeLimits& limits() const { return limits_; }
   WalkQueue& queue() { return queue_; }
@@ -80,27 +77,22 @@ class TreeWalk {
 
   // Waits for the second walker; the verdict of the whole walk.
   TreeVerdict Finish() {
-    Join();
+    second_.Join();
     TreeVerdict v = std::move(verdict_);
     v.ok = !refused_;
     if (v.ok) v.entries = entries_.load(std::memory_order_relaxed);
-    v.walkers = started_ ? 2 : 1;
+    v.walkers = second_.walkers();
     return v;
   }
 
  private:
-  void Join() {
-    if (helper_.joinable()) helper_.join();
-  }
-
   const TreeLimits& limits_;
   WalkQueue queue_;
   std::atomic<std::size_t> entries_{0};
   std::mutex mu_;
   bool refused_ = false;  // guarded by mu_
   TreeVerdict verdict_;   // guarded by mu_
-  bool started_ = false;  // the caller's walker only
-  std::thread helper_;
+  SecondWalker second_;  // started by the caller's walker only
 };
 
 // One thread's walk. It lists each directory with getdents64 on its fd and
@@ -266,13 +258,7 @@ class Walker {
 
 void TreeWalk::Share(PendingDir dir, bool may_start) {
   std::size_t queued = queue_.Push(std::move(dir));
-  if (!may_start || started_ || queued < WalkQueue::kTarget) return;
-  started_ = true;
-  try {
-    helper_ = std::thread([this] { Walker(*this, false).Work(); });
-  } catch (const std::system_error&) {
-    started_ = false;  // no thread to spare: the caller walks alone
-  }
+  if (may_start) second_.MaybeStart(queued, [this] { Walker(*this, false).Work(); });
 }
 
 }  // namespace

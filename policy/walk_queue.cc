@@ -1,5 +1,6 @@
 #include "policy/walk_queue.h"
 
+#include <system_error>
 #include <utility>
 
 namespace cordon::policy {
@@ -42,6 +43,16 @@ void WalkQueue::Stop() {
     stop_.store(true, std::memory_order_relaxed);
   }
   cv_.notify_all();
+}
+
+void SecondWalker::MaybeStart(std::size_t queued, const std::function<void()>& work) {
+  if (started_ || queued < WalkQueue::kTarget) return;
+  try {
+    thread_ = std::thread(work);
+    started_ = true;
+  } catch (const std::system_error&) {
+    // No thread to spare: the caller walks alone.
+  }
 }
 
 }  // namespace cordon::policy

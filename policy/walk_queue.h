@@ -15,9 +15,11 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "policy/fd.h"
 
@@ -60,6 +62,31 @@ class WalkQueue {
   std::size_t walking_ = 0;      // taken and not Done; guarded by mu_
   std::atomic<std::size_t> size_{0};
   std::atomic<bool> stop_{false};
+};
+
+// The second thread of a parallel walk: started by the caller's walker once
+// it has queued WalkQueue::kTarget directories, so a small tree does not
+// pay for a thread; joined by its owner. Not thread-safe: only the caller's
+// walker starts it.
+class SecondWalker {
+ public:
+  SecondWalker() = default;
+  SecondWalker(const SecondWalker&) = delete;
+  SecondWalker& operator=(const SecondWalker&) = delete;
+  ~SecondWalker() { Join(); }
+
+  // After a Push that left `queued` directories waiting: runs `work` on a
+  // new thread the first time there are enough. Without a thread to spare
+  // the caller walks alone.
+  void MaybeStart(std::size_t queued, const std::function<void()>& work);
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  std::size_t walkers() const { return started_ ? 2 : 1; }
+
+ private:
+  bool started_ = false;
+  std::thread thread_;
 };
 
 }  // namespace cordon::policy

@@ -5,6 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "tests/support/test_env.h"
 
 namespace cordon::policy {
@@ -100,6 +104,49 @@ TEST(FindProtectedPaths, StopsAtTheBoundAndSaysSo) {
   auto full = FindProtectedPaths(t.ws(), DefaultProtectedPatterns(), 1000, 64);
   EXPECT_FALSE(full.truncated);
   EXPECT_THAT(full.paths, ElementsAre(d + "/.envrc"));
+}
+
+
+// A workspace wide enough for two walkers: 40 repositories, each with a
+// hook directory and an .envrc, beside 40 directories of plain files.
+// Every match is found whoever walks it, and the entry bound holds for the
+// whole scan.
+TEST(FindProtectedPaths, TwoWalkersFindEveryMatchAndShareTheBound) {
+  ScratchTree t;
+  std::string ws = t.ws();
+  std::vector<std::string> want;
+  std::size_t entries = 0;
+  for (int i = 0; i < 40; ++i) {
+    std::string repo = ws + "/r" + std::to_string(i);
+    std::string plain = ws + "/p" + std::to_string(i);
+    for (const std::string& d : {repo, repo + "/src", repo + "/.git", repo + "/.git/hooks", plain}) {
+      ASSERT_EQ(::mkdir(d.c_str(), 0755), 0) << d;
+    }
+    WriteFile(repo + "/src/.envrc", "");
+    for (int f = 0; f < 20; ++f) WriteFile(plain + "/f" + std::to_string(f), "");
+    want.push_back(repo + "/.git/hooks");
+    want.push_back(repo + "/src/.envrc");
+    entries += 2 + 3 + 20;  // r<i>, p<i>; src, .git, src/.envrc; the files (not below .git)
+  }
+  std::sort(want.begin(), want.end());
+  auto scan = FindProtectedPaths(ws, DefaultProtectedPatterns(), entries, 64);
+  EXPECT_FALSE(scan.truncated);
+  EXPECT_EQ(scan.walkers, 2u);
+  EXPECT_EQ(scan.paths, want);
+  auto cut = FindProtectedPaths(ws, DefaultProtectedPatterns(), entries - 1, 64);
+  EXPECT_TRUE(cut.truncated) << "one entry past the bound, whichever walker counts it";
+  for (const std::string& p : cut.paths) {
+    EXPECT_TRUE(std::binary_search(want.begin(), want.end(), p)) << p;
+  }
+}
+
+TEST(FindProtectedPaths, ASmallWorkspaceIsWalkedByOneThread) {
+  ScratchTree t;
+  ASSERT_EQ(::mkdir((t.ws() + "/a").c_str(), 0755), 0);
+  WriteFile(t.ws() + "/a/.envrc", "");
+  auto scan = FindProtectedPaths(t.ws(), DefaultProtectedPatterns(), 1000, 64);
+  EXPECT_EQ(scan.walkers, 1u);
+  EXPECT_THAT(scan.paths, ElementsAre(t.ws() + "/a/.envrc"));
 }
 
 }  // namespace
