@@ -29,12 +29,11 @@ bool ShortReadEndsListing(int fd) {
 }
 
 Subdir OpenSubdir(int dir_fd, const char* name, bool parent_short_read_ends) {
-  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
   Subdir s;
   bool mount_point = false;
   if (parent_short_read_ends) {
     open_how how{};
-    how.flags = kFlags;
+    how.flags = kWalkDirFlags;
     how.resolve = RESOLVE_NO_XDEV;
     s.fd.reset(static_cast<int>(::syscall(SYS_openat2, dir_fd, name, &how, sizeof how)));
     if (s.fd) {
@@ -47,7 +46,7 @@ Subdir OpenSubdir(int dir_fd, const char* name, bool parent_short_read_ends) {
     }
     mount_point = errno == EXDEV;
   }
-  s.fd.reset(::openat(dir_fd, name, kFlags));
+  s.fd.reset(::openat(dir_fd, name, kWalkDirFlags));
   if (!s.fd) {
     s.err = errno;
     return s;

@@ -12,10 +12,12 @@
 //
 // The answer is per filesystem, so it is only carried down a walk while the
 // walk stays on one mount: OpenSubdir opens a subdirectory with
-// RESOLVE_NO_XDEV and, at a mount point, asks the new filesystem.
+// RESOLVE_NO_XDEV and, at a mount point, asks the new filesystem. Beneath a
+// filesystem that reads to 0 every subdirectory does too (no statfs each).
 #pragma once
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/types.h>
 
 #include <cerrno>
@@ -24,6 +26,12 @@
 #include "policy/fd.h"
 
 namespace cordon::policy {
+
+// How a walk opens a directory: for listing, never through a link.
+inline constexpr int kWalkDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+// A listing buffer the walks use: many small directories in one call.
+inline constexpr std::size_t kListingBytes = 32 * 1024;
 
 // Whether a short getdents64 reply on the directory open at `fd` is its
 // end (the filesystem is one of those named above). False when unsure.
@@ -37,7 +45,7 @@ struct Subdir {
 
 // Opens the directory `name` (one component) beneath `dir_fd` without
 // following a link (ELOOP/ENOTDIR when it is none), inheriting
-// `parent_short_read_ends` unless `name` is a mount point.
+// `parent_short_read_ends` unless `name` is a mount point; false stays false.
 Subdir OpenSubdir(int dir_fd, const char* name, bool parent_short_read_ends);
 
 // The longest record getdents64 can return (NAME_MAX), rounded up.

@@ -246,7 +246,7 @@ class ScanWalker {
 
   ScanWalk& walk_;
   const bool is_caller_;
-  alignas(dirent64) char listing_[32 * 1024];
+  alignas(dirent64) char listing_[kListingBytes];
 };
 
 void ScanWalk::Share(PendingDir dir, bool may_start) {
@@ -260,7 +260,7 @@ ProtectedScan FindProtectedPaths(const std::string& workspace,
                                  const std::vector<std::string>& patterns,
                                  std::size_t max_entries, std::size_t max_depth) {
   ProtectedScan scan;
-  Fd root(::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  Fd root(::open(workspace.c_str(), kWalkDirFlags));
   if (root) {
     ScanWalk walk(patterns, max_entries, max_depth);
     bool short_read_ends = ShortReadEndsListing(root.get());

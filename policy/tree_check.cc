@@ -20,11 +20,6 @@
 namespace cordon::policy {
 namespace {
 
-constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-
-// One getdents64(2) buffer; records are 8-byte aligned in it.
-constexpr std::size_t kListBytes = 32 * 1024;
-
 const char* SpecialKind(mode_t mode) {
   return S_ISFIFO(mode)                       ? "a fifo"
          : S_ISSOCK(mode)                     ? "a socket"
@@ -112,7 +107,7 @@ class Walker {
   bool Root(int base_fd, const std::string& root) {
     // A new open file description: a dup would share the caller's
     // directory offset, and a base listed before would look empty.
-    Fd cur(::openat(base_fd, ".", kDirFlags));
+    Fd cur(::openat(base_fd, ".", kWalkDirFlags));
     path_.clear();
     if (!cur) return Refuse(root, std::string("cannot open: ") + std::strerror(errno));
     std::string_view rest = root;
@@ -132,7 +127,7 @@ class Walker {
         if (!rest.empty()) return Kind(st) && Refuse("not a directory");
         return Entry(0) && Kind(st);  // the root is a single file: one entry
       }
-      Fd next(::openat(cur.get(), name.c_str(), kDirFlags));
+      Fd next(::openat(cur.get(), name.c_str(), kWalkDirFlags));
       if (!next) return Refuse(path_, std::string("cannot open: ") + std::strerror(errno));
       if (!SameInode(next.get(), st)) return Refuse(path_, "changed while it was checked");
       cur = std::move(next);
@@ -202,9 +197,9 @@ class Walker {
   // The entries of the directory open at `fd` (path_ names it), at depth+1.
   bool Dir(int fd, bool short_read_ends, std::size_t depth) {
     if (bufs_.size() <= depth) bufs_.resize(depth + 1);
-    if (!bufs_[depth]) bufs_[depth] = std::make_unique<char[]>(kListBytes);
+    if (!bufs_[depth]) bufs_[depth] = std::make_unique<char[]>(kListingBytes);
     bool ok = true;
-    int err = ListDirectory(fd, short_read_ends, bufs_[depth].get(), kListBytes,
+    int err = ListDirectory(fd, short_read_ends, bufs_[depth].get(), kListingBytes,
                             [&](const dirent64& e) {
                               std::size_t keep = path_.size();
                               Push(e.d_name);

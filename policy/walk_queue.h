@@ -29,7 +29,7 @@ struct PendingDir {
   Fd fd;                         // O_RDONLY | O_DIRECTORY, opened without following a link
   bool short_read_ends = false;  // for its listing (dir_listing.h)
   std::size_t depth = 0;         // of the directory itself; its entries are one deeper
-  std::string path;              // relative to the walk's base, for messages
+  std::string path;              // as the walk names it (tree check: relative; scan: absolute)
 };
 
 class WalkQueue {
