@@ -227,8 +227,9 @@ int Launch(const LaunchRequest& req) {
     // Protected paths: when every write-open, create, rename and unlink is
     // decided by the supervisor (IsProtected), Landlock need not carve them,
     // and must not: a carve makes their parent directory read-only, so git
-    // could not create .git/index.lock. With links: kernel the carve stays.
-    if (req.filter.notify_write_opens && req.filter.notify_unlink_rename) {
+    // could not create .git/index.lock. With links: kernel or deletes
+    // allowed, the carve stays.
+    if (req.filter.notify_write_opens && req.filter.notify_deletes) {
       std::erase_if(rules, [](const policy::PathRule& r) { return r.source == "protected path"; });
     }
     auto grants = policy::PlanGrants(rules, policy::ListDir);

@@ -83,12 +83,13 @@ void NotifyWriteOpens(SeccompBuilder& b) {
 }
 
 // The bits of ToolFilterIndex.
-constexpr size_t kBitNetworkNone = 1, kBitMutations = 2, kBitAllPaths = 4, kBitUnlinkRename = 8,
+constexpr size_t kBitNetworkNone = 1, kBitMutations = 2, kBitAllPaths = 4, kBitDeletes = 8,
                  kBitWriteOpens = 16, kBitExec = 32;
 
 // The notified syscalls, one list each for the filter and for explain.
-constexpr int kUnlinkRename[] = {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir),
-                                 SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2)};
+constexpr int kDeletes[] = {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir)};
+constexpr int kRenames[] = {SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2)};
+constexpr int kOpens[] = {SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(creat)};
 constexpr int kAlwaysNotified[] = {
     SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(mkdir),
     SCMP_SYS(mkdirat), SCMP_SYS(mknod), SCMP_SYS(mknodat), SCMP_SYS(truncate), SCMP_SYS(chmod),
@@ -102,23 +103,42 @@ constexpr int kAlwaysNotified[] = {
     // cached umask (tool_creds.h) is never stale.
     SCMP_SYS(umask)};
 
+// The groups a policy may leave to the kernel, and when they still notify.
+// On the notify-all rung nothing else fences a path: every group notifies,
+// whatever the policy relaxes. Otherwise Landlock fences them all, and:
+// - write opens notify under links: strict (hard links, protected paths);
+// - deletes notify when a delete of the user's file needs an approval;
+// - renames notify as deletes do (one can replace a file), and also whenever
+//   write opens do: a rename creates a name, and protected paths are then
+//   decided by name (`mv x .envrc`). Under links: kernel creations trust
+//   Landlock, which sees no names, so a notified rename would close nothing.
+bool NotifiesWriteOpens(const ToolFilterOptions& o) {
+  return o.notify_write_opens || o.notify_all_paths;
+}
+bool NotifiesDeletes(const ToolFilterOptions& o) { return o.notify_deletes || o.notify_all_paths; }
+bool NotifiesRenames(const ToolFilterOptions& o) {
+  return NotifiesDeletes(o) || NotifiesWriteOpens(o);
+}
+bool NotifiesExec(const ToolFilterOptions& o) { return o.notify_exec || o.notify_all_paths; }
+
 void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   if (o.notify_all_paths) {
     // The notify-all rung: no Landlock, so reads are decided here too.
-    b.Notify(SCMP_SYS(open));
-    b.Notify(SCMP_SYS(openat));
-    b.Notify(SCMP_SYS(creat));
-  } else if (o.notify_write_opens) {
+    for (int nr : kOpens) b.Notify(nr);
+  } else if (NotifiesWriteOpens(o)) {
     NotifyWriteOpens(b);
   }
-  if (o.notify_unlink_rename) {
-    for (int nr : kUnlinkRename) b.Notify(nr);
+  if (NotifiesDeletes(o)) {
+    for (int nr : kDeletes) b.Notify(nr);
+  }
+  if (NotifiesRenames(o)) {
+    for (int nr : kRenames) b.Notify(nr);
   }
   for (int nr : kAlwaysNotified) b.Notify(nr);
   for (unsigned long cmd : {kFsIocSetflags, kFsIocFssetxattr}) {
     b.Notify(SCMP_SYS(ioctl), {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd)});
   }
-  if (o.notify_exec || o.notify_all_paths) {
+  if (NotifiesExec(o)) {
     b.Notify(SCMP_SYS(execve));
     b.Notify(SCMP_SYS(execveat));
   }
@@ -126,14 +146,21 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
 
 }  // namespace
 
+void NotifyWhatPolicyNeeds(const policy::Policy& p, ToolFilterOptions* o) {
+  o->notify_deletes = p.sensitive_delete != policy::SensitiveDelete::kAllow;
+  o->notify_write_opens = p.links == policy::LinkMode::kStrict;
+  o->notify_exec = !p.tools.empty();
+}
+
 std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   std::vector<int> out;
   if (!o.notify_mutations) return out;
-  if (o.notify_write_opens) out.insert(out.end(), {SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(creat)});
-  if (o.notify_unlink_rename) out.insert(out.end(), std::begin(kUnlinkRename), std::end(kUnlinkRename));
+  if (NotifiesWriteOpens(o)) out.insert(out.end(), std::begin(kOpens), std::end(kOpens));
+  if (NotifiesDeletes(o)) out.insert(out.end(), std::begin(kDeletes), std::end(kDeletes));
+  if (NotifiesRenames(o)) out.insert(out.end(), std::begin(kRenames), std::end(kRenames));
   out.insert(out.end(), std::begin(kAlwaysNotified), std::end(kAlwaysNotified));
   out.push_back(SCMP_SYS(ioctl));  // FS_IOC_SETFLAGS / FS_IOC_FSSETXATTR only
-  if (o.notify_exec) out.insert(out.end(), {SCMP_SYS(execve), SCMP_SYS(execveat)});
+  if (NotifiesExec(o)) out.insert(out.end(), {SCMP_SYS(execve), SCMP_SYS(execveat)});
   return out;
 }
 
@@ -151,11 +178,10 @@ Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts) {
 size_t ToolFilterIndex(const ToolFilterOptions& o) {
   // A new field of ToolFilterOptions fails to compile here until it is
   // given a bit (and kToolFilterCombinations grows).
-  const auto& [network, mutations, all_paths, unlink_rename, write_opens, exec] = o;
+  const auto& [network, mutations, all_paths, deletes, write_opens, exec] = o;
   return (network == policy::Network::kNone ? kBitNetworkNone : 0) |
          (mutations ? kBitMutations : 0) | (all_paths ? kBitAllPaths : 0) |
-         (unlink_rename ? kBitUnlinkRename : 0) | (write_opens ? kBitWriteOpens : 0) |
-         (exec ? kBitExec : 0);
+         (deletes ? kBitDeletes : 0) | (write_opens ? kBitWriteOpens : 0) | (exec ? kBitExec : 0);
 }
 
 ToolFilterOptions ToolFilterOptionsAt(size_t i) {
@@ -163,7 +189,7 @@ ToolFilterOptions ToolFilterOptionsAt(size_t i) {
   o.network = (i & kBitNetworkNone) ? policy::Network::kNone : policy::Network::kAllow;
   o.notify_mutations = i & kBitMutations;
   o.notify_all_paths = i & kBitAllPaths;
-  o.notify_unlink_rename = i & kBitUnlinkRename;
+  o.notify_deletes = i & kBitDeletes;
   o.notify_write_opens = i & kBitWriteOpens;
   o.notify_exec = i & kBitExec;
   return o;

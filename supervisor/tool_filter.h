@@ -22,10 +22,17 @@ struct ToolFilterOptions {
   policy::Network network = policy::Network::kNone;
   bool notify_mutations = true;  // send mutating path syscalls to the supervisor
   bool notify_all_paths = false;  // the notify-all rung: reads too (no Landlock)
-  bool notify_unlink_rename = true;  // off when deletes need no approval
-  bool notify_write_opens = true;    // off with links: kernel
-  bool notify_exec = true;
+  bool notify_deletes = true;      // off when deletes need no approval
+  bool notify_write_opens = true;  // off with links: kernel
+  bool notify_exec = true;         // off without an exec allowlist
+  // Renames follow deletes and write opens; on the notify-all rung every
+  // group notifies whatever these say (tool_filter.cc, NotifyMutations).
 };
+
+// Sets the notify_* fields to what `p` needs decided (DESIGN.md: notify
+// only that): write opens under links: strict, deletes when a delete of a
+// pre-existing file needs an approval, exec against an exec allowlist.
+void NotifyWhatPolicyNeeds(const policy::Policy& p, ToolFilterOptions* o);
 
 // The program for `opts`, from the table compiled at build time.
 Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts);

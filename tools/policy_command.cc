@@ -88,8 +88,7 @@ std::string DeleteLine(policy::SensitiveDelete d) {
 // RunTool uses: approvals off and links: kernel need fewer round trips).
 std::vector<std::string> Notified(const policy::Policy& p) {
   supervisor::ToolFilterOptions o;
-  o.notify_unlink_rename = p.sensitive_delete != policy::SensitiveDelete::kAllow;
-  o.notify_write_opens = p.links == policy::LinkMode::kStrict;
+  supervisor::NotifyWhatPolicyNeeds(p, &o);
   std::vector<std::string> names;
   for (int nr : supervisor::NotifiedSyscalls(o)) {
     std::string n = supervisor::SyscallName(nr);
@@ -184,6 +183,10 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
   for (const auto& f : p.protected_paths) std::printf("  found now: %s\n", f.c_str());
   if (p.profile != policy::Profile::kWorkspaceWrite) {
     std::printf("  (the workspace is read-only anyway under this profile)\n");
+  } else if (p.links == policy::LinkMode::kKernel) {
+    std::printf(
+        "  links: kernel: only those found now are fenced (by Landlock, which sees no names);\n"
+        "  one the run creates (a new .envrc, a new repository's hooks) is NOT refused\n");
   }
   if (!p.dropped.empty()) {
     std::printf("\nDropped (they do not exist, so nothing is granted for them):\n");

@@ -260,15 +260,10 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
       if (!audit->Append("decision", std::move(f))) spdlog::warn("audit log append failed");
     };
   }
-  // Notify only what the policy needs decided (DESIGN.md): with deletes
-  // allowed, unlink and rename need no round trip; with links: kernel,
-  // write-opens trust Landlock.
-  req.filter.notify_unlink_rename = p.sensitive_delete != SensitiveDelete::kAllow;
-  req.filter.notify_write_opens = p.links == policy::LinkMode::kStrict;
-  // An exec needs a decision only against an exec allowlist (Landlock's
-  // EXECUTE rights are the fence otherwise; the notify-all rung notifies it
-  // regardless).
-  req.filter.notify_exec = !p.tools.empty();
+  // Notify only what the policy needs decided (DESIGN.md); an exec needs a
+  // decision only against an exec allowlist (Landlock's EXECUTE rights are
+  // the fence otherwise).
+  supervisor::NotifyWhatPolicyNeeds(p, &req.filter);
 }
 
 void RegisterRun(CLI::App& app, int& exit_code) {

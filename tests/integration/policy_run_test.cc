@@ -167,6 +167,62 @@ TEST_P(PolicyRunTest, ProtectedPathsStayReadOnlyUnderWorkspaceWrite) {
   EXPECT_EQ(Run({"--policy", policy_}, {"create", ".git/hooks/pre-commit"}), EACCES);
 }
 
+// Approvals off (and links: kernel) leave deletes and renames to Landlock.
+// Without Landlock (the notify-all rung) the supervisor must still decide
+// them: nothing else would keep them inside the workspace.
+TEST_P(PolicyRunTest, RelaxedPoliciesStillFenceDeletesAndRenamesWithoutLandlock) {
+  WriteFile(t_.Out("victim"), "precious\n");
+  ASSERT_EQ(::mkdir(t_.Out("dir").c_str(), 0755), 0);
+  WriteFile(t_.Ws("old.txt"), "old\n");
+  WriteFile(t_.Ws("old2.txt"), "old\n");
+  const std::string kRelaxed[] = {R"({"sensitive":{"delete":"allow"}})",
+                                  R"({"sensitive":{"delete":"allow"},"links":"kernel"})"};
+  for (const std::string& json : kRelaxed) {
+    SCOPED_TRACE(json);
+    Policy(json);
+    std::vector<std::string> a = {"--policy", policy_, "--profile", "workspace-write",
+                                  "--test-force-notify-all"};
+    EXPECT_EQ(Run(a, {"unlink", t_.Out("victim")}), EACCES) << last_.err;
+    EXPECT_EQ(Run(a, {"rename", t_.Out("victim"), t_.Out("moved")}), EACCES);
+    EXPECT_EQ(Run(a, {"rename", t_.Out("victim"), "stolen"}), EACCES);
+    EXPECT_EQ(Run(a, {"exchange", t_.Out("victim"), "inside.txt"}), EACCES);
+    EXPECT_EQ(Run(a, {"rmdir", t_.Out("dir")}), EACCES);
+    EXPECT_EQ(ReadFile(t_.Out("victim")), "precious\n");
+    EXPECT_TRUE(Exists(t_.Out("dir")));
+    EXPECT_FALSE(Exists(t_.Out("moved")) || Exists(t_.Ws("stolen")));
+    EXPECT_EQ(ReadFile(t_.Ws("inside.txt")), "inside\n");
+  }
+  // The honest neighbours: a file of the user's is deleted and renamed
+  // inside without an approval.
+  std::vector<std::string> a = {"--policy", policy_, "--profile", "workspace-write",
+                                "--test-force-notify-all"};
+  EXPECT_EQ(Run(a, {"unlink", "old.txt"}), 0) << last_.err;
+  EXPECT_EQ(Run(a, {"rename", "old2.txt", "new2.txt"}), 0) << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("old.txt")));
+  EXPECT_EQ(ReadFile(t_.Ws("new2.txt")), "old\n");
+}
+
+// With approvals off a rename needs no approval, but it still makes a name:
+// under links: strict it is decided like a create, so it cannot make a
+// protected path that an open could not.
+TEST_P(PolicyRunTest, ARenameCannotMakeAProtectedPathWithApprovalsOff) {
+  Mkdirs({"sub"});
+  WriteFile(t_.Ws("x"), "export EVIL=1\n");
+  WriteFile(t_.Ws("y"), "y\n");
+  Policy(R"({"sensitive":{"delete":"allow"}})");
+  std::vector<std::string> a = {"--policy", policy_, "--profile", "workspace-write"};
+  EXPECT_EQ(Run(a, {"rename", "x", ".envrc"}), EACCES) << last_.err;
+  EXPECT_EQ(Run(a, {"rename", "x", "sub/.envrc"}), EACCES);
+  EXPECT_EQ(Run(a, {"create", "sub/.gitmodules"}), EACCES);
+  EXPECT_FALSE(Exists(t_.Ws(".envrc")) || Exists(t_.Ws("sub/.envrc")) ||
+               Exists(t_.Ws("sub/.gitmodules")));
+  // The honest rename, and a delete with no approval asked.
+  EXPECT_EQ(Run(a, {"rename", "x", "sub/envrc.txt"}), 0) << last_.err;
+  EXPECT_EQ(Run(a, {"unlink", "y"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("sub/envrc.txt")), "export EVIL=1\n");
+  EXPECT_FALSE(Exists(t_.Ws("y")));
+}
+
 INSTANTIATE_TEST_SUITE_P(Probes, PolicyRunTest, ::testing::Values(PROBE_DYNAMIC, PROBE_STATIC),
                          [](const auto& info) { return info.index == 0 ? "dynamic" : "static"; });
 
@@ -205,6 +261,36 @@ TEST(PolicyCommand, ExplainListsDroppedPathsAndWhy) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\"dropped\""));
   EXPECT_THAT(r.out, HasSubstr("\"profile\": \"read-only\""));
+}
+
+// explain names what goes to the supervisor under each relaxation, from
+// the same mapping a run uses, and says what links: kernel gives up.
+TEST(PolicyCommand, ExplainSaysWhatEachRelaxationLeavesToTheKernel) {
+  ScratchTree t;
+  std::string f = t.root() + "/p.json";
+  auto decided_by = [&](const std::string& json) {
+    WriteFile(f, json);
+    RunResult r =
+        RunCordon({"policy", "explain", f, "--workspace", t.ws(), "--profile", "workspace-write"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    size_t at = r.out.find("Decided by");
+    return at == std::string::npos ? std::string() : r.out.substr(at, r.out.find('\n', at) - at);
+  };
+  std::string strict = decided_by("{}");
+  EXPECT_THAT(strict, HasSubstr(" openat"));
+  EXPECT_THAT(strict, HasSubstr(" unlink"));
+  EXPECT_THAT(strict, HasSubstr(" rename"));
+  EXPECT_THAT(strict, ::testing::Not(HasSubstr("execve"))) << "no exec allowlist";
+  std::string no_approvals = decided_by(R"({"sensitive":{"delete":"allow"}})");
+  EXPECT_THAT(no_approvals, ::testing::Not(HasSubstr(" unlink")));
+  EXPECT_THAT(no_approvals, HasSubstr(" rename")) << "a rename still makes a name";
+  std::string fast = decided_by(R"({"sensitive":{"delete":"allow"},"links":"kernel"})");
+  EXPECT_THAT(fast, ::testing::Not(HasSubstr(" openat")));
+  EXPECT_THAT(fast, ::testing::Not(HasSubstr(" rename")));
+  EXPECT_THAT(fast, HasSubstr(" mkdir"));
+  RunResult r =
+      RunCordon({"policy", "explain", f, "--workspace", t.ws(), "--profile", "workspace-write"});
+  EXPECT_THAT(r.out, HasSubstr("is NOT refused"));
 }
 
 TEST(PolicyCommand, ExplainOfTheDocsExampleReadsWell) {

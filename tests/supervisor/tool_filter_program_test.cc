@@ -163,6 +163,50 @@ TEST(ToolFilterProgram, StrictFilterDecidesOpensByTheirWriteBits) {
             uapi::kSeccompRetErrno | ENOSYS);
 }
 
+// Deletes and renames are the groups a policy may leave to the kernel
+// (approvals off, links: kernel). Where they go to the kernel, only
+// Landlock fences them, so the notify-all rung (no Landlock) notifies them
+// whatever the policy relaxes; and a rename, which creates a name, is
+// notified wherever creations are (write opens), so that a protected path
+// cannot be made by renaming onto it.
+TEST(ToolFilterProgram, DeletesAndRenamesGoToTheKernelOnlyBehindLandlock) {
+  size_t variants = 0;
+  for (size_t v = 0; v < kToolFilterCombinations; ++v) {
+    const ToolFilterOptions o = ToolFilterOptionsAt(v);
+    if (!o.notify_mutations) continue;
+    ++variants;
+    Programs p = Load(v);
+    const uint32_t deletes = o.notify_deletes || o.notify_all_paths ? uapi::kSeccompRetUserNotif
+                                                                    : uapi::kSeccompRetAllow;
+    const uint32_t renames = o.notify_deletes || o.notify_write_opens || o.notify_all_paths
+                                 ? uapi::kSeccompRetUserNotif
+                                 : uapi::kSeccompRetAllow;
+    for (long nr : {SYS_unlink, SYS_unlinkat, SYS_rmdir}) {
+      EXPECT_EQ(Eval(p.whole, Call(nr, {kAtFdcwd, kPathPointer, 0})).action, deletes)
+          << Case(v, Call(nr));
+    }
+    for (long nr : {SYS_rename, SYS_renameat, SYS_renameat2}) {
+      EXPECT_EQ(Eval(p.whole, Call(nr, {kAtFdcwd, kPathPointer, kAtFdcwd, kPathPointer, 0})).action,
+                renames)
+          << Case(v, Call(nr));
+    }
+  }
+  EXPECT_EQ(variants, kToolFilterCombinations / 2);
+  // The anchors: the notify-all rung with every relaxation still decides
+  // them, and the fast mode on Landlock leaves them to it.
+  ToolFilterOptions all_paths_relaxed;
+  all_paths_relaxed.notify_all_paths = true;
+  all_paths_relaxed.notify_deletes = all_paths_relaxed.notify_write_opens = false;
+  Programs relaxed = Load(ToolFilterIndex(all_paths_relaxed));
+  EXPECT_EQ(Eval(relaxed.whole, Call(SYS_unlink, {kPathPointer})).action,
+            uapi::kSeccompRetUserNotif);
+  ToolFilterOptions fast;
+  fast.notify_deletes = fast.notify_write_opens = false;
+  Programs fast_p = Load(ToolFilterIndex(fast));
+  EXPECT_EQ(Eval(fast_p.whole, Call(SYS_rename, {kPathPointer, kPathPointer})).action,
+            uapi::kSeccompRetAllow);
+}
+
 // A read-only open is decided in the prefix, in a handful of instructions,
 // where the rules allow it anyway; elsewhere it goes down libseccomp's
 // program as before (the notify-all rung notifies it, and where open is not
