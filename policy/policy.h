@@ -54,8 +54,8 @@ struct Limits {
   std::size_t max_delete_bytes = 20u << 20;
 };
 
-// .git/config, .git/hooks, .git/info, a .git file, .gitmodules, .envrc,
-// .cordon: files a tool could write to get code run later outside the
+// .git/config, .git/hooks, .git/info, .git/commondir, a .git file,
+// .gitmodules, .envrc, .cordon: files a tool could write to get code run later outside the
 // sandbox (policy/protected_paths.h).
 std::vector<std::string> DefaultProtectedPatterns();
 

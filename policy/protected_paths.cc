@@ -59,7 +59,10 @@ bool IsPhysical(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> DefaultProtectedPatterns() {
-  return {".git/config", ".git/hooks", ".git/info", ".git", ".gitmodules", ".envrc", ".cordon"};
+  // .git/commondir names the directory git reads config and hooks from:
+  // pointed elsewhere in the workspace, it brings a config of the tool's.
+  return {".git/config", ".git/hooks", ".git/info", ".git/commondir", ".git", ".gitmodules",
+          ".envrc", ".cordon"};
 }
 
 bool MatchesProtected(const std::vector<std::string>& patterns, std::string_view rel_path) {

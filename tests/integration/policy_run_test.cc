@@ -147,12 +147,14 @@ TEST_P(PolicyRunTest, ProtectedPathsStayReadOnlyUnderWorkspaceWrite) {
   EXPECT_EQ(Run(ww, {"create", ".git/hooks/pre-commit"}), EACCES);
   EXPECT_EQ(Run(ww, {"write", "sub/.git/config"}), EACCES) << "a nested repository";
   EXPECT_EQ(Run(ww, {"create", "sub/.git/hooks/pre-commit"}), EACCES);
+  EXPECT_EQ(Run(ww, {"create", ".git/commondir"}), EACCES) << "would point git at a tool's config";
   EXPECT_EQ(Run(ww, {"unlink", ".git/config"}), EACCES);
   EXPECT_EQ(Run(ww, {"rename", "README", ".git/config"}), EACCES);
   EXPECT_EQ(ReadFile(t_.Ws(".git/config")), "[core]\n");
   EXPECT_EQ(ReadFile(t_.Ws("sub/.git/config")), "[core]\n");
   EXPECT_FALSE(Exists(t_.Ws(".git/hooks/pre-commit")));
   EXPECT_FALSE(Exists(t_.Ws("sub/.git/hooks/pre-commit")));
+  EXPECT_FALSE(Exists(t_.Ws(".git/commondir")));
   // The honest neighbours: git's objects and ordinary files.
   EXPECT_EQ(Run(ww, {"read", ".git/config"}), 0);
   EXPECT_EQ(Run(ww, {"create", ".git/objects/ab"}), 0) << last_.err;

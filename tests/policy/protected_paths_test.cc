@@ -29,6 +29,7 @@ TEST(IsProtected, DefaultPatternsTable) {
       {".git/hooks", true},
       {".git/hooks/pre-commit", true},
       {".git/info/exclude", true},
+      {".git/commondir", true},  // where git reads config and hooks from
       {".gitmodules", true},
       {".envrc", true},
       {".cordon/state", true},
