@@ -55,8 +55,8 @@ struct Limits {
 };
 
 // .git/config, .git/hooks, .git/info, .git/commondir, a .git file,
-// .gitmodules, .envrc, .cordon: files a tool could write to get code run later outside the
-// sandbox (policy/protected_paths.h).
+// .gitmodules, .envrc, .cordon: files a tool could write to get code run
+// later outside the sandbox (policy/protected_paths.h).
 std::vector<std::string> DefaultProtectedPatterns();
 
 struct Policy {
