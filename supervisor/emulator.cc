@@ -6,8 +6,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "supervisor/tool_creds.h"
+#include "supervisor/tool_fd.h"
 #include "supervisor/tool_memory.h"
 #include "supervisor/uapi.h"
 
@@ -43,8 +44,6 @@ Result<std::string> BaseDir(pid_t tid, int dirfd) {
   return s;
 }
 
-std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
-
 // "/dev/stdout", "/dev/fd/3", "/proc/self/fd/3" -> 1, 3, 3; -1 otherwise.
 int ToolFdAlias(const std::string& p) {
   if (p == "/dev/stdin") return 0;
@@ -66,14 +65,6 @@ bool IsWritableDevice(const std::string& p) {
 
 bool IsReadableDevice(const std::string& p) {
   return IsWritableDevice(p) || p == "/dev/random" || p == "/dev/urandom";
-}
-
-Result<Fd> GetToolFd(pid_t tgid, int fd) {
-  Fd pidfd(static_cast<int>(::syscall(uapi::kNrPidfdOpen, tgid, 0)));
-  if (!pidfd) return Errno("pidfd_open");
-  Fd ours(static_cast<int>(::syscall(uapi::kNrPidfdGetfd, pidfd.get(), fd, 0)));
-  if (!ours) return SysError{errno == EBADF ? EBADF : errno, "pidfd_getfd"};
-  return ours;
 }
 
 // Refuses what the admission rules forbid for an existing entry.
@@ -111,11 +102,6 @@ bool Emulator::StatEntry(int dirfd, const std::string& name, EntryStat& e) {
                                            : -1;
   return true;
 }
-
-struct Emulator::Path {
-  std::string abs;
-  Located loc;
-};
 
 Emulator::Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
                    std::unique_ptr<ReadFence> read_fence)
@@ -223,7 +209,11 @@ Result<Emulator::Path> Emulator::ResolvePath(const Request& req, int dirfd, uint
                                              bool empty_ok) {
   auto s = ReadToolString(req.tid, addr, PATH_MAX);
   if (!s) return s.error().err == ENAMETOOLONG ? SysError{ENAMETOOLONG, "path"} : s.error();
-  std::string path = std::move(s.value());
+  return Resolve(req, dirfd, std::move(s.value()), empty_ok);
+}
+
+Result<Emulator::Path> Emulator::Resolve(const Request& req, int dirfd, std::string path,
+                                         bool empty_ok) {
   if (path.empty() && !empty_ok) return SysError{ENOENT, "empty path"};
   Path p;
   if (!path.empty() && path[0] == '/') {
@@ -285,6 +275,10 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
     case SCMP_SYS(ioctl): return FdAttr(r, i(0), r.nr, valid);
     case SCMP_SYS(execve): return Exec(r, AT_FDCWD, a[0], valid);
     case SCMP_SYS(execveat): return Exec(r, i(0), a[1], valid);
+    case SCMP_SYS(connect):
+      return SocketName(r, i(0), a[1], a[2], false, valid);
+    case SCMP_SYS(bind):
+      return SocketName(r, i(0), a[1], a[2], true, valid);
     case SCMP_SYS(umask): {
       umask_.OnUmask(r.tid, static_cast<mode_t>(a[0]));
       Reply cont;

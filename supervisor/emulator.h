@@ -3,9 +3,11 @@
 // the admission rules (no raw "..", no symlinks, no hard-linked files, no
 // special files, nothing outside, nothing protected), and performed by the
 // supervisor itself. Opens are answered with a new fd to install
-// (SECCOMP_IOCTL_NOTIF_ADDFD); nothing is ever answered with CONTINUE except
-// execve, which Landlock's EXECUTE rights enforce, and umask, which changes
-// no file (it is notified so the cached umask is dropped: tool_creds.h).
+// (SECCOMP_IOCTL_NOTIF_ADDFD); connect and bind under network none are made
+// on a copy of the tool's socket. Nothing is ever answered with CONTINUE
+// except execve, which Landlock's EXECUTE rights enforce, and umask, which
+// changes no file (it is notified so the cached umask is dropped:
+// tool_creds.h).
 //
 // Deleting the user's file (an inode born before the run, or one that
 // replaced such a file by a rename in this run) is the sensitive operation:
@@ -108,10 +110,14 @@ class Emulator {
                bool may_block = true);
 
  private:
-  struct Path;  // a resolved argument
+  struct Path {  // a resolved argument
+    std::string abs;
+    Located loc;
+  };
   struct EntryStat;  // lstat and birth time of a directory entry
   static bool StatEntry(int dirfd, const std::string& name, EntryStat& e);
   Result<Path> ResolvePath(const Request& req, int dirfd_arg, uint64_t path_addr, bool empty_ok);
+  Result<Path> Resolve(const Request& req, int dirfd_arg, std::string path, bool empty_ok);
   Reply Open(const Request& req, int dirfd, uint64_t path, uint64_t flags, uint64_t mode,
              const std::function<bool()>& valid);
   Reply Unlink(const Request& req, int dirfd, uint64_t path, int flags,
@@ -125,6 +131,10 @@ class Emulator {
   Reply Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
              const std::function<bool()>& valid);
   Reply FdAttr(const Request& req, int fd, int kind, const std::function<bool()>& valid);
+  // connect(2) (bind false) and bind(2) under network none
+  // (emulator_socket.cc).
+  Reply SocketName(const Request& req, int fd, uint64_t addr, uint64_t len, bool bind,
+                   const std::function<bool()>& valid);
 
   Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);

@@ -62,6 +62,10 @@ void DenyEscapes(SeccompBuilder& b) {
 constexpr uint64_t kBareTmpfile = 020000000;
 constexpr uint64_t kWriteOpenBits[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND, kBareTmpfile};
 
+// The socket type without SOCK_NONBLOCK and SOCK_CLOEXEC (the kernel's
+// SOCK_TYPE_MASK).
+constexpr uint64_t kSockTypeMask = 0xf;
+
 constexpr uint32_t kAnyWriteOpenBit = [] {
   uint64_t any = 0;
   for (uint64_t bit : kWriteOpenBits) any |= bit;
@@ -102,6 +106,12 @@ constexpr int kAlwaysNotified[] = {
     // Changes no file, answered with CONTINUE: seen so the supervisor's
     // cached umask (tool_creds.h) is never stale.
     SCMP_SYS(umask)};
+// Under network none the tool has AF_UNIX sockets only, and Landlock (ABI 7)
+// does not fence a socket's name: connect would reach any daemon listening
+// on the host (systemd, D-Bus, docker, cordon policyd's approvals), bind
+// would make names in protected places. The supervisor performs both, for
+// names beneath the writable roots only (emulator_socket.cc).
+constexpr int kSocketNames[] = {SCMP_SYS(connect), SCMP_SYS(bind)};
 
 // The groups a policy may leave to the kernel, and when they still notify.
 // On the notify-all rung nothing else fences a path: every group notifies,
@@ -120,6 +130,7 @@ bool NotifiesRenames(const ToolFilterOptions& o) {
   return NotifiesDeletes(o) || NotifiesWriteOpens(o);
 }
 bool NotifiesExec(const ToolFilterOptions& o) { return o.notify_exec || o.notify_all_paths; }
+bool NotifiesSocketNames(const ToolFilterOptions& o) { return o.network == policy::Network::kNone; }
 
 void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   if (o.notify_all_paths) {
@@ -142,6 +153,23 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
     b.Notify(SCMP_SYS(execve));
     b.Notify(SCMP_SYS(execveat));
   }
+  if (NotifiesSocketNames(o)) {
+    for (int nr : kSocketNames) b.Notify(nr);
+  }
+}
+
+// Network none: AF_UNIX only, and no datagram sockets. A datagram can be
+// sent to any named socket with sendto or sendmsg (syslog, journald,
+// systemd's notify socket), and sendmsg keeps its address where BPF cannot
+// read it; an AF_UNIX SOCK_RAW is a datagram socket too. Stream and
+// seqpacket sockets reach a name only through connect, which is notified.
+void AllowOnlyUnixStreams(SeccompBuilder& b) {
+  for (int nr : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
+    b.Deny(nr, EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+    for (uint64_t type : {SOCK_DGRAM, SOCK_RAW}) {
+      b.Deny(nr, EPERM, {SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, type)});
+    }
+  }
 }
 
 }  // namespace
@@ -161,6 +189,8 @@ std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   out.insert(out.end(), std::begin(kAlwaysNotified), std::end(kAlwaysNotified));
   out.push_back(SCMP_SYS(ioctl));  // FS_IOC_SETFLAGS / FS_IOC_FSSETXATTR only
   if (NotifiesExec(o)) out.insert(out.end(), {SCMP_SYS(execve), SCMP_SYS(execveat)});
+  if (NotifiesSocketNames(o))
+    out.insert(out.end(), std::begin(kSocketNames), std::end(kSocketNames));
   return out;
 }
 
@@ -168,10 +198,7 @@ Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts) {
   SeccompBuilder b;
   DenyEscapes(b);
   if (opts.notify_mutations) NotifyMutations(b, opts);
-  if (opts.network == policy::Network::kNone) {
-    b.Deny(SCMP_SYS(socket), EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
-    b.Deny(SCMP_SYS(socketpair), EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
-  }
+  if (opts.network == policy::Network::kNone) AllowOnlyUnixStreams(b);
   return b.Build();
 }
 

@@ -8,6 +8,9 @@
  *   probe symlink TARGET PATH | chmod PATH | chown PATH | utimens PATH
  *   probe setxattr PATH | fchmod-ro PATH | exec PATH [ARG...]
  *   probe connect PORT | io_uring | ptrace-parent | mount | unshare-user
+ *   probe connect-unix PATH | bind-unix PATH | connect-abstract NAME
+ *   probe unix-echo PATH (binds PATH, connects to it, passes a byte)
+ *   probe unix-dgram | unix-dgram-pair (an AF_UNIX datagram socket)
  *   probe tiocsti | exit N | kill-self SIG | sleep SECONDS | openat2 PATH
  *   probe raw-openat-write PATH | x32 | fchmodat2 PATH | cwd
  *   probe reopen HELD ALIAS_PREFIX MODE: opens HELD read-only (or "-" for
@@ -26,9 +29,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +45,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-#include <sched.h>
-#include <linux/fs.h>
 
 static int result(long rc) { return rc < 0 ? errno : 0; }
 
@@ -181,6 +186,39 @@ int main(int argc, char** argv) {
     struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(a))};
     sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     return result(connect(s, (struct sockaddr*)&sin, sizeof sin));
+  }
+  if (!strcmp(op, "connect-unix") || !strcmp(op, "bind-unix") || !strcmp(op, "connect-abstract")) {
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return errno;
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    int abstract = !strcmp(op, "connect-abstract");
+    if (strlen(a) + abstract >= sizeof sun.sun_path) return 100;
+    memcpy(sun.sun_path + abstract, a, strlen(a));
+    socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + strlen(a) +
+                                (abstract ? 0 : 1));
+    if (!strcmp(op, "bind-unix")) return result(bind(s, (struct sockaddr*)&sun, len));
+    return result(connect(s, (struct sockaddr*)&sun, len));
+  }
+  if (!strcmp(op, "unix-echo")) {
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (l < 0 || c < 0) return errno;
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    if (strlen(a) >= sizeof sun.sun_path) return 100;
+    strcpy(sun.sun_path, a);
+    if (bind(l, (struct sockaddr*)&sun, sizeof sun) != 0 || listen(l, 1) != 0 ||
+        connect(c, (struct sockaddr*)&sun, sizeof sun) != 0) {
+      return errno;
+    }
+    int srv = accept(l, NULL, NULL);
+    char byte = 'x', got = 0;
+    if (srv < 0 || write(c, &byte, 1) != 1 || read(srv, &got, 1) != 1) return errno;
+    return got == 'x' ? 0 : 99;
+  }
+  if (!strcmp(op, "unix-dgram")) return result(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!strcmp(op, "unix-dgram-pair")) {
+    int sv[2];
+    return result(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
   }
   if (!strcmp(op, "io_uring")) return result(syscall(SYS_io_uring_setup, 4, calloc(1, 128)));
   if (!strcmp(op, "ptrace-parent")) return result(ptrace(PTRACE_ATTACH, getppid(), 0, 0));

@@ -1,0 +1,126 @@
+// connect(2) and bind(2) under network none, where every socket the tool
+// can make is an AF_UNIX stream or seqpacket one (tool_filter.cc). Landlock
+// (ABI 7) does not fence a socket's name, so the kernel would let a root
+// tool connect to any daemon on the host (systemd's private socket, D-Bus,
+// docker, cordon policyd, which would take its own approval) and bind a
+// name in a protected place. The supervisor makes the call itself on a copy
+// of the tool's socket (the same socket: pidfd_getfd), for names beneath
+// the writable roots only:
+//   - connect opens the name beneath its root without following anything,
+//     checks that it is a socket, and connects through /proc/self/fd to
+//     that very inode: a name swapped for a symlink meanwhile is never
+//     followed;
+//   - bind creates the name in the parent directory held open beneath its
+//     root, after the protected-path check, with the tool's umask.
+// Abstract names are refused: nothing fences them off the host's without
+// Landlock's scope, and the supervisor's own calls are not scoped. The
+// unnamed autobind (an address of the family alone) is made as asked.
+// The peer of a connection made here sees the supervisor's credentials
+// (SO_PEERCRED), not the tool's. A connect to a listener whose backlog is
+// full blocks as the tool's own would, holding this notification's thread.
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "supervisor/emulator.h"
+#include "supervisor/tool_creds.h"
+#include "supervisor/tool_fd.h"
+#include "supervisor/tool_memory.h"
+
+namespace cordon::supervisor {
+namespace {
+
+constexpr size_t kPathOffset = offsetof(sockaddr_un, sun_path);
+
+// The call on our copy of the tool's socket, to the name `target` (a path
+// through /proc/self/fd, short enough for sun_path).
+Reply CallOnSocket(int sock, const std::string& target, bool bind) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (target.size() >= sizeof addr.sun_path) return Reply::Errno(ENAMETOOLONG);
+  std::memcpy(addr.sun_path, target.data(), target.size());
+  auto len = static_cast<socklen_t>(kPathOffset + target.size() + 1);
+  auto* sa = reinterpret_cast<const sockaddr*>(&addr);
+  int rc = bind ? ::bind(sock, sa, len) : ::connect(sock, sa, len);
+  return rc == 0 ? Reply{} : Reply::Errno(errno);
+}
+
+}  // namespace
+
+Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, uint64_t len,
+                           bool bind, const std::function<bool()>& valid) {
+  const std::string what = bind ? "bind" : "connect";
+  sockaddr_un addr{};
+  if (len < kPathOffset || len > sizeof addr) return Reply::Errno(EINVAL);
+  if (!ReadToolBytes(req.tid, addr_ptr, &addr, len)) return Reply::Errno(EFAULT);
+  auto creds = ReadToolCreds(req.tid);
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  if (!creds) return Reply::Errno(ESRCH);
+  auto sock = GetToolFd(creds->tgid, tool_fd);
+  if (!sock) return Reply::Errno(EBADF);
+  int domain = 0;
+  socklen_t dlen = sizeof domain;
+  if (::getsockopt(sock->get(), SOL_SOCKET, SO_DOMAIN, &domain, &dlen) != 0) {
+    return Reply::Errno(errno);  // ENOTSOCK, as the kernel says
+  }
+  if (domain != AF_UNIX) {
+    return Reply::Errno(EACCES,
+                        what + ": a socket of another family than AF_UNIX under network none");
+  }
+  if (addr.sun_family != AF_UNIX) return Reply::Errno(EINVAL);
+  size_t n = len - kPathOffset;
+  if (n == 0) {
+    if (!bind) return Reply::Errno(EINVAL);
+    // Autobind: the kernel picks a fresh abstract name.
+    return ::bind(sock->get(), reinterpret_cast<const sockaddr*>(&addr),
+                  static_cast<socklen_t>(kPathOffset)) == 0
+               ? Reply{}
+               : Reply::Errno(errno);
+  }
+  if (addr.sun_path[0] == '\0') {
+    return Reply::Errno(EACCES, what +
+                                    " to an abstract Unix socket name: only names beneath "
+                                    "the writable paths are reachable under network none");
+  }
+  auto p = Resolve(req, AT_FDCWD, std::string(addr.sun_path, ::strnlen(addr.sun_path, n)), false);
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  if (!p) {
+    return Reply::Errno(p.error().err, what + " to a Unix socket: " + Describe(p.error()));
+  }
+  if (p->loc.rel.empty()) return Reply::Errno(bind ? EADDRINUSE : ECONNREFUSED);
+  auto parent = WriteRoots::OpenParent(p->loc);
+  if (!parent) return Reply::Errno(parent.error().err);
+  if (!bind) {
+    // The inode itself, never through a symlink: the name may change under us.
+    Fd target(::openat(parent->get(), p->loc.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!target) return Reply::Errno(errno);
+    struct stat st;
+    if (::fstat(target.get(), &st) != 0) return Reply::Errno(errno);
+    if (S_ISLNK(st.st_mode))
+      return Reply::Errno(EACCES, "connect to " + p->abs + ": symbolic link");
+    if (!S_ISSOCK(st.st_mode)) return Reply::Errno(ECONNREFUSED);
+    return CallOnSocket(sock->get(), ProcPath(target.get()), false);
+  }
+  if (Protected(p->loc)) return Reply::Errno(EACCES, "bind " + p->abs + ": protected path");
+  auto tool_umask = umask_.Get(req.tid, valid);
+  if (!tool_umask) return Reply::Errno(EACCES, "stale");
+  // The socket's inode mode becomes the file's, less the caller's umask.
+  struct stat sst;
+  if (::fstat(sock->get(), &sst) == 0) {
+    (void)::fchmod(sock->get(), sst.st_mode & 0777 & ~tool_umask.value());
+  }
+  Reply rep = CallOnSocket(sock->get(), ProcPath(parent->get()) + "/" + p->loc.name, true);
+  struct stat st;
+  if (rep.error == 0 &&
+      ::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    created_.Insert(st.st_dev, st.st_ino);
+  }
+  return rep;
+}
+
+}  // namespace cordon::supervisor
