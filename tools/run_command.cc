@@ -35,6 +35,35 @@ namespace {
 // kernel) carries a later time even from the kernel's lagging coarse clock.
 const int64_t g_process_start_ns = supervisor::NowRealtimeNs();
 
+// `--approvals socket:PATH` hands the answers to whoever can reach PATH:
+// never the tool. Under network none the tool reaches only socket names
+// beneath what it may write (supervisor/emulator_socket.cc); network allow
+// leaves every name open to it.
+void CheckApprovalSocket(const std::string& path, const policy::Policy& p,
+                         std::vector<std::string>& errors) {
+  if (p.network == policy::Network::kAllow) {
+    errors.push_back("--approvals socket:" + path +
+                     " needs --network none: with network allow the tool could connect to the "
+                     "approval socket and answer its own requests");
+    return;
+  }
+  std::string dir = path.substr(0, path.rfind('/') + 1);
+  auto real = policy::RealPath(dir.empty() ? "." : dir);
+  if (!real) return;  // no such socket yet: the run's approvals fail closed
+  std::string abs = real.value() + "/" + path.substr(path.rfind('/') + 1);
+  std::vector<std::string> writable;
+  if (p.profile == policy::Profile::kWorkspaceWrite) writable.push_back(p.workspace);
+  for (const auto& r : p.paths) {
+    if (r.access == policy::Access::kReadWrite) writable.push_back(r.path);
+  }
+  for (const auto& w : writable) {
+    if (!w.empty() && policy::IsWithin(abs, w)) {
+      errors.push_back("--approvals socket:" + path + " lies in " + w +
+                       ", which the tool may write: it could answer its own requests there");
+    }
+  }
+}
+
 }  // namespace
 
 void AddRunOptions(CLI::App* cmd, RunOptions& o) {
@@ -129,6 +158,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
     if (pin) p.tools.push_back(std::move(pin.value()));
     else errors.push_back("--tool " + t + ": " + Describe(pin.error()));
   }
+  if (o.approvals.rfind("socket:", 0) == 0) CheckApprovalSocket(o.approvals.substr(7), p, errors);
   for (const auto& d : p.dropped) {
     spdlog::warn("path {} dropped from the policy: {}", d.path, d.reason);
   }

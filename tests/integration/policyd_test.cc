@@ -305,6 +305,47 @@ TEST_F(PolicydTest, OtherUidsAreRefusedBySoPeercred) {
   EXPECT_TRUE(List().empty()) << "root (same uid) is still served";
 }
 
+// The tool must not answer its own requests: `cordon approve` run by the
+// tool reaches no approval socket outside what it may write, and a run
+// whose tool could reach the socket (network allow, a socket in the
+// workspace) is refused before the tool starts.
+TEST_F(PolicydTest, AToolCannotAnswerItsOwnRequests) {
+  std::string bin = CORDON_BIN;
+  std::string marker = t_.Ws("ran");
+  auto run = [&](std::vector<std::string> opts, std::vector<std::string> tool) {
+    std::vector<std::string> args = {"run",
+                                     "--workspace",
+                                     t_.ws(),
+                                     "--profile",
+                                     "workspace-write",
+                                     "--ro",
+                                     bin.substr(0, bin.rfind('/')),
+                                     "--ro",
+                                     ProbeDir()};
+    args.insert(args.end(), opts.begin(), opts.end());
+    args.push_back("--");
+    args.insert(args.end(), tool.begin(), tool.end());
+    return RunCordon(args);
+  };
+  std::vector<std::string> approvals = {"--approvals", "socket:" + sock_};
+  RunResult inside = run(approvals, {bin, "approve", "--socket", sock_, "--list"});
+  EXPECT_EQ(inside.status, 125) << inside.out << inside.err;
+  EXPECT_NE(inside.err.find("Permission denied"), std::string::npos) << inside.err;
+  EXPECT_TRUE(List().empty()) << "the same command from outside is served";
+
+  auto allow = approvals;
+  allow.insert(allow.end(), {"--network", "allow"});
+  RunResult r = run(allow, {PROBE_DYNAMIC, "create", marker});
+  EXPECT_EQ(r.status, 125) << r.err;
+  EXPECT_NE(r.err.find("needs --network none"), std::string::npos) << r.err;
+  r = run({"--approvals", "socket:" + t_.Ws("policyd.sock")}, {PROBE_DYNAMIC, "create", marker});
+  EXPECT_EQ(r.status, 125) << r.err;
+  EXPECT_FALSE(Exists(marker)) << "the tool ran";
+  r = run(approvals, {PROBE_DYNAMIC, "create", marker});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Exists(marker)) << "the honest run next to them works";
+}
+
 TEST_F(PolicydTest, ApproveUsageErrorsExit125) {
   EXPECT_EQ(RunCordon({"approve", "--socket", sock_}).status, 125);
   EXPECT_EQ(RunCordon({"approve", "--socket", sock_, "--allow", "1"}).status, 125);
