@@ -19,6 +19,17 @@ using namespace cordon::uapi;
 }  // namespace
 
 const char* SyscallName(int nr) {
+  // Newer than Debian 12's libseccomp, which knows them by no name.
+  switch (nr) {
+    case kNrSetxattrat:
+      return "setxattrat";
+    case kNrRemovexattrat:
+      return "removexattrat";
+    case kNrFileSetattr:
+      return "file_setattr";
+    default:
+      break;
+  }
   char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
   static thread_local char buf[64];
   std::snprintf(buf, sizeof buf, "%s", name ? name : "syscall");
