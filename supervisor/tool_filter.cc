@@ -50,8 +50,11 @@ void DenyEscapes(SeccompBuilder& b) {
   // openat2 could ask for RESOLVE flags the supervisor does not emulate;
   // ENOSYS makes libc fall back to openat, which is filtered by flags.
   b.Deny(static_cast<int>(kNrOpenat2), ENOSYS);
-  // Keystroke injection into a terminal the tool still holds.
-  for (unsigned long cmd : {kTiocsti, kTioclinux}) {
+  // Keystroke injection into a terminal the tool still holds, and the
+  // file changes an fd opened read-only allows (uapi.h).
+  for (unsigned long cmd :
+       {kTiocsti, kTioclinux, kFsIocSetversion, kExt4IocSetversion, kExt4IocMigrate,
+        kFsIocEnableVerity, kFsIocSetEncryptionPolicy, kBtrfsIocSubvolSetflags}) {
     b.Deny(SCMP_SYS(ioctl), EPERM, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd)});
   }
   // personality(2) is restricted in SeccompBuilder's prefix.

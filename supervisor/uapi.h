@@ -154,6 +154,14 @@ inline constexpr unsigned long kTiocsti = 0x5412;
 inline constexpr unsigned long kTioclinux = 0x541C;
 inline constexpr unsigned long kFsIocSetflags = 0x40086602;
 inline constexpr unsigned long kFsIocFssetxattr = 0x401c5820;
+// Changes a file through an fd opened read-only, which is all Landlock lets
+// a tool open outside its writable paths: refused to the tool everywhere.
+inline constexpr unsigned long kFsIocSetversion = 0x40087602;           // inode generation
+inline constexpr unsigned long kExt4IocSetversion = 0x40086604;         // the same, ext4's number
+inline constexpr unsigned long kExt4IocMigrate = 0x6609;                // block map to extents
+inline constexpr unsigned long kFsIocEnableVerity = 0x40806685;         // makes a file immutable
+inline constexpr unsigned long kFsIocSetEncryptionPolicy = 0x800c6613;  // on an empty directory
+inline constexpr unsigned long kBtrfsIocSubvolSetflags = 0x4008941a;    // a subvolume read-only
 
 // ---- namespaces --------------------------------------------------------------
 inline constexpr uint64_t kCloneNewTime = 0x00000080;

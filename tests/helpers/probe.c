@@ -23,6 +23,7 @@
  *   probe fremovexattr PATH | fsetxattr PATH | mknod-reg PATH | mknodat-reg PATH
  *   probe symlinkat TARGET PATH | linkat A B | setflags PATH | fssetxattr PATH
  *   probe setxattrat PATH | removexattrat PATH | file_setattr PATH
+ *   probe setversion PATH (FS_IOC_SETVERSION through a read-only fd)
  * The f* forms open PATH read-only first. setflags/fssetxattr add the
  * "nodump" flag; they exit 101 when the filesystem has no such ioctl.
  */
@@ -144,6 +145,12 @@ int main(int argc, char** argv) {
   }
   if (!strcmp(op, "symlinkat")) return result(syscall(SYS_symlinkat, a, AT_FDCWD, b));
   if (!strcmp(op, "linkat")) return result(syscall(SYS_linkat, AT_FDCWD, a, AT_FDCWD, b, 0));
+  if (!strcmp(op, "setversion")) {
+    int fd = open_ro(a);
+    long generation = 424242;
+    if (fd < 0) return errno;
+    return result(ioctl(fd, FS_IOC_SETVERSION, &generation));
+  }
   if (!strcmp(op, "fchown") || !strcmp(op, "fsetxattr") || !strcmp(op, "fremovexattr") ||
       !strcmp(op, "setflags") || !strcmp(op, "fssetxattr")) {
     int fd = open_ro(a);
