@@ -279,6 +279,20 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
       return SocketName(r, i(0), a[1], a[2], false, valid);
     case SCMP_SYS(bind):
       return SocketName(r, i(0), a[1], a[2], true, valid);
+    case SCMP_SYS(kill):
+    case SCMP_SYS(tkill):
+    case SCMP_SYS(tgkill):
+    case SCMP_SYS(rt_sigqueueinfo):
+    case SCMP_SYS(rt_tgsigqueueinfo):
+    case SCMP_SYS(pidfd_send_signal):
+    case SCMP_SYS(setpriority):
+    case SCMP_SYS(ioprio_set):
+    case SCMP_SYS(prlimit64):
+    case SCMP_SYS(sched_setaffinity):
+    case SCMP_SYS(sched_setscheduler):
+    case SCMP_SYS(sched_setparam):
+    case SCMP_SYS(sched_setattr):
+      return ProcessTarget(r);
     case SCMP_SYS(umask): {
       umask_.OnUmask(r.tid, static_cast<mode_t>(a[0]));
       Reply cont;

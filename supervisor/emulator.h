@@ -131,6 +131,9 @@ class Emulator {
   Reply Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
              const std::function<bool()>& valid);
   Reply FdAttr(const Request& req, int fd, int kind, const std::function<bool()>& valid);
+  // Signals, priorities, limits and scheduling aimed at another process
+  // (emulator_process.cc).
+  Reply ProcessTarget(const Request& req);
   // connect(2) (bind false) and bind(2) under network none
   // (emulator_socket.cc).
   Reply SocketName(const Request& req, int fd, uint64_t addr, uint64_t len, bool bind,

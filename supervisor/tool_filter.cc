@@ -91,7 +91,7 @@ void NotifyWriteOpens(SeccompBuilder& b) {
 
 // The bits of ToolFilterIndex.
 constexpr size_t kBitNetworkNone = 1, kBitMutations = 2, kBitAllPaths = 4, kBitDeletes = 8,
-                 kBitWriteOpens = 16, kBitExec = 32;
+                 kBitWriteOpens = 16, kBitExec = 32, kBitSignals = 64;
 
 // The notified syscalls, one list each for the filter and for explain.
 constexpr int kDeletes[] = {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir)};
@@ -109,12 +109,36 @@ constexpr int kAlwaysNotified[] = {
     // Changes no file, answered with CONTINUE: seen so the supervisor's
     // cached umask (tool_creds.h) is never stale.
     SCMP_SYS(umask)};
+constexpr int kSchedTargets[] = {SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_setscheduler),
+                                 SCMP_SYS(sched_setparam), SCMP_SYS(sched_setattr)};
+// Without Landlock's signal scope (ABI < 6, the notify-all rung) a root tool
+// could signal any process of the host. kill(0, sig), the caller's own
+// process group, needs no check.
+constexpr int kSignals[] = {SCMP_SYS(tkill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo),
+                            SCMP_SYS(rt_tgsigqueueinfo), SCMP_SYS(pidfd_send_signal)};
 // Under network none the tool has AF_UNIX sockets only, and Landlock (ABI 7)
 // does not fence a socket's name: connect would reach any daemon listening
 // on the host (systemd, D-Bus, docker, cordon policyd's approvals), bind
 // would make names in protected places. The supervisor performs both, for
 // names beneath the writable roots only (emulator_socket.cc).
 constexpr int kSocketNames[] = {SCMP_SYS(connect), SCMP_SYS(bind)};
+
+// Calls that act on another process and that no Landlock ABI scopes: a
+// root tool (uid 0 like most of the host) could renice every root process,
+// cut PID 1's limits or pin daemons to one CPU. Notified unless aimed at the
+// caller itself, and let through only for the tool's own processes
+// (emulator_process.cc). Conditions are ANDed within a rule, rules ORed.
+void NotifyProcessTargets(SeccompBuilder& b) {
+  // (which, who): PRIO_PROCESS (0) / IOPRIO_WHO_PROCESS (1) with who 0 is
+  // the caller.
+  b.Notify(SCMP_SYS(setpriority), {SCMP_A0(SCMP_CMP_NE, 0)});
+  b.Notify(SCMP_SYS(setpriority), {SCMP_A1(SCMP_CMP_NE, 0)});
+  b.Notify(SCMP_SYS(ioprio_set), {SCMP_A0(SCMP_CMP_NE, 1)});
+  b.Notify(SCMP_SYS(ioprio_set), {SCMP_A1(SCMP_CMP_NE, 0)});
+  // prlimit64(pid, resource, new, old): only a change is notified.
+  b.Notify(SCMP_SYS(prlimit64), {SCMP_A0(SCMP_CMP_NE, 0), SCMP_A2(SCMP_CMP_NE, 0)});
+  for (int nr : kSchedTargets) b.Notify(nr, {SCMP_A0(SCMP_CMP_NE, 0)});
+}
 
 // The groups a policy may leave to the kernel, and when they still notify.
 // On the notify-all rung nothing else fences a path: every group notifies,
@@ -159,6 +183,11 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   if (NotifiesSocketNames(o)) {
     for (int nr : kSocketNames) b.Notify(nr);
   }
+  NotifyProcessTargets(b);
+  if (o.notify_signals) {
+    b.Notify(SCMP_SYS(kill), {SCMP_A0(SCMP_CMP_NE, 0)});
+    for (int nr : kSignals) b.Notify(nr);
+  }
 }
 
 // Network none: AF_UNIX only, and no datagram sockets. A datagram can be
@@ -192,8 +221,15 @@ std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   out.insert(out.end(), std::begin(kAlwaysNotified), std::end(kAlwaysNotified));
   out.push_back(SCMP_SYS(ioctl));  // FS_IOC_SETFLAGS / FS_IOC_FSSETXATTR only
   if (NotifiesExec(o)) out.insert(out.end(), {SCMP_SYS(execve), SCMP_SYS(execveat)});
-  if (NotifiesSocketNames(o))
+  if (NotifiesSocketNames(o)) {
     out.insert(out.end(), std::begin(kSocketNames), std::end(kSocketNames));
+  }
+  out.insert(out.end(), {SCMP_SYS(setpriority), SCMP_SYS(ioprio_set), SCMP_SYS(prlimit64)});
+  out.insert(out.end(), std::begin(kSchedTargets), std::end(kSchedTargets));
+  if (o.notify_signals) {
+    out.push_back(SCMP_SYS(kill));
+    out.insert(out.end(), std::begin(kSignals), std::end(kSignals));
+  }
   return out;
 }
 
@@ -208,10 +244,11 @@ Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts) {
 size_t ToolFilterIndex(const ToolFilterOptions& o) {
   // A new field of ToolFilterOptions fails to compile here until it is
   // given a bit (and kToolFilterCombinations grows).
-  const auto& [network, mutations, all_paths, deletes, write_opens, exec] = o;
+  const auto& [network, mutations, all_paths, deletes, write_opens, exec, signals] = o;
   return (network == policy::Network::kNone ? kBitNetworkNone : 0) |
          (mutations ? kBitMutations : 0) | (all_paths ? kBitAllPaths : 0) |
-         (deletes ? kBitDeletes : 0) | (write_opens ? kBitWriteOpens : 0) | (exec ? kBitExec : 0);
+         (deletes ? kBitDeletes : 0) | (write_opens ? kBitWriteOpens : 0) | (exec ? kBitExec : 0) |
+         (signals ? kBitSignals : 0);
 }
 
 ToolFilterOptions ToolFilterOptionsAt(size_t i) {
@@ -222,6 +259,7 @@ ToolFilterOptions ToolFilterOptionsAt(size_t i) {
   o.notify_deletes = i & kBitDeletes;
   o.notify_write_opens = i & kBitWriteOpens;
   o.notify_exec = i & kBitExec;
+  o.notify_signals = i & kBitSignals;
   return o;
 }
 

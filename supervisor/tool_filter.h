@@ -26,6 +26,7 @@ struct ToolFilterOptions {
   bool notify_deletes = true;      // off when deletes need no approval
   bool notify_write_opens = true;  // off with links: kernel
   bool notify_exec = true;         // off without an exec allowlist
+  bool notify_signals = false;     // Landlock has no signal scope (ABI < 6, notify-all)
   // Renames follow deletes and write opens; on the notify-all rung every
   // group notifies whatever these say (tool_filter.cc, NotifyMutations).
 };
@@ -43,7 +44,7 @@ Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts);
 Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts);
 
 // The table: one program per combination of the options.
-inline constexpr size_t kToolFilterCombinations = 64;
+inline constexpr size_t kToolFilterCombinations = 128;
 size_t ToolFilterIndex(const ToolFilterOptions& opts);
 ToolFilterOptions ToolFilterOptionsAt(size_t index);
 

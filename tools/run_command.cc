@@ -249,6 +249,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.landlock_abi = k.landlock_abi;
   req.filter.network = p.network;
   req.filter.notify_all_paths = rung == Rung::kNotifyAll;
+  req.filter.notify_signals = rung == Rung::kNotifyAll || k.landlock_abi < 6;
   ConfigureDecisions(p, services, req);
   // The preload (issue 5): glibc tools get early, precise refusals.
   policy::Policy run_policy = p;

@@ -11,6 +11,10 @@
  *   probe connect-unix PATH | bind-unix PATH | connect-abstract NAME
  *   probe unix-echo PATH (binds PATH, connects to it, passes a byte)
  *   probe unix-dgram | unix-dgram-pair (an AF_UNIX datagram socket)
+ *   probe kill PID SIG | renice PID | prlimit-nofile PID | setaffinity PID
+ *   probe renice-user UID (PRIO_USER) | pidfd-kill PID SIG
+ *   probe own-child: forks a child, renices, limits and pins it, then
+ *     kills it with pidfd_send_signal, kill and tgkill (all must work)
  *   probe tiocsti | exit N | kill-self SIG | sleep SECONDS | openat2 PATH
  *   probe raw-openat-write PATH | x32 | fchmodat2 PATH | cwd
  *   probe reopen HELD ALIAS_PREFIX MODE: opens HELD read-only (or "-" for
@@ -42,11 +46,13 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -226,6 +232,56 @@ int main(int argc, char** argv) {
   if (!strcmp(op, "unix-dgram-pair")) {
     int sv[2];
     return result(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
+  }
+  if (!strcmp(op, "kill")) return result(kill(atoi(a), atoi(b)));
+  if (!strcmp(op, "renice")) return result(setpriority(PRIO_PROCESS, (id_t)atoi(a), 10));
+  if (!strcmp(op, "renice-user")) return result(setpriority(PRIO_USER, (id_t)atoi(a), 19));
+  if (!strcmp(op, "prlimit-nofile")) {
+    struct rlimit few = {16, 16};
+    return result(prlimit(atoi(a), RLIMIT_NOFILE, &few, NULL));
+  }
+  if (!strcmp(op, "setaffinity")) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    return result(sched_setaffinity(atoi(a), sizeof one, &one));
+  }
+  if (!strcmp(op, "pidfd-kill")) {
+    int pfd = (int)syscall(SYS_pidfd_open, atoi(a), 0);
+    if (pfd < 0) return errno;
+    return result(syscall(SYS_pidfd_send_signal, pfd, atoi(b), NULL, 0));
+  }
+  if (!strcmp(op, "own-child")) {
+    pid_t kids[3];
+    for (int i = 0; i < 3; ++i) {
+      kids[i] = fork();
+      if (kids[i] < 0) return errno;
+      if (kids[i] == 0) {
+        pause();
+        _exit(0);
+      }
+    }
+    struct rlimit none = {0, 0};
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    if (setpriority(PRIO_PROCESS, (id_t)kids[0], 5) != 0 ||
+        getpriority(PRIO_PROCESS, (id_t)kids[0]) != 5 ||
+        prlimit(kids[0], RLIMIT_CORE, &none, NULL) != 0 ||
+        sched_setaffinity(kids[0], sizeof one, &one) != 0) {
+      return errno;
+    }
+    int pfd = (int)syscall(SYS_pidfd_open, kids[0], 0);
+    if (pfd < 0 || syscall(SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0) != 0 ||
+        kill(kids[1], SIGTERM) != 0 || syscall(SYS_tgkill, kids[2], kids[2], SIGTERM) != 0) {
+      return errno;
+    }
+    for (int i = 0; i < 3; ++i) {
+      int status = 0;
+      if (waitpid(kids[i], &status, 0) != kids[i]) return errno;
+      if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM) return 99;
+    }
+    return 0;
   }
   if (!strcmp(op, "io_uring")) return result(syscall(SYS_io_uring_setup, 4, calloc(1, 128)));
   if (!strcmp(op, "ptrace-parent")) return result(ptrace(PTRACE_ATTACH, getppid(), 0, 0));

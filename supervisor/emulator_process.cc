@@ -1,0 +1,176 @@
+// The calls that act on another process: signals where Landlock has no
+// signal scope, and on every rung the priority, scheduling and limit calls
+// no Landlock ABI scopes (tool_filter.cc says which are notified). They are
+// let through (CONTINUE) only when every process they reach is the tool's:
+// a descendant of this supervisor, which is a child subreaper, so the
+// tool's orphans stay below it. Their arguments are registers, which the
+// tool cannot change after the check; a target that dies and whose pid is
+// taken by another process between the check and the call would need the
+// pid space to wrap within that window. pidfd_send_signal names its target
+// by an fd the tool could swap, so it is performed here, on a copy.
+#include <dirent.h>
+#include <fcntl.h>
+#include <seccomp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "supervisor/emulator.h"
+#include "supervisor/notify_loop.h"
+#include "supervisor/tool_creds.h"
+#include "supervisor/tool_fd.h"
+
+namespace cordon::supervisor {
+namespace {
+
+struct ProcStat {
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+};
+
+// Fields 4 and 5 of /proc/PID/stat, after the ")" that ends the command
+// name (which may itself hold spaces and parentheses).
+std::optional<ProcStat> ReadStat(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buf[512];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  buf[n] = '\0';
+  const char* close = std::strrchr(buf, ')');
+  ProcStat st;
+  char state;
+  if (close == nullptr || std::sscanf(close + 1, " %c %d %d", &state, &st.ppid, &st.pgrp) != 3) {
+    return std::nullopt;
+  }
+  return st;
+}
+
+enum class Target { kGone, kTool, kOther };
+
+// Whether `pid` (a process or thread id) descends from this supervisor.
+Target Classify(pid_t pid) {
+  const pid_t self = ::getpid();
+  if (pid <= 0) return Target::kGone;
+  if (pid == self) return Target::kOther;
+  for (int depth = 0; depth < 4096; ++depth) {
+    auto st = ReadStat(pid);
+    if (!st) return depth == 0 ? Target::kGone : Target::kOther;
+    if (st->ppid == self) return Target::kTool;
+    if (st->ppid <= 1) return Target::kOther;
+    pid = st->ppid;
+  }
+  return Target::kOther;
+}
+
+// A process group's members share one session, and a session made by one
+// of the tool's processes holds only its descendants: one member says it.
+Target ClassifyGroup(pid_t pgrp) {
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return Target::kOther;
+  Target t = Target::kGone;
+  while (dirent* e = ::readdir(d)) {
+    pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0) continue;
+    auto st = ReadStat(pid);
+    if (st && st->pgrp == pgrp) {
+      t = Classify(pid) == Target::kTool ? Target::kTool : Target::kOther;
+      break;
+    }
+  }
+  ::closedir(d);
+  return t;
+}
+
+Reply Decide(Target t, const std::string& what) {
+  switch (t) {
+    case Target::kTool: {
+      Reply cont;
+      cont.continue_syscall = true;
+      return cont;
+    }
+    case Target::kGone:
+      return Reply::Errno(ESRCH);
+    case Target::kOther:
+      break;
+  }
+  return Reply::Errno(EPERM, what + ": not a process of the tool");
+}
+
+// The pid a pidfd refers to, from /proc/self/fdinfo ("Pid:\t-1" once gone).
+pid_t PidfdPid(int fd) {
+  std::string path = "/proc/self/fdinfo/" + std::to_string(fd);
+  FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return -1;
+  char line[128];
+  pid_t pid = -2;  // not a pidfd
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "Pid:\t%d", &pid) == 1) break;
+  }
+  std::fclose(f);
+  return pid;
+}
+
+}  // namespace
+
+Reply Emulator::ProcessTarget(const Request& req) {
+  const uint64_t* a = req.args;
+  auto arg = [&](int k) { return static_cast<int>(a[k]); };
+  const std::string what = SyscallName(req.nr);
+  switch (req.nr) {
+    case SCMP_SYS(kill):
+      if (arg(0) == -1) return Reply::Errno(EPERM, "kill(-1): every process");
+      if (arg(0) < 0) return Decide(ClassifyGroup(-arg(0)), what);
+      return Decide(arg(0) == 0 ? Target::kTool : Classify(arg(0)), what);
+    case SCMP_SYS(tkill):
+    case SCMP_SYS(rt_sigqueueinfo):
+    case SCMP_SYS(prlimit64):
+    case SCMP_SYS(sched_setaffinity):
+    case SCMP_SYS(sched_setscheduler):
+    case SCMP_SYS(sched_setparam):
+    case SCMP_SYS(sched_setattr):
+      // 0 is the caller; a negative id is the kernel's EINVAL or ESRCH.
+      if (arg(0) <= 0) return Decide(Target::kTool, what);
+      return Decide(Classify(arg(0)), what);
+    case SCMP_SYS(tgkill):
+    case SCMP_SYS(rt_tgsigqueueinfo):
+      if (arg(1) <= 0) return Decide(Target::kTool, what);
+      return Decide(Classify(arg(1)), what);
+    case SCMP_SYS(setpriority):
+    case SCMP_SYS(ioprio_set): {
+      // PRIO_PROCESS, PRIO_PGRP, PRIO_USER are 0, 1, 2; IOPRIO_WHO_* 1, 2, 3.
+      int which = arg(0) - (req.nr == SCMP_SYS(ioprio_set) ? 1 : 0);
+      int who = arg(1);
+      if (which == 2) return Reply::Errno(EPERM, what + ": every process of a user");
+      if (which == 1 && who != 0) return Decide(ClassifyGroup(who), what);
+      if (which == 0 && who > 0) return Decide(Classify(who), what);
+      return Decide(Target::kTool, what);  // the caller, its group, or EINVAL
+    }
+    case SCMP_SYS(pidfd_send_signal): {
+      if (a[2] != 0 || a[3] != 0) {
+        return Reply::Errno(EPERM, what + " with a siginfo or flags is not emulated");
+      }
+      auto creds = ReadToolCreds(req.tid);
+      if (!creds) return Reply::Errno(ESRCH);
+      auto fd = GetToolFd(creds->tgid, arg(0));
+      if (!fd) return Reply::Errno(EBADF);
+      pid_t pid = PidfdPid(fd->get());
+      if (pid <= 0) return Reply::Errno(pid == -1 ? ESRCH : EBADF);  // gone, or not a pidfd
+      Reply r = Decide(Classify(pid), what);
+      if (!r.continue_syscall) return r;
+      // The copy still refers to the process checked, or to nothing.
+      long rc = ::syscall(SYS_pidfd_send_signal, fd->get(), arg(1), nullptr, 0);
+      return rc == 0 ? Reply{} : Reply::Errno(errno);
+    }
+  }
+  return Reply::Errno(ENOSYS);
+}
+
+}  // namespace cordon::supervisor
