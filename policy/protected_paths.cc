@@ -31,16 +31,39 @@ std::vector<std::string_view> Split(std::string_view p) {
   return out;
 }
 
+constexpr std::string_view kAnyDepth = "**";
+
+// Whether pat[p..] matches rel[r..] from its start: true when it ends at
+// the end of rel, or anywhere when `covers_below`. "**" takes one or more
+// segments.
+bool MatchFrom(const std::vector<std::string_view>& pat, std::size_t p,
+               const std::vector<std::string_view>& rel, std::size_t r, bool covers_below) {
+  if (p == pat.size()) return r == rel.size() || covers_below;
+  if (r == rel.size()) return false;
+  if (pat[p] == kAnyDepth) {
+    for (std::size_t next = r + 1; next <= rel.size(); ++next) {
+      if (MatchFrom(pat, p + 1, rel, next, covers_below)) return true;
+    }
+    return false;
+  }
+  return pat[p] == rel[r] && MatchFrom(pat, p + 1, rel, r + 1, covers_below);
+}
+
 bool Matches(std::string_view pattern, const std::vector<std::string_view>& rel) {
   std::vector<std::string_view> pat = Split(pattern);
   if (pat.empty() || pat.size() > rel.size()) return false;
   // Beneath a ".git" match is a .git directory's content: not protected.
   bool covers_below = pat.back() != ".git";
   for (std::size_t i = 0; i + pat.size() <= rel.size(); ++i) {
-    if (!std::equal(pat.begin(), pat.end(), rel.begin() + static_cast<std::ptrdiff_t>(i))) continue;
-    if (i + pat.size() == rel.size() || covers_below) return true;
+    if (MatchFrom(pat, 0, rel, i, covers_below)) return true;
   }
   return false;
+}
+
+// The segments of `pattern` before its first "**" (all of it without one).
+std::string LiteralPrefix(const std::string& pattern) {
+  std::size_t at = pattern.find("/**");
+  return at == std::string::npos ? pattern : pattern.substr(0, at);
 }
 
 std::string Join(const std::string& dir, std::string_view name) {
@@ -61,8 +84,25 @@ bool IsPhysical(const std::string& path) {
 std::vector<std::string> DefaultProtectedPatterns() {
   // .git/commondir names the directory git reads config and hooks from:
   // pointed elsewhere in the workspace, it brings a config of the tool's.
-  return {".git/config", ".git/hooks", ".git/info", ".git/commondir", ".git", ".gitmodules",
-          ".envrc", ".cordon"};
+  // A submodule's git directory is .git/modules/NAME (NAME may hold
+  // slashes, and nest further modules), a worktree's .git/worktrees/NAME:
+  // each has a config or hooks git obeys when run there.
+  return {".git/config",
+          ".git/config.worktree",
+          ".git/hooks",
+          ".git/info",
+          ".git/commondir",
+          ".git/modules/**/config",
+          ".git/modules/**/config.worktree",
+          ".git/modules/**/hooks",
+          ".git/modules/**/info",
+          ".git/modules/**/commondir",
+          ".git/worktrees/**/config.worktree",
+          ".git/worktrees/**/commondir",
+          ".git",
+          ".gitmodules",
+          ".envrc",
+          ".cordon"};
 }
 
 bool MatchesProtected(const std::vector<std::string>& patterns, std::string_view rel_path) {
@@ -80,11 +120,15 @@ std::string CheckProtectedPattern(std::string_view pattern) {
   if (pattern.empty()) return "empty pattern";
   if (pattern.front() == '/') return "must be relative to the workspace";
   if (pattern.find('\0') != std::string_view::npos) return "contains a NUL byte";
-  for (std::string_view seg : Split(pattern)) {
+  std::vector<std::string_view> segs = Split(pattern);
+  for (std::string_view seg : segs) {
     if (seg.empty()) return "empty segment (a duplicate or trailing '/')";
     if (seg == "." || seg == "..") return "'.' and '..' segments are not allowed";
   }
   if (pattern.back() == '/') return "trailing '/'";
+  if (segs.front() == kAnyDepth || segs.back() == kAnyDepth) {
+    return "'**' (one or more segments) may stand only between two names";
+  }
   return {};
 }
 
@@ -226,7 +270,10 @@ class ScanWalker {
     });
     for (std::size_t i = 0; i < patterns.size(); ++i) {
       if (!present[i]) continue;
-      const std::string& pat = patterns[i];
+      // A pattern with "**" is carved from its literal prefix down, whole:
+      // the scan does not walk git's directories to expand it, and a
+      // carve too wide fails closed.
+      const std::string pat = LiteralPrefix(patterns[i]);
       struct stat st;
       if (::fstatat(fd, pat.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
       bool git_name = pat == ".git" || pat.ends_with("/.git");

@@ -138,8 +138,11 @@ TEST_P(PolicyRunTest, DenyInsideAnAllowedDirectory) {
 }
 
 TEST_P(PolicyRunTest, ProtectedPathsStayReadOnlyUnderWorkspaceWrite) {
-  Mkdirs({".git", ".git/hooks", ".git/objects", "src", "sub", "sub/.git", "sub/.git/hooks"});
+  Mkdirs({".git", ".git/hooks", ".git/objects", "src", "sub", "sub/.git", "sub/.git/hooks",
+          ".git/modules", ".git/modules/lib", ".git/modules/lib/zlib",
+          ".git/modules/lib/zlib/hooks", ".git/modules/lib/zlib/objects"});
   WriteFile(t_.Ws(".git/config"), "[core]\n");
+  WriteFile(t_.Ws(".git/modules/lib/zlib/config"), "[core]\n");
   WriteFile(t_.Ws("sub/.git/config"), "[core]\n");
   WriteFile(t_.Ws("README"), "r\n");
   std::vector<std::string> ww = {"--profile", "workspace-write"};
@@ -148,6 +151,12 @@ TEST_P(PolicyRunTest, ProtectedPathsStayReadOnlyUnderWorkspaceWrite) {
   EXPECT_EQ(Run(ww, {"write", "sub/.git/config"}), EACCES) << "a nested repository";
   EXPECT_EQ(Run(ww, {"create", "sub/.git/hooks/pre-commit"}), EACCES);
   EXPECT_EQ(Run(ww, {"create", ".git/commondir"}), EACCES) << "would point git at a tool's config";
+  EXPECT_EQ(Run(ww, {"create", ".git/modules/lib/zlib/hooks/post-checkout"}), EACCES)
+      << "a submodule's hooks run when git runs there";
+  EXPECT_EQ(Run(ww, {"write", ".git/modules/lib/zlib/config"}), EACCES);
+  EXPECT_EQ(ReadFile(t_.Ws(".git/modules/lib/zlib/config")), "[core]\n");
+  EXPECT_FALSE(Exists(t_.Ws(".git/modules/lib/zlib/hooks/post-checkout")));
+  EXPECT_EQ(Run(ww, {"create", ".git/modules/lib/zlib/objects/ab"}), 0) << last_.err;
   EXPECT_EQ(Run(ww, {"unlink", ".git/config"}), EACCES);
   EXPECT_EQ(Run(ww, {"rename", "README", ".git/config"}), EACCES);
   EXPECT_EQ(ReadFile(t_.Ws(".git/config")), "[core]\n");
@@ -221,6 +230,18 @@ TEST_P(PolicyRunTest, ARenameCannotMakeAProtectedPathWithApprovalsOff) {
   EXPECT_EQ(Run(a, {"unlink", "y"}), 0) << last_.err;
   EXPECT_EQ(ReadFile(t_.Ws("sub/envrc.txt")), "export EVIL=1\n");
   EXPECT_FALSE(Exists(t_.Ws("y")));
+}
+
+// Under links: kernel Landlock alone keeps a submodule's config: the scan
+// carves what a "**" pattern starts with (.git/modules) whole.
+TEST_P(PolicyRunTest, ASubmodulesGitDirectoryStaysReadOnlyUnderLinksKernel) {
+  Mkdirs({".git", ".git/modules", ".git/modules/lib", ".git/modules/lib/zlib", "src"});
+  WriteFile(t_.Ws(".git/modules/lib/zlib/config"), "[core]\n");
+  Policy(R"({"links":"kernel"})");
+  std::vector<std::string> a = {"--policy", policy_, "--profile", "workspace-write"};
+  EXPECT_EQ(Run(a, {"write", ".git/modules/lib/zlib/config"}), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws(".git/modules/lib/zlib/config")), "[core]\n");
+  EXPECT_EQ(Run(a, {"create", "src/main.c"}), 0) << last_.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Probes, PolicyRunTest, ::testing::Values(PROBE_DYNAMIC, PROBE_STATIC),

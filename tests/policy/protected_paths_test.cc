@@ -33,21 +33,44 @@ TEST(IsProtected, DefaultPatternsTable) {
       {".gitmodules", true},
       {".envrc", true},
       {".cordon/state", true},
-      {".git", true},                   // renaming the .git away, or a worktree's .git file
+      {".git", true},                       // renaming the .git away, or a worktree's .git file
       {"sub/.git/hooks/pre-commit", true},  // a nested repository
       {"a/b/.git/config", true},
       {"a/.envrc", true},
-      {".git/objects/ab/cdef", false},  // the honest neighbour: git's own data
+      {".git/config.worktree", true},
+      {".git/modules/sub/config", true},  // a submodule's git directory
+      {".git/modules/sub/hooks/post-checkout", true},
+      {".git/modules/third_party/zlib/config", true},       // a name with a slash
+      {".git/modules/a/modules/b/hooks/pre-commit", true},  // nested submodules
+      {".git/modules/sub/commondir", true},
+      {".git/worktrees/w/commondir", true},
+      {".git/worktrees/w/config.worktree", true},
+      {".git/modules/sub/objects/ab/cdef", false},
+      {".git/worktrees/w/HEAD", false},
+      {"src/modules/auth/hooks/use.ts", false},  // not under .git
+      {".git/objects/ab/cdef", false},           // the honest neighbour: git's own data
       {".git/HEAD", false},
       {".git/refs/heads/main", false},
       {"src/main.cc", false},
       {"config", false},
-      {"hooks/pre-commit", false},       // not under .git
+      {"hooks/pre-commit", false},  // not under .git
       {"x.gitmodules", false},
       {".envrc.example", false},
       {"", false},
   };
   for (const auto& c : cases) EXPECT_EQ(IsProtected(p, c.rel), c.protected_) << c.rel;
+}
+
+TEST(CheckProtectedPattern, AnyDepthStandsBetweenTwoNames) {
+  EXPECT_EQ(CheckProtectedPattern(".git/modules/**/config"), "");
+  EXPECT_NE(CheckProtectedPattern("**/config"), "");
+  EXPECT_NE(CheckProtectedPattern(".git/**"), "");
+  Policy p;
+  p.protected_patterns = {"a/**/b"};
+  EXPECT_FALSE(IsProtected(p, "a/b")) << "'**' takes at least one segment";
+  EXPECT_TRUE(IsProtected(p, "a/x/b"));
+  EXPECT_TRUE(IsProtected(p, "a/x/y/b/c"));
+  EXPECT_TRUE(IsProtected(p, "top/a/x/b"));
 }
 
 TEST(IsProtected, EmptyListProtectsNothing) {
