@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/audit.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -117,7 +119,7 @@ bool AllowsReadOnlyOpens(const ToolFilterOptions& o) {
 
 // The prefix decides alone only foreign entries, numbers newer than cordon
 // and personality(2); for everything else the whole program and
-// libseccomp's program alone decide the same, in all 64 variants.
+// libseccomp's program alone decide the same, in every variant.
 TEST(ToolFilterProgram, PrefixChangesNoDecisionOfLibseccompsProgram) {
   std::vector<seccomp_data> calls;
   for (uint64_t flags : OpenFlagsToTry()) {
@@ -205,6 +207,71 @@ TEST(ToolFilterProgram, DeletesAndRenamesGoToTheKernelOnlyBehindLandlock) {
   Programs fast_p = Load(ToolFilterIndex(fast));
   EXPECT_EQ(Eval(fast_p.whole, Call(SYS_rename, {kPathPointer, kPathPointer})).action,
             uapi::kSeccompRetAllow);
+}
+
+// Calls that reach another process notify unless aimed at the caller (0),
+// in every variant that notifies at all; signals only where Landlock has no
+// signal scope. The kernel reads the ids as ints: a high word alone still
+// notifies, the safe side.
+TEST(ToolFilterProgram, CallsAimedAtAnotherProcessNotifyUnlessAimedAtTheCaller) {
+  constexpr uint64_t kPid = 1;
+  for (size_t v = 0; v < kToolFilterCombinations; ++v) {
+    const ToolFilterOptions o = ToolFilterOptionsAt(v);
+    if (!o.notify_mutations) continue;
+    Programs p = Load(v);
+    auto action = [&](const seccomp_data& d) { return Eval(p.whole, d).action; };
+    const uint32_t notify = uapi::kSeccompRetUserNotif, allow = uapi::kSeccompRetAllow;
+    EXPECT_EQ(action(Call(SYS_prlimit64, {kPid, RLIMIT_NOFILE, kPathPointer, 0})), notify) << v;
+    EXPECT_EQ(action(Call(SYS_prlimit64, {kPid, RLIMIT_NOFILE, 0, kPathPointer})), allow) << v;
+    EXPECT_EQ(action(Call(SYS_prlimit64, {0, RLIMIT_NOFILE, kPathPointer, 0})), allow) << v;
+    EXPECT_EQ(action(Call(SYS_prlimit64, {kHighWord, RLIMIT_NOFILE, kPathPointer, 0})), notify);
+    EXPECT_EQ(action(Call(SYS_setpriority, {0, kPid, 10})), notify) << v;  // PRIO_PROCESS
+    EXPECT_EQ(action(Call(SYS_setpriority, {2, 0, 10})), notify) << v;     // PRIO_USER
+    EXPECT_EQ(action(Call(SYS_setpriority, {0, 0, 10})), allow) << v;      // nice(2)
+    EXPECT_EQ(action(Call(SYS_ioprio_set, {1, 0, 0})), allow) << v;
+    EXPECT_EQ(action(Call(SYS_ioprio_set, {1, kPid, 0})), notify) << v;
+    EXPECT_EQ(action(Call(SYS_ioprio_set, {3, 0, 0})), notify) << v;
+    for (long nr :
+         {SYS_sched_setaffinity, SYS_sched_setscheduler, SYS_sched_setparam, SYS_sched_setattr}) {
+      EXPECT_EQ(action(Call(nr, {kPid, 8, kPathPointer})), notify) << v << " " << nr;
+      EXPECT_EQ(action(Call(nr, {0, 8, kPathPointer})), allow) << v << " " << nr;
+    }
+    const uint32_t signals = o.notify_signals ? notify : allow;
+    EXPECT_EQ(action(Call(SYS_kill, {kPid, SIGTERM})), signals) << v;
+    EXPECT_EQ(action(Call(SYS_kill, {0, SIGTERM})), allow) << v;
+    for (long nr : {SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo, SYS_rt_tgsigqueueinfo,
+                    SYS_pidfd_send_signal}) {
+      EXPECT_EQ(action(Call(nr, {kPid, kPid, SIGTERM})), signals) << v << " " << nr;
+    }
+  }
+}
+
+// Network none: Unix stream and seqpacket sockets only, and their names
+// decided by the supervisor.
+TEST(ToolFilterProgram, NetworkNoneNotifiesSocketNamesAndRefusesDatagrams) {
+  for (size_t v = 0; v < kToolFilterCombinations; ++v) {
+    const ToolFilterOptions o = ToolFilterOptionsAt(v);
+    if (!o.notify_mutations) continue;
+    Programs p = Load(v);
+    auto action = [&](const seccomp_data& d) { return Eval(p.whole, d).action; };
+    const bool none = o.network == policy::Network::kNone;
+    const uint32_t names = none ? uapi::kSeccompRetUserNotif : uapi::kSeccompRetAllow;
+    const uint32_t refused = none ? uapi::kSeccompRetErrno | EPERM : uapi::kSeccompRetAllow;
+    EXPECT_EQ(action(Call(SYS_connect, {3, kPathPointer, 110})), names) << v;
+    EXPECT_EQ(action(Call(SYS_bind, {3, kPathPointer, 110})), names) << v;
+    for (long nr : {SYS_socket, SYS_socketpair}) {
+      for (uint64_t type : {uint64_t{SOCK_DGRAM}, uint64_t{SOCK_DGRAM | SOCK_CLOEXEC},
+                            uint64_t{SOCK_RAW | SOCK_NONBLOCK}}) {
+        EXPECT_EQ(action(Call(nr, {AF_UNIX, type, 0, kPathPointer})), refused) << v << " " << nr;
+      }
+      EXPECT_EQ(action(Call(nr, {AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, kPathPointer})),
+                uapi::kSeccompRetAllow)
+          << v;
+      EXPECT_EQ(action(Call(nr, {AF_UNIX, SOCK_SEQPACKET, 0, kPathPointer})),
+                uapi::kSeccompRetAllow)
+          << v;
+    }
+  }
 }
 
 // A read-only open is decided in the prefix, in a handful of instructions,
