@@ -47,11 +47,15 @@ void NormalisePolicy(Policy& p) {
   ProtectedScan scan = FindProtectedPaths(p.workspace, p.protected_patterns,
                                           kProtectedScanEntries, p.limits.max_tree_depth);
   p.protected_paths = std::move(scan.paths);
+  p.protected_scan_truncated = scan.truncated;
   if (scan.truncated) {
+    // Fail closed: a match past the bound has no kernel carve-out.
     p.notes.push_back("the protected-path scan stopped at its bound (" +
                       std::to_string(kProtectedScanEntries) + " entries, " +
                       std::to_string(p.limits.max_tree_depth) +
-                      " levels); deeper matches are refused by the supervisor only");
+                      " levels): write opens, deletes and renames go to the supervisor as "
+                      "under the strict default, which refuses protected paths by name at any "
+                      "depth; raise limits.treeDepth or narrow the workspace to relax it");
   }
 }
 

@@ -78,6 +78,11 @@ struct Policy {
   // was loaded (absolute), which the kernel layer carves out.
   std::vector<std::string> protected_patterns = DefaultProtectedPatterns();
   std::vector<std::string> protected_paths;
+  // The walk that found them stopped at its bound, so deeper matches are
+  // not carved out: a run must then have the supervisor decide write opens,
+  // deletes and renames (it matches by name, at any depth) whatever links
+  // and sensitive.delete relax (tools/run_command.h, NotifyWhatRunNeeds).
+  bool protected_scan_truncated = false;
   SensitiveDelete sensitive_delete = SensitiveDelete::kAsk;
   LinkMode links = LinkMode::kStrict;
   std::vector<std::string> notes;   // load-time remarks explain shows

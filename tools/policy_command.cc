@@ -15,6 +15,7 @@
 #include "supervisor/probe.h"
 #include "supervisor/tool_filter.h"
 #include "tools/policy_file.h"
+#include "tools/run_command.h"
 
 namespace cordon::tools {
 namespace {
@@ -88,7 +89,7 @@ std::string DeleteLine(policy::SensitiveDelete d) {
 // RunTool uses: approvals off and links: kernel need fewer round trips).
 std::vector<std::string> Notified(const policy::Policy& p) {
   supervisor::ToolFilterOptions o;
-  supervisor::NotifyWhatPolicyNeeds(p, &o);
+  NotifyWhatRunNeeds(p, &o);
   std::vector<std::string> names;
   for (int nr : supervisor::NotifiedSyscalls(o)) {
     std::string n = supervisor::SyscallName(nr);
@@ -185,7 +186,7 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
   for (const auto& f : p.protected_paths) std::printf("  found now: %s\n", f.c_str());
   if (p.profile != policy::Profile::kWorkspaceWrite) {
     std::printf("  (the workspace is read-only anyway under this profile)\n");
-  } else if (p.links == policy::LinkMode::kKernel) {
+  } else if (p.links == policy::LinkMode::kKernel && !p.protected_scan_truncated) {
     std::printf(
         "  links: kernel: only those found now are fenced (by Landlock, which sees no names);\n"
         "  one the run creates (a new .envrc, a new repository's hooks) is NOT refused\n");

@@ -162,6 +162,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   for (const auto& d : p.dropped) {
     spdlog::warn("path {} dropped from the policy: {}", d.path, d.reason);
   }
+  for (const auto& n : p.notes) spdlog::info("note: {}", n);
   if (errors.empty()) {
     for (auto& e : policy::Validate(p)) errors.push_back(std::move(e));
   }
@@ -294,7 +295,15 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
   // Notify only what the policy needs decided (DESIGN.md); an exec needs a
   // decision only against an exec allowlist (Landlock's EXECUTE rights are
   // the fence otherwise).
-  supervisor::NotifyWhatPolicyNeeds(p, &req.filter);
+  NotifyWhatRunNeeds(p, &req.filter);
+}
+
+void NotifyWhatRunNeeds(const policy::Policy& p, supervisor::ToolFilterOptions* o) {
+  supervisor::NotifyWhatPolicyNeeds(p, o);
+  if (p.protected_scan_truncated) {
+    o->notify_write_opens = true;  // renames follow (tool_filter.h)
+    o->notify_deletes = true;
+  }
 }
 
 void RegisterRun(CLI::App& app, int& exit_code) {

@@ -178,6 +178,42 @@ TEST_P(PolicyRunTest, ProtectedPathsStayReadOnlyUnderWorkspaceWrite) {
   EXPECT_EQ(Run({"--policy", policy_}, {"create", ".git/hooks/pre-commit"}), EACCES);
 }
 
+// links: kernel and sensitive.delete: allow leave protected paths to the
+// kernel carve-outs of a bounded scan. One past the bound (a small
+// limits.treeDepth here) has none: the run must fall back to the supervisor
+// deciding writes, deletes and renames by name, never leave it writable.
+TEST_P(PolicyRunTest, ProtectedPathsPastTheScanBoundStayReadOnly) {
+  Mkdirs({"a", "a/b", "a/b/c", "a/b/c/.git"});
+  const std::string cfg = "a/b/c/.git/config";
+  WriteFile(t_.Ws(cfg), "[core]\n");
+  WriteFile(t_.Ws("a/b/c/notes.txt"), "n\n");
+  WriteFile(t_.Ws("a/b/c/old.txt"), "old\n");
+  const std::string kRelaxed[] = {
+      R"({"links":"kernel","limits":{"treeDepth":2}})",
+      R"({"sensitive":{"delete":"allow"},"limits":{"treeDepth":2}})",
+      R"({"links":"kernel","sensitive":{"delete":"allow"},"limits":{"treeDepth":2}})"};
+  const std::vector<std::string> a = {"--log-level", "info",      "--policy",
+                                      policy_,       "--profile", "workspace-write"};
+  for (const std::string& json : kRelaxed) {
+    SCOPED_TRACE(json);
+    Policy(json);
+    EXPECT_EQ(Run(a, {"write", cfg}), EACCES) << last_.err;
+    EXPECT_THAT(last_.err, HasSubstr("scan stopped at its bound"));
+    EXPECT_EQ(Run(a, {"trunc", cfg}), EACCES);
+    EXPECT_EQ(Run(a, {"unlink", cfg}), EACCES);
+    EXPECT_EQ(Run(a, {"rename", cfg, "a/b/c/cfg"}), EACCES);
+    EXPECT_EQ(Run(a, {"create", "a/b/c/.envrc"}), EACCES);
+    EXPECT_EQ(ReadFile(t_.Ws(cfg)), "[core]\n");
+    EXPECT_FALSE(Exists(t_.Ws("a/b/c/cfg")) || Exists(t_.Ws("a/b/c/.envrc")));
+    // The honest neighbour next to it.
+    EXPECT_EQ(Run(a, {"write", "a/b/c/notes.txt"}), 0) << last_.err;
+    EXPECT_EQ(ReadFile(t_.Ws("a/b/c/notes.txt")), "probe\n");
+  }
+  // Still no approval asked for the user's ordinary file.
+  EXPECT_EQ(Run(a, {"unlink", "a/b/c/old.txt"}), 0) << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("a/b/c/old.txt")));
+}
+
 // Approvals off (and links: kernel) leave deletes and renames to Landlock.
 // Without Landlock (the notify-all rung) the supervisor must still decide
 // them: nothing else would keep them inside the workspace.
@@ -312,6 +348,25 @@ TEST(PolicyCommand, ExplainSaysWhatEachRelaxationLeavesToTheKernel) {
   EXPECT_THAT(fast, ::testing::Not(HasSubstr(" rename")));
   EXPECT_THAT(fast, HasSubstr(" mkdir"));
   EXPECT_THAT(out, HasSubstr("is NOT refused"));
+}
+
+// explain shows what a run does when the protected-path scan stops at its
+// bound: the relaxed groups go back to the supervisor.
+TEST(PolicyCommand, ExplainSaysATruncatedScanKeepsTheSupervisorDeciding) {
+  ScratchTree t;
+  for (const char* d : {"a", "a/b", "a/b/.git"}) ASSERT_EQ(::mkdir(t.Ws(d).c_str(), 0755), 0);
+  WriteFile(t.Ws("a/b/.git/config"), "[core]\n");
+  std::string f = t.root() + "/p.json";
+  WriteFile(f, R"({"sensitive":{"delete":"allow"},"links":"kernel","limits":{"treeDepth":2}})");
+  RunResult r =
+      RunCordon({"policy", "explain", f, "--workspace", t.ws(), "--profile", "workspace-write"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  size_t at = r.out.find("Decided by");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::string decided = r.out.substr(at, r.out.find('\n', at) - at);
+  for (const char* nr : {" openat", " unlink", " rename"}) EXPECT_THAT(decided, HasSubstr(nr));
+  EXPECT_THAT(r.out, HasSubstr("scan stopped at its bound"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("is NOT refused")));
 }
 
 TEST(PolicyCommand, ExplainOfTheDocsExampleReadsWell) {
