@@ -576,6 +576,12 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   if (from->loc.root != to->loc.root) return Reply::Errno(EXDEV);
   if (from->loc.rel.empty() || to->loc.rel.empty()) return Reply::Errno(EPERM);
   if (Protected(to->loc)) return Reply::Errno(EACCES, "link " + to->abs + ": protected path");
+  // The new name would not be protected: a writer that trusts names (a run
+  // under links: kernel) could change the protected file through it.
+  if (Protected(from->loc)) {
+    return Reply::Errno(EACCES,
+                        "link from " + from->abs + ": protected path (a second name is not)");
+  }
   auto pf = WriteRoots::OpenParent(from->loc);
   if (!pf) return Reply::Errno(pf.error().err);
   auto pt = WriteRoots::OpenParent(to->loc);

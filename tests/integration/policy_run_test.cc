@@ -214,6 +214,33 @@ TEST_P(PolicyRunTest, ProtectedPathsPastTheScanBoundStayReadOnly) {
   EXPECT_FALSE(Exists(t_.Ws("a/b/c/old.txt")));
 }
 
+// A second name for a protected file is not protected: a later writer that
+// trusts names (a links: kernel run, an editor) would change it through that
+// name. Linking from a protected path is refused; honest links still work.
+TEST_P(PolicyRunTest, NoHardLinkAliasesAProtectedPath) {
+  Mkdirs({".git", ".git/hooks"});
+  WriteFile(t_.Ws(".git/config"), "[core]\n");
+  WriteFile(t_.Ws(".git/hooks/pre-commit"), "#!/bin/sh\n");
+  WriteFile(t_.Ws(".envrc"), "export A=1\n");
+  std::vector<std::string> ww = {"--profile", "workspace-write"};
+  for (const char* op : {"link", "linkat"}) {
+    SCOPED_TRACE(op);
+    EXPECT_EQ(Run(ww, {op, ".git/config", "cfg"}), EACCES) << last_.err;
+    EXPECT_EQ(Run(ww, {op, ".git/hooks/pre-commit", "hook"}), EACCES);
+    EXPECT_EQ(Run(ww, {op, ".envrc", "envrc"}), EACCES);
+    EXPECT_FALSE(Exists(t_.Ws("cfg")) || Exists(t_.Ws("hook")) || Exists(t_.Ws("envrc")));
+  }
+  struct stat st;
+  ASSERT_EQ(::stat(t_.Ws(".git/config").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 1u);
+  // The honest neighbour: a link of an ordinary file in the workspace.
+  EXPECT_EQ(Run(ww, {"link", "inside.txt", "inside2.txt"}), 0) << last_.err;
+  EXPECT_EQ(Run(ww, {"linkat", "inside.txt", "inside3.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("inside3.txt")), "inside\n");
+  ASSERT_EQ(::stat(t_.Ws("inside.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 3u);
+}
+
 // Approvals off (and links: kernel) leave deletes and renames to Landlock.
 // Without Landlock (the notify-all rung) the supervisor must still decide
 // them: nothing else would keep them inside the workspace.
