@@ -110,8 +110,20 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
     SeccompNotifAddfd add{req.id, kAddfdFlagSend, static_cast<uint32_t>(reply.install.get()), 0,
                           reply.install_flags};
     // The new fd number is the tool's syscall result.
-    ::ioctl(listener_.get(), kIoctlNotifAddfd, &add);
-    return;
+    int rc;
+    while ((rc = ::ioctl(listener_.get(), kIoctlNotifAddfd, &add)) < 0 && errno == EINTR) {
+    }
+    if (rc >= 0) return;
+    // ENOENT: the notification is gone (its thread was interrupted or
+    // died). Any other failure (EMFILE in the tool, a file the kernel will
+    // not install) leaves it pending: answer with the error, or the tool's
+    // syscall waits forever.
+    if (errno == ENOENT) return;
+    int err = errno;
+    spdlog::info("{} by pid {}: the fd could not be installed: {}", SyscallName(req.nr), req.tid,
+                 std::strerror(err));
+    reply = Reply::Errno(err, std::string("fd not installed: ") + std::strerror(err));
+    if (emulator_->options().on_decision) emulator_->options().on_decision(req, reply);
   }
   SeccompNotifResp resp{req.id, reply.val, 0, 0};
   if (reply.continue_syscall) {

@@ -16,6 +16,8 @@
  *   probe own-child: forks a child, renices, limits and pins it, then
  *     kills it with pidfd_send_signal, kill and tgkill (all must work)
  *   probe tiocsti | exit N | kill-self SIG | sleep SECONDS | openat2 PATH
+ *   probe emfile-write PATH (open PATH write-only with every fd taken; ends
+ *     with SIGALRM after 10 s if stuck)
  *   probe raw-openat-write PATH | x32 | fchmodat2 PATH | cwd
  *   probe reopen HELD ALIAS_PREFIX MODE: opens HELD read-only (or "-" for
  *     stdout), then ALIAS_PREFIX<fd> (e.g. /dev/fd/) with MODE r, w or rw
@@ -112,6 +114,15 @@ int main(int argc, char** argv) {
   if (!strcmp(op, "openat2")) {
     struct open_how how = {.flags = O_RDONLY};
     return result(syscall(SYS_openat2, AT_FDCWD, a, &how, sizeof how));
+  }
+  if (!strcmp(op, "emfile-write")) {
+    alarm(10);
+    struct rlimit rl = {8, 8};
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return 100;
+    while (dup(0) >= 0) {
+    }
+    if (errno != EMFILE) return 100;
+    return result(open(a, O_WRONLY | O_CLOEXEC));
   }
   if (!strcmp(op, "unlink")) return result(unlink(a));
   if (!strcmp(op, "rmdir")) return result(rmdir(a));

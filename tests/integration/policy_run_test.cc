@@ -241,6 +241,17 @@ TEST_P(PolicyRunTest, NoHardLinkAliasesAProtectedPath) {
   EXPECT_EQ(st.st_nlink, 3u);
 }
 
+// Every open the supervisor answers must be answered, whatever the fd:
+// one the tool has no room for gets EMFILE, as from the kernel, on either
+// rung. The probe ends itself with SIGALRM (status 142) instead of hanging.
+TEST_P(PolicyRunTest, FailedInstallsAreAnswered) {
+  std::vector<std::string> ww = {"--profile", "workspace-write"};
+  EXPECT_EQ(Run(ww, {"emfile-write", "inside.txt"}), EMFILE) << last_.err;
+  ww.push_back("--test-force-notify-all");
+  EXPECT_EQ(Run(ww, {"emfile-write", "inside.txt"}), EMFILE) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("inside.txt")), "inside\n");
+}
+
 // Approvals off (and links: kernel) leave deletes and renames to Landlock.
 // Without Landlock (the notify-all rung) the supervisor must still decide
 // them: nothing else would keep them inside the workspace.
