@@ -67,6 +67,35 @@ bool IsReadableDevice(const std::string& p) {
   return IsWritableDevice(p) || p == "/dev/random" || p == "/dev/urandom";
 }
 
+// What open(2) honours with O_PATH (it ignores every other flag), and all
+// openat2(2) accepts with it: anything more is EINVAL there.
+constexpr uint64_t kOPathFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+// No controlling terminal from an open made for the tool; O_PATH takes no
+// such flag.
+uint64_t NoCtty(uint64_t flags) { return (flags & O_PATH) ? flags : flags | O_NOCTTY; }
+
+// The reply that installs `fd`, opened for the tool with `flags`. ADDFD
+// cannot install an O_PATH file (seccomp_notify_addfd() takes it with
+// fget(), which skips them: EBADF), so an O_PATH open the supervisor
+// admitted is handed over as a read-only open of the same inode: what
+// admitted it (the read fence, a writable root) grants reading it anyway.
+// Only regular files and directories: reopening a FIFO or device acts on it.
+Reply InstallReply(Fd fd, uint64_t flags) {
+  Reply rep;
+  rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+  if (flags & O_PATH) {
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
+    int dir = S_ISDIR(st.st_mode) ? O_DIRECTORY : 0;
+    if (!dir && !S_ISREG(st.st_mode)) return Reply::Errno(EACCES, "O_PATH open of a special file");
+    fd = Fd(::open(ProcPath(fd.get()).c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC | dir));
+    if (!fd) return Reply::Errno(errno);
+  }
+  rep.install = std::move(fd);
+  return rep;
+}
+
 // Refuses what the admission rules forbid for an existing entry.
 const char* RefuseEntry(const struct stat& st) {
   if (S_ISLNK(st.st_mode)) return "symbolic link";
@@ -145,24 +174,18 @@ Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t
       std::find(read_fence_->files.begin(), read_fence_->files.end(), real) !=
           read_fence_->files.end()) {
     // A single granted file: its canonical path has no symlink left.
-    Fd fd(::open(real, static_cast<int>(flags) | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC));
+    Fd fd(::open(real, static_cast<int>(NoCtty(flags)) | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) return Reply::Errno(errno);
-    Reply rep;
-    rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-    rep.install = std::move(fd);
-    return rep;
+    return InstallReply(std::move(fd), flags);
   }
   auto loc = Canonical(read_fence_->readable, tool_abs);
   if (!loc) {
     int err = loc.error().err;
     return Reply::Errno(err == EACCES ? EACCES : err, "read " + abs + ": " + loc.error().op);
   }
-  auto fd = WriteRoots::OpenBeneath(*loc->root, loc->rel, flags | O_NOCTTY, 0);
+  auto fd = WriteRoots::OpenBeneath(*loc->root, loc->rel, NoCtty(flags), 0);
   if (!fd) return Reply::Errno(fd.error().err, "read " + abs + ": " + fd.error().op);
-  Reply rep;
-  rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-  rep.install = std::move(fd.value());
-  return rep;
+  return InstallReply(std::move(fd.value()), flags);
 }
 
 Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
@@ -312,6 +335,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (!s) return Reply::Errno(s.error().err, "unreadable path");
   if (!valid()) return Reply::Errno(EACCES, "stale");
   const std::string& raw = s.value();
+  if (flags & O_PATH) flags &= kOPathFlags;  // as open(2): no write bit counts
   Reply rep;
   rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
   if (IsWritableDevice(raw) || (read_fence_ && IsReadableDevice(raw) && (flags & O_ACCMODE) == O_RDONLY)) {
@@ -357,7 +381,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   // O_TRUNC is applied after the checks below, on the verified fd. A
   // creation is tried exclusively first, so the supervisor knows whether it
   // made the file (BornInRun); an existing one is then opened as it is.
-  const uint64_t open_flags = (flags & ~static_cast<uint64_t>(O_TRUNC)) | O_NOCTTY;
+  const uint64_t open_flags = NoCtty(flags & ~static_cast<uint64_t>(O_TRUNC));
   const bool exclusive_first = (flags & O_CREAT) && !(flags & O_EXCL);
   bool created = false;
   Result<Fd> fd = SysError{ENOENT, "open"};
@@ -389,8 +413,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     return Reply::Errno(errno);
   }
   if (created) created_.Insert(st.st_dev, st.st_ino);
-  rep.install = std::move(fd.value());
-  return rep;
+  return InstallReply(std::move(fd.value()), flags);
 }
 
 bool Emulator::Protected(const Located& loc) const {

@@ -16,8 +16,8 @@
  *   probe own-child: forks a child, renices, limits and pins it, then
  *     kills it with pidfd_send_signal, kill and tgkill (all must work)
  *   probe tiocsti | exit N | kill-self SIG | sleep SECONDS | openat2 PATH
- *   probe emfile-write PATH (open PATH write-only with every fd taken; ends
- *     with SIGALRM after 10 s if stuck)
+ *   probe opath PATH (open O_PATH, then fstat) | emfile-write PATH (open PATH
+ *     write-only with every fd taken); both end with SIGALRM after 10 s if stuck
  *   probe raw-openat-write PATH | x32 | fchmodat2 PATH | cwd
  *   probe reopen HELD ALIAS_PREFIX MODE: opens HELD read-only (or "-" for
  *     stdout), then ALIAS_PREFIX<fd> (e.g. /dev/fd/) with MODE r, w or rw
@@ -114,6 +114,13 @@ int main(int argc, char** argv) {
   if (!strcmp(op, "openat2")) {
     struct open_how how = {.flags = O_RDONLY};
     return result(syscall(SYS_openat2, AT_FDCWD, a, &how, sizeof how));
+  }
+  if (!strcmp(op, "opath")) {
+    alarm(10);
+    int fd = open(a, O_PATH | O_CLOEXEC);
+    if (fd < 0) return errno;
+    struct stat st;
+    return result(fstat(fd, &st));
   }
   if (!strcmp(op, "emfile-write")) {
     alarm(10);

@@ -241,6 +241,20 @@ TEST_P(PolicyRunTest, NoHardLinkAliasesAProtectedPath) {
   EXPECT_EQ(st.st_nlink, 3u);
 }
 
+// On the notify-all rung every open is the supervisor's, O_PATH ones too:
+// ADDFD cannot install an O_PATH file and openat2 takes no other flag with
+// O_PATH, so they must be handed over another way, not fail or hang (the
+// probe ends itself with SIGALRM, status 142). The read fence still holds.
+TEST_P(PolicyRunTest, OPathOpensWorkOnTheNotifyAllRung) {
+  WriteFile(t_.Out("granted"), "g\n");
+  WriteFile(t_.Out("secret"), "s\n");
+  const std::vector<std::string> all = {"--test-force-notify-all", "--ro", t_.Out("granted")};
+  EXPECT_EQ(Run(all, {"opath", t_.Out("granted")}), 0) << last_.err;
+  EXPECT_EQ(Run(all, {"opath", "inside.txt"}), 0) << last_.err;
+  EXPECT_EQ(Run(all, {"opath", "."}), 0) << last_.err;
+  EXPECT_EQ(Run(all, {"opath", t_.Out("secret")}), EACCES);
+}
+
 // Every open the supervisor answers must be answered, whatever the fd:
 // one the tool has no room for gets EMFILE, as from the kernel, on either
 // rung. The probe ends itself with SIGALRM (status 142) instead of hanging.
