@@ -29,6 +29,14 @@ namespace cordon::policy {
 bool IsProtected(const Policy& p, std::string_view rel_path);
 bool MatchesProtected(const std::vector<std::string>& patterns, std::string_view rel_path);
 
+// True when a protected path could lie beneath `rel_path` by a name that
+// runs through its last component: that component ends a leading part of a
+// pattern (".git" of ".git/hooks", "ci" of "ci/deploy.sh"). Renaming such a
+// directory renames what is beneath it: moved away, a protected path loses
+// its name; moved into place, the tool's files take one. A leading part
+// that ends in "**" does not count (any name beneath it would). Pure.
+bool LeadsToProtected(const std::vector<std::string>& patterns, std::string_view rel_path);
+
 // A pattern must be relative and lexically normal: "" or a reason.
 std::string CheckProtectedPattern(std::string_view pattern);
 

@@ -96,6 +96,10 @@ Reply InstallReply(Fd fd, uint64_t flags) {
   return rep;
 }
 
+bool LeadsToProtected(const EmulatorOptions& o, const Located& loc) {
+  return loc.root->workspace && o.leads_to_protected && o.leads_to_protected(loc.rel);
+}
+
 // Refuses what the admission rules forbid for an existing entry.
 const char* RefuseEntry(const struct stat& st) {
   if (S_ISLNK(st.st_mode)) return "symbolic link";
@@ -504,6 +508,14 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   if (from->loc.rel.empty() || to->loc.rel.empty()) return Reply::Errno(EBUSY);
   if (Protected(from->loc) || Protected(to->loc)) {
     return Reply::Errno(EACCES, "rename " + from->abs + " -> " + to->abs + ": protected path");
+  }
+  // Renaming a directory renames what lies beneath it: moved away, a
+  // protected path loses its name (a new repository's hooks are written as
+  // x/hooks/..., then moved back). EXDEV, as across roots: tools then copy,
+  // and each file is decided by its own name.
+  if (LeadsToProtected(opts_, from->loc) || LeadsToProtected(opts_, to->loc)) {
+    return Reply::Errno(
+        EXDEV, "rename " + from->abs + " -> " + to->abs + ": a protected path could lie beneath");
   }
   // Moving a file into another root (the private TMPDIR, removed at the
   // end) would launder a delete: EXDEV makes tools copy instead.

@@ -74,6 +74,9 @@ struct EmulatorOptions {
   // Workspace-relative paths that stay read-only (policy protectedPaths):
   // checked for every change in the workspace, files created later too.
   std::function<bool(std::string_view rel)> is_protected;
+  // True when a protected path could lie beneath that directory
+  // (policy::LeadsToProtected): renaming it is refused with EXDEV.
+  std::function<bool(std::string_view rel)> leads_to_protected;
   // The exec allowlist: empty allows every exec the filesystem rules allow.
   std::vector<policy::ToolPin> pins;
   // Asked after the allowlist admits an exec (may block); an error refuses

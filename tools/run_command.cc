@@ -281,6 +281,9 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
   e.is_protected = [protected_patterns = p.protected_patterns](std::string_view rel) {
     return policy::MatchesProtected(protected_patterns, rel);
   };
+  e.leads_to_protected = [protected_patterns = p.protected_patterns](std::string_view rel) {
+    return policy::LeadsToProtected(protected_patterns, rel);
+  };
   e.pins = p.tools;
   if (services.audit) {
     e.on_decision = [audit = services.audit](const supervisor::Request& r,

@@ -241,6 +241,40 @@ TEST_P(PolicyRunTest, NoHardLinkAliasesAProtectedPath) {
   EXPECT_EQ(st.st_nlink, 3u);
 }
 
+// Renaming a directory renames what lies beneath it, so one that could
+// hold a protected path (with "ci/deploy.sh" protected: ci, or sub/ci) is
+// refused with EXDEV: tools then copy, and each file is decided by name.
+TEST_P(PolicyRunTest, ADirectoryRenameCannotMoveProtectedNames) {
+  Mkdirs({"ci", "stage", "sub"});
+  WriteFile(t_.Ws("ci/deploy.sh"), "ok\n");
+  WriteFile(t_.Ws("stage/deploy.sh"), "evil\n");
+  Policy(R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v1"}},
+             "protectedPaths":["+ci/deploy.sh"]})");
+  const std::vector<std::string> a = {"--policy", policy_};
+  EXPECT_EQ(Run(a, {"rename", "ci", "ci2"}), EXDEV) << "ci2/deploy.sh would be writable";
+  EXPECT_EQ(Run(a, {"rename", "stage", "sub/ci"}), EXDEV) << "the tool's file, protected";
+  EXPECT_EQ(ReadFile(t_.Ws("ci/deploy.sh")), "ok\n");
+  EXPECT_FALSE(Exists(t_.Ws("ci2")) || Exists(t_.Ws("sub/ci")));
+  // The honest neighbours: other directory renames, files beside it.
+  EXPECT_EQ(Run(a, {"rename", "stage", "sub/stage"}), 0) << last_.err;
+  EXPECT_EQ(Run(a, {"write", "ci/notes.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("sub/stage/deploy.sh")), "evil\n");
+}
+
+// A repository the run creates may write its config, never its hooks; not
+// by moving its .git away, writing x/hooks/..., and moving it back either.
+TEST(ProtectedRename, ANewRepositorysHooksStayProtectedAcrossAMove) {
+  ScratchTree t;
+  RunResult r = RunCordon({"run", "--workspace", t.ws(), "--profile", "workspace-write", "--",
+                           "/bin/sh", "-c",
+                           "mkdir -p sub/.git/hooks && echo x > sub/.git/config && "
+                           "mv sub/.git sub/x; echo evil > sub/x/hooks/pre-commit; "
+                           "mv sub/x sub/.git; exit 0"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(Exists(t.Ws("sub/.git/hooks/pre-commit"))) << r.err;
+  EXPECT_EQ(ReadFile(t.Ws("sub/.git/config")), "x\n") << "the new repository's own config";
+}
+
 // On the notify-all rung every open is the supervisor's, O_PATH ones too:
 // ADDFD cannot install an O_PATH file and openat2 takes no other flag with
 // O_PATH, so they must be handed over another way, not fail or hang (the

@@ -73,6 +73,29 @@ TEST(CheckProtectedPattern, AnyDepthStandsBetweenTwoNames) {
   EXPECT_TRUE(IsProtected(p, "top/a/x/b"));
 }
 
+TEST(LeadsToProtected, NamesThatLeadIntoAPattern) {
+  std::vector<std::string> pats = DefaultProtectedPatterns();
+  pats.push_back("ci/deploy/run.sh");
+  struct Case {
+    const char* rel;
+    bool leads;
+  } cases[] = {
+      {".git", true},  // .git/config, .git/hooks... lie beneath
+      {"sub/.git", true},
+      {"ci", true},
+      {"a/ci/deploy", true},
+      {"ci/deploy/run.sh", false},        // the pattern itself: IsProtected's
+      {"deploy", false},                  // not a leading part
+      {".git/hooks", false},              // protected itself; nothing longer starts here
+      {".git/modules", true},             // .git/modules/NAME/config
+      {".git/modules/sub/index", false},  // "**" leads anywhere: git's renames stay
+      {".gitx", false},
+      {"src", false},
+      {"", false},
+  };
+  for (const auto& c : cases) EXPECT_EQ(LeadsToProtected(pats, c.rel), c.leads) << c.rel;
+}
+
 TEST(IsProtected, EmptyListProtectsNothing) {
   Policy p;
   p.protected_patterns.clear();
