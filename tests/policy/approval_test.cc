@@ -220,8 +220,10 @@ class TtyTest : public ::testing::Test {
       if (n <= 0) break;
       shown.append(buf, static_cast<size_t>(n));
     }
-    if (!answer.empty()) EXPECT_EQ(::write(master_.get(), answer.data(), answer.size()),
-                                   static_cast<ssize_t>(answer.size()));
+    if (!answer.empty()) {
+      EXPECT_EQ(::write(master_.get(), answer.data(), answer.size()),
+                static_cast<ssize_t>(answer.size()));
+    }
     return shown;
   }
   Fd master_;
