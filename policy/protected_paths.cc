@@ -112,15 +112,16 @@ bool MatchesProtected(const std::vector<std::string>& patterns, std::string_view
                      [&](const std::string& pat) { return Matches(pat, rel); });
 }
 
-bool LeadsToProtected(const std::vector<std::string>& patterns, std::string_view rel_path) {
+bool LeadsToProtected(const std::vector<std::string>& patterns, std::string_view rel_path,
+                      bool any_depth) {
   if (rel_path.empty()) return false;
   std::vector<std::string_view> rel = Split(rel_path);
   for (const std::string& pattern : patterns) {
     std::vector<std::string_view> pat = Split(pattern);
-    // Leading parts that end in "**" are left out: every name beneath
-    // .git/modules would match, git's own renames of its files included.
+    // Leading parts that end in "**" count only when asked: every name
+    // beneath .git/modules matches them, git's own files included.
     for (std::size_t n = 1; n < pat.size(); ++n) {
-      if (pat[n - 1] == kAnyDepth) continue;
+      if (pat[n - 1] == kAnyDepth && !any_depth) continue;
       std::vector<std::string_view> lead(pat.begin(), pat.begin() + static_cast<std::ptrdiff_t>(n));
       for (std::size_t i = 0; i + n <= rel.size(); ++i) {
         if (MatchFrom(lead, 0, rel, i, false)) return true;

@@ -34,8 +34,10 @@ bool MatchesProtected(const std::vector<std::string>& patterns, std::string_view
 // pattern (".git" of ".git/hooks", "ci" of "ci/deploy.sh"). Renaming such a
 // directory renames what is beneath it: moved away, a protected path loses
 // its name; moved into place, the tool's files take one. A leading part
-// that ends in "**" does not count (any name beneath it would). Pure.
-bool LeadsToProtected(const std::vector<std::string>& patterns, std::string_view rel_path);
+// that ends in "**" counts only with `any_depth` (any name beneath it
+// does: a directory's, not a file's). Pure.
+bool LeadsToProtected(const std::vector<std::string>& patterns, std::string_view rel_path,
+                      bool any_depth = false);
 
 // A pattern must be relative and lexically normal: "" or a reason.
 std::string CheckProtectedPattern(std::string_view pattern);

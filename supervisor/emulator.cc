@@ -96,8 +96,8 @@ Reply InstallReply(Fd fd, uint64_t flags) {
   return rep;
 }
 
-bool LeadsToProtected(const EmulatorOptions& o, const Located& loc) {
-  return loc.root->workspace && o.leads_to_protected && o.leads_to_protected(loc.rel);
+bool LeadsToProtected(const EmulatorOptions& o, const Located& loc, bool any_depth = false) {
+  return loc.root->workspace && o.leads_to_protected && o.leads_to_protected(loc.rel, any_depth);
 }
 
 // Refuses what the admission rules forbid for an existing entry.
@@ -522,6 +522,19 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   if (from->loc.root != to->loc.root) return Reply::Errno(EXDEV, "rename across writable roots");
   auto pf = WriteRoots::OpenParent(from->loc);
   if (!pf) return Reply::Errno(pf.error().err);
+  // Beneath a "**" pattern's lead (.git/modules/NAME, NAME any depth) git
+  // renames its own files: there only a directory is refused. Its type
+  // cannot change before the rename below: every call that makes a
+  // directory or a name in the workspace is answered on this thread, one
+  // at a time (a deferred delete only removes).
+  if (LeadsToProtected(opts_, from->loc, true) || LeadsToProtected(opts_, to->loc, true)) {
+    struct stat moved;
+    if (::fstatat(pf->get(), from->loc.name.c_str(), &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISDIR(moved.st_mode)) {
+      return Reply::Errno(EXDEV, "rename of the directory " + from->abs + " -> " + to->abs +
+                                     ": a protected path could lie beneath");
+    }
+  }
   // Within one directory (the common rename) its fd serves both ends.
   Fd pt_own;
   int pt = pf->get();

@@ -76,7 +76,7 @@ struct EmulatorOptions {
   std::function<bool(std::string_view rel)> is_protected;
   // True when a protected path could lie beneath that directory
   // (policy::LeadsToProtected): renaming it is refused with EXDEV.
-  std::function<bool(std::string_view rel)> leads_to_protected;
+  std::function<bool(std::string_view rel, bool any_depth)> leads_to_protected;
   // The exec allowlist: empty allows every exec the filesystem rules allow.
   std::vector<policy::ToolPin> pins;
   // Asked after the allowlist admits an exec (may block); an error refuses

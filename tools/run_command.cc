@@ -281,8 +281,9 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
   e.is_protected = [protected_patterns = p.protected_patterns](std::string_view rel) {
     return policy::MatchesProtected(protected_patterns, rel);
   };
-  e.leads_to_protected = [protected_patterns = p.protected_patterns](std::string_view rel) {
-    return policy::LeadsToProtected(protected_patterns, rel);
+  e.leads_to_protected = [protected_patterns = p.protected_patterns](std::string_view rel,
+                                                                     bool any_depth) {
+    return policy::LeadsToProtected(protected_patterns, rel, any_depth);
   };
   e.pins = p.tools;
   if (services.audit) {

@@ -354,6 +354,24 @@ TEST_P(PolicyRunTest, ARenameCannotMakeAProtectedPathWithApprovalsOff) {
   EXPECT_FALSE(Exists(t_.Ws("y")));
 }
 
+// A submodule's git directory moved away, its hooks written under another
+// name, moved back: refused at the first and the last step. git's own
+// renames of files there go on.
+TEST_P(PolicyRunTest, ASubmodulesGitDirectoryCannotBeMovedAwayAndBack) {
+  Mkdirs({".git", ".git/modules", ".git/modules/sub", ".git/modules/sub/hooks", "staged",
+          "staged/hooks"});
+  WriteFile(t_.Ws(".git/modules/sub/config"), "[core]\n");
+  WriteFile(t_.Ws(".git/modules/sub/index.lock"), "index\n");
+  std::vector<std::string> ww = {"--profile", "workspace-write"};
+  EXPECT_EQ(Run(ww, {"rename", ".git/modules/sub", "away"}), EXDEV) << last_.err;
+  EXPECT_EQ(Run(ww, {"rename", "staged", ".git/modules/other"}), EXDEV) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws(".git/modules/sub/config")));
+  EXPECT_FALSE(Exists(t_.Ws("away")) || Exists(t_.Ws(".git/modules/other")));
+  EXPECT_EQ(Run(ww, {"rename", ".git/modules/sub/index.lock", ".git/modules/sub/index"}), 0)
+      << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws(".git/modules/sub/index")), "index\n");
+}
+
 // Under links: kernel Landlock alone keeps a submodule's config: the scan
 // carves what a "**" pattern starts with (.git/modules) whole.
 TEST_P(PolicyRunTest, ASubmodulesGitDirectoryStaysReadOnlyUnderLinksKernel) {

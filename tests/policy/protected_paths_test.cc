@@ -94,6 +94,11 @@ TEST(LeadsToProtected, NamesThatLeadIntoAPattern) {
       {"", false},
   };
   for (const auto& c : cases) EXPECT_EQ(LeadsToProtected(pats, c.rel), c.leads) << c.rel;
+  // For a directory, any name beneath a "**" lead leads there too.
+  EXPECT_TRUE(LeadsToProtected(pats, ".git/modules/sub", true));
+  EXPECT_TRUE(LeadsToProtected(pats, ".git/modules/libs/zlib", true));
+  EXPECT_FALSE(LeadsToProtected(pats, "src", true));
+  EXPECT_FALSE(LeadsToProtected(pats, "modules/sub", true));
 }
 
 TEST(IsProtected, EmptyListProtectsNothing) {
