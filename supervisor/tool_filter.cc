@@ -18,21 +18,26 @@ void DenyEscapes(SeccompBuilder& b) {
   for (int nr : {SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register)}) {
     b.Deny(nr, ENOSYS);  // ENOSYS: runtimes fall back to plain I/O
   }
-  for (int nr : {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
-                 SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root), SCMP_SYS(chroot),
-                 SCMP_SYS(move_mount), SCMP_SYS(open_tree), SCMP_SYS(fsopen), SCMP_SYS(fsmount),
-                 SCMP_SYS(fsconfig), SCMP_SYS(fspick), SCMP_SYS(mount_setattr), SCMP_SYS(setns),
-                 SCMP_SYS(bpf), SCMP_SYS(perf_event_open), SCMP_SYS(keyctl), SCMP_SYS(add_key),
-                 SCMP_SYS(request_key), SCMP_SYS(userfaultfd), SCMP_SYS(open_by_handle_at),
-                 SCMP_SYS(name_to_handle_at), SCMP_SYS(kexec_load), SCMP_SYS(kexec_file_load),
-                 SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module),
-                 SCMP_SYS(acct), SCMP_SYS(swapon), SCMP_SYS(swapoff), SCMP_SYS(reboot),
-                 SCMP_SYS(settimeofday), SCMP_SYS(clock_settime), SCMP_SYS(clock_adjtime),
-                 SCMP_SYS(adjtimex), SCMP_SYS(iopl), SCMP_SYS(ioperm), SCMP_SYS(quotactl),
-                 SCMP_SYS(quotactl_fd), SCMP_SYS(syslog), SCMP_SYS(sethostname),
-                 SCMP_SYS(setdomainname), SCMP_SYS(vhangup), SCMP_SYS(uselib),
-                 SCMP_SYS(fanotify_init), SCMP_SYS(lookup_dcookie), SCMP_SYS(pidfd_getfd),
-                 SCMP_SYS(kcmp), SCMP_SYS(process_madvise)}) {
+  for (int nr :
+       {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(mount),
+        SCMP_SYS(umount2), SCMP_SYS(pivot_root), SCMP_SYS(chroot), SCMP_SYS(move_mount),
+        SCMP_SYS(open_tree), SCMP_SYS(fsopen), SCMP_SYS(fsmount), SCMP_SYS(fsconfig),
+        SCMP_SYS(fspick), SCMP_SYS(mount_setattr), SCMP_SYS(setns), SCMP_SYS(bpf),
+        SCMP_SYS(perf_event_open), SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key),
+        SCMP_SYS(userfaultfd), SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at),
+        SCMP_SYS(kexec_load), SCMP_SYS(kexec_file_load), SCMP_SYS(init_module),
+        SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(acct), SCMP_SYS(swapon),
+        SCMP_SYS(swapoff), SCMP_SYS(reboot), SCMP_SYS(settimeofday), SCMP_SYS(clock_settime),
+        SCMP_SYS(clock_adjtime), SCMP_SYS(adjtimex), SCMP_SYS(iopl), SCMP_SYS(ioperm),
+        SCMP_SYS(quotactl), SCMP_SYS(quotactl_fd), SCMP_SYS(syslog), SCMP_SYS(sethostname),
+        SCMP_SYS(setdomainname), SCMP_SYS(vhangup), SCMP_SYS(uselib), SCMP_SYS(fanotify_init),
+        SCMP_SYS(lookup_dcookie), SCMP_SYS(pidfd_getfd), SCMP_SYS(kcmp), SCMP_SYS(process_madvise),
+        // System V IPC has no path Landlock could fence and no
+        // namespace here: a root tool would attach the host's
+        // shared memory segments, queues and semaphores.
+        SCMP_SYS(shmget), SCMP_SYS(shmat), SCMP_SYS(shmctl), SCMP_SYS(msgget), SCMP_SYS(msgsnd),
+        SCMP_SYS(msgrcv), SCMP_SYS(msgctl), SCMP_SYS(semget), SCMP_SYS(semop), SCMP_SYS(semtimedop),
+        SCMP_SYS(semctl)}) {
     b.Deny(nr, EPERM);
   }
   for (long nr : {kNrOpenTreeAttr, kNrLsmSetSelfAttr, kNrListmount, kNrStatmount}) {

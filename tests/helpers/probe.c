@@ -13,6 +13,8 @@
  *   probe unix-dgram | unix-dgram-pair (an AF_UNIX datagram socket)
  *   probe kill PID SIG | renice PID | prlimit-nofile PID | setaffinity PID
  *   probe renice-user UID (PRIO_USER) | pidfd-kill PID SIG
+ *   probe shmat-write ID (attaches System V segment ID, writes "tool")
+ *   probe shared-anon (a MAP_SHARED anonymous page, written by a child)
  *   probe own-child: forks a child, renices, limits and pins it, then
  *     kills it with pidfd_send_signal, kill and tgkill (all must work)
  *   probe tiocsti | exit N | kill-self SIG | sleep SECONDS | openat2 PATH
@@ -46,9 +48,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -268,6 +272,24 @@ int main(int argc, char** argv) {
     int pfd = (int)syscall(SYS_pidfd_open, atoi(a), 0);
     if (pfd < 0) return errno;
     return result(syscall(SYS_pidfd_send_signal, pfd, atoi(b), NULL, 0));
+  }
+  if (!strcmp(op, "shmat-write")) {
+    char* p = shmat(atoi(a), NULL, 0);
+    if (p == (void*)-1) return errno;
+    memcpy(p, "tool", 5);
+    return 0;
+  }
+  if (!strcmp(op, "shared-anon")) {
+    char* p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return errno;
+    pid_t kid = fork();
+    if (kid < 0) return errno;
+    if (kid == 0) {
+      memcpy(p, "child", 6);
+      _exit(0);
+    }
+    if (waitpid(kid, NULL, 0) != kid) return errno;
+    return strcmp(p, "child") == 0 ? 0 : 99;
   }
   if (!strcmp(op, "own-child")) {
     pid_t kids[3];

@@ -8,12 +8,14 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -83,6 +85,20 @@ TEST_P(RunTest, ReadOnlyGrantsTakeNoChangeThroughIoctls) {
   EXPECT_EQ(Probe("workspace-write", {"setversion", f}, {"--ro", f}), EPERM) << last_.err;
   EXPECT_EQ(Generation(f), 7);
   EXPECT_EQ(Probe("workspace-write", {"read", f}, {"--ro", f}), 0) << last_.err;
+}
+
+// The host's System V shared memory: a root tool has the uid that owns it.
+TEST_P(RunTest, SystemVIpcOfTheHostIsOutOfReach) {
+  int id = ::shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+  ASSERT_GE(id, 0);
+  char* host = static_cast<char*>(::shmat(id, nullptr, 0));
+  ASSERT_NE(host, reinterpret_cast<char*>(-1));
+  std::strcpy(host, "host");
+  EXPECT_EQ(Probe("", {"shmat-write", std::to_string(id)}), EPERM) << last_.err;
+  EXPECT_STREQ(host, "host");
+  ::shmdt(host);
+  ::shmctl(id, IPC_RMID, nullptr);
+  EXPECT_EQ(Probe("", {"shared-anon"}), 0) << "memory the tool shares with its own children";
 }
 
 TEST_P(RunTest, WorkspaceWriteAllowsMutationsInside) {
