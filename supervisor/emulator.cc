@@ -440,8 +440,11 @@ bool Emulator::Protected(const Located& loc) const {
   }
   int64_t born = static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
   if (born < run_start_ns_) return true;
-  std::string hooks = git_rel + "/hooks/";
-  return rel.rfind(hooks, 0) == 0 && rel.size() > hooks.size() && !rel.ends_with(".sample");
+  // Its hooks, and those of the submodules it holds (.git/modules/NAME/hooks).
+  std::string_view tail = std::string_view(rel).substr(git_rel.size());
+  bool hook = tail.starts_with("/hooks/") ||
+              (tail.starts_with("/modules/") && tail.find("/hooks/") != std::string_view::npos);
+  return hook && !rel.ends_with(".sample");
 }
 
 // The run's own: created by this supervisor, or born strictly after the

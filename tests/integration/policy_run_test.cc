@@ -275,6 +275,20 @@ TEST(ProtectedRename, ANewRepositorysHooksStayProtectedAcrossAMove) {
   EXPECT_EQ(ReadFile(t.Ws("sub/.git/config")), "x\n") << "the new repository's own config";
 }
 
+// The submodules of a repository the run creates: their config is the
+// run's, their hooks would run for the user later.
+TEST(ProtectedRename, ANewRepositorysSubmoduleHooksStayProtected) {
+  ScratchTree t;
+  RunResult r = RunCordon({"run", "--workspace", t.ws(), "--profile", "workspace-write", "--",
+                           "/bin/sh", "-c",
+                           "mkdir -p .git/modules/lib/zlib/hooks && "
+                           "echo x > .git/modules/lib/zlib/config && "
+                           "echo evil > .git/modules/lib/zlib/hooks/post-checkout; exit 0"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(Exists(t.Ws(".git/modules/lib/zlib/hooks/post-checkout"))) << r.err;
+  EXPECT_EQ(ReadFile(t.Ws(".git/modules/lib/zlib/config")), "x\n");
+}
+
 // On the notify-all rung every open is the supervisor's, O_PATH ones too:
 // ADDFD cannot install an O_PATH file and openat2 takes no other flag with
 // O_PATH, so they must be handed over another way, not fail or hang (the
