@@ -7,9 +7,10 @@
 // of the tool's socket (the same socket: pidfd_getfd), for names beneath
 // the writable roots only:
 //   - connect opens the name beneath its root without following anything,
-//     checks that it is a socket, and connects through /proc/self/fd to
-//     that very inode: a name swapped for a symlink meanwhile is never
-//     followed;
+//     checks that it is a socket with no other name (a hard link planted
+//     before the run could name one outside), and connects through
+//     /proc/self/fd to that very inode: a name swapped for a symlink
+//     meanwhile is never followed;
 //   - bind creates the name in the parent directory held open beneath its
 //     root, after the protected-path check, with the tool's umask.
 // Abstract names are refused: nothing fences them off the host's without
@@ -104,6 +105,9 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
     if (S_ISLNK(st.st_mode))
       return Reply::Errno(EACCES, "connect to " + p->abs + ": symbolic link");
     if (!S_ISSOCK(st.st_mode)) return Reply::Errno(ECONNREFUSED);
+    // A second name, planted before the run, for a socket outside.
+    if (st.st_nlink > 1)
+      return Reply::Errno(EACCES, "connect to " + p->abs + ": hard-linked socket");
     return CallOnSocket(sock->get(), ProcPath(target.get()), false);
   }
   if (Protected(p->loc)) return Reply::Errno(EACCES, "bind " + p->abs + ": protected path");

@@ -57,6 +57,10 @@ TEST_P(UnixSocketTest, NamesOutsideTheWritablePathsAreUnreachable) {
   ASSERT_EQ(::symlink(outside.c_str(), t_.Ws("link.sock").c_str()), 0);
   EXPECT_EQ(Probe("workspace-write", {"connect-unix", "link.sock"}), EACCES) << last_.err;
   EXPECT_FALSE(Connected(host));
+  // Nor does a hard link to it planted before the run.
+  ASSERT_EQ(::link(outside.c_str(), t_.Ws("alias.sock").c_str()), 0);
+  EXPECT_EQ(Probe("workspace-write", {"connect-unix", "alias.sock"}), EACCES) << last_.err;
+  EXPECT_FALSE(Connected(host));
   EXPECT_EQ(Probe("workspace-write", {"bind-unix", t_.Out("new.sock")}), EACCES) << last_.err;
   EXPECT_FALSE(Exists(t_.Out("new.sock")));
   // network allow opens the host's sockets as it opens TCP (README, limits).
