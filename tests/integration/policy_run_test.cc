@@ -261,32 +261,30 @@ TEST_P(PolicyRunTest, ADirectoryRenameCannotMoveProtectedNames) {
   EXPECT_EQ(ReadFile(t_.Ws("sub/stage/deploy.sh")), "evil\n");
 }
 
-// A repository the run creates may write its config, never its hooks; not
-// by moving its .git away, writing x/hooks/..., and moving it back either.
-TEST(ProtectedRename, ANewRepositorysHooksStayProtectedAcrossAMove) {
-  ScratchTree t;
-  RunResult r = RunCordon({"run", "--workspace", t.ws(), "--profile", "workspace-write", "--",
-                           "/bin/sh", "-c",
-                           "mkdir -p sub/.git/hooks && echo x > sub/.git/config && "
-                           "mv sub/.git sub/x; echo evil > sub/x/hooks/pre-commit; "
-                           "mv sub/x sub/.git; exit 0"});
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_FALSE(Exists(t.Ws("sub/.git/hooks/pre-commit"))) << r.err;
-  EXPECT_EQ(ReadFile(t.Ws("sub/.git/config")), "x\n") << "the new repository's own config";
-}
-
-// The submodules of a repository the run creates: their config is the
-// run's, their hooks would run for the user later.
-TEST(ProtectedRename, ANewRepositorysSubmoduleHooksStayProtected) {
-  ScratchTree t;
-  RunResult r = RunCordon({"run", "--workspace", t.ws(), "--profile", "workspace-write", "--",
-                           "/bin/sh", "-c",
-                           "mkdir -p .git/modules/lib/zlib/hooks && "
-                           "echo x > .git/modules/lib/zlib/config && "
-                           "echo evil > .git/modules/lib/zlib/hooks/post-checkout; exit 0"});
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_FALSE(Exists(t.Ws(".git/modules/lib/zlib/hooks/post-checkout"))) << r.err;
-  EXPECT_EQ(ReadFile(t.Ws(".git/modules/lib/zlib/config")), "x\n");
+// A repository the run creates may write its config, never its hooks:
+// not by moving its .git away, writing x/hooks/..., and moving it back,
+// nor in the git directories of its submodules.
+TEST(ProtectedRename, ANewRepositorysHooksStayProtected) {
+  struct Case {
+    const char* script;
+    const char* hook;
+    const char* config;
+  } cases[] = {
+      {"mkdir -p sub/.git/hooks && echo x > sub/.git/config && "
+       "mv sub/.git sub/x; echo evil > sub/x/hooks/pre-commit; mv sub/x sub/.git; exit 0",
+       "sub/.git/hooks/pre-commit", "sub/.git/config"},
+      {"mkdir -p .git/modules/lib/zlib/hooks && echo x > .git/modules/lib/zlib/config && "
+       "echo evil > .git/modules/lib/zlib/hooks/post-checkout; exit 0",
+       ".git/modules/lib/zlib/hooks/post-checkout", ".git/modules/lib/zlib/config"},
+  };
+  for (const Case& c : cases) {
+    ScratchTree t;
+    RunResult r = RunCordon({"run", "--workspace", t.ws(), "--profile", "workspace-write", "--",
+                             "/bin/sh", "-c", c.script});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_FALSE(Exists(t.Ws(c.hook))) << c.hook << r.err;
+    EXPECT_EQ(ReadFile(t.Ws(c.config)), "x\n") << "the new repository's own config";
+  }
 }
 
 // On the notify-all rung every open is the supervisor's, O_PATH ones too:
