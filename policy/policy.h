@@ -81,7 +81,7 @@ struct Policy {
   // The walk that found them stopped at its bound, so deeper matches are
   // not carved out: a run must then have the supervisor decide write opens,
   // deletes and renames (it matches by name, at any depth) whatever links
-  // and sensitive.delete relax (tools/run_command.h, NotifyWhatRunNeeds).
+  // and sensitive.delete relax (supervisor::NotifyWhatPolicyNeeds).
   bool protected_scan_truncated = false;
   SensitiveDelete sensitive_delete = SensitiveDelete::kAsk;
   LinkMode links = LinkMode::kStrict;

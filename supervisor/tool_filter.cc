@@ -212,8 +212,11 @@ void AllowOnlyUnixStreams(SeccompBuilder& b) {
 }  // namespace
 
 void NotifyWhatPolicyNeeds(const policy::Policy& p, ToolFilterOptions* o) {
-  o->notify_deletes = p.sensitive_delete != policy::SensitiveDelete::kAllow;
-  o->notify_write_opens = p.links == policy::LinkMode::kStrict;
+  // A protected path past a cut-short scan has no kernel carve-out: the
+  // supervisor must refuse it by name, whatever links and delete relax.
+  o->notify_deletes =
+      p.sensitive_delete != policy::SensitiveDelete::kAllow || p.protected_scan_truncated;
+  o->notify_write_opens = p.links == policy::LinkMode::kStrict || p.protected_scan_truncated;
   o->notify_exec = !p.tools.empty();
 }
 

@@ -33,7 +33,9 @@ struct ToolFilterOptions {
 
 // Sets the notify_* fields to what `p` needs decided (DESIGN.md: notify
 // only that): write opens under links: strict, deletes when a delete of a
-// pre-existing file needs an approval, exec against an exec allowlist.
+// pre-existing file needs an approval, exec against an exec allowlist; and
+// write opens and deletes (so renames) whatever links and sensitive.delete
+// relax when the protected-path scan stopped at its bound (fail closed).
 void NotifyWhatPolicyNeeds(const policy::Policy& p, ToolFilterOptions* o);
 
 // The program for `opts`, from the table compiled at build time.

@@ -15,7 +15,6 @@
 #include "supervisor/probe.h"
 #include "supervisor/tool_filter.h"
 #include "tools/policy_file.h"
-#include "tools/run_command.h"
 
 namespace cordon::tools {
 namespace {
@@ -89,7 +88,7 @@ std::string DeleteLine(policy::SensitiveDelete d) {
 // RunTool uses: approvals off and links: kernel need fewer round trips).
 std::vector<std::string> Notified(const policy::Policy& p) {
   supervisor::ToolFilterOptions o;
-  NotifyWhatRunNeeds(p, &o);
+  supervisor::NotifyWhatPolicyNeeds(p, &o);
   std::vector<std::string> names;
   for (int nr : supervisor::NotifiedSyscalls(o)) {
     std::string n = supervisor::SyscallName(nr);

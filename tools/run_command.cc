@@ -299,15 +299,7 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
   // Notify only what the policy needs decided (DESIGN.md); an exec needs a
   // decision only against an exec allowlist (Landlock's EXECUTE rights are
   // the fence otherwise).
-  NotifyWhatRunNeeds(p, &req.filter);
-}
-
-void NotifyWhatRunNeeds(const policy::Policy& p, supervisor::ToolFilterOptions* o) {
-  supervisor::NotifyWhatPolicyNeeds(p, o);
-  if (p.protected_scan_truncated) {
-    o->notify_write_opens = true;  // renames follow (tool_filter.h)
-    o->notify_deletes = true;
-  }
+  supervisor::NotifyWhatPolicyNeeds(p, &req.filter);
 }
 
 void RegisterRun(CLI::App& app, int& exit_code) {

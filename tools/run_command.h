@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "policy/policy.h"
-#include "supervisor/tool_filter.h"
 
 namespace cordon::tools {
 
@@ -49,14 +48,6 @@ bool BuildPolicy(const RunOptions& opts, policy::Policy& out);
 // Pinned tools are checked against their identity first (126 if changed).
 int RunTool(const RunOptions& opts, const policy::Policy& p, std::vector<std::string> argv,
             const std::vector<std::string>* env = nullptr);
-
-// The syscalls a run under `p` sends to the supervisor, which `cordon
-// policy explain` shows too: what the policy needs decided
-// (supervisor::NotifyWhatPolicyNeeds), and, when the protected-path scan
-// stopped at its bound, write opens, deletes and renames whatever links and
-// sensitive.delete relax: a protected path past the bound has no kernel
-// carve-out, so the supervisor refuses it by name (fail closed).
-void NotifyWhatRunNeeds(const policy::Policy& p, supervisor::ToolFilterOptions* o);
 
 void RegisterRun(CLI::App& app, int& exit_code);
 
