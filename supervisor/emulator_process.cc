@@ -89,7 +89,8 @@ Target ClassifyGroup(pid_t pgrp) {
   return t;
 }
 
-Reply Decide(Target t, const std::string& what) {
+// `nr` names the call in a refusal's reason only: most calls go through.
+Reply Decide(Target t, int nr) {
   switch (t) {
     case Target::kTool: {
       Reply cont;
@@ -101,7 +102,7 @@ Reply Decide(Target t, const std::string& what) {
     case Target::kOther:
       break;
   }
-  return Reply::Errno(EPERM, what + ": not a process of the tool");
+  return Reply::Errno(EPERM, std::string(SyscallName(nr)) + ": not a process of the tool");
 }
 
 // The pid a pidfd refers to, from /proc/self/fdinfo ("Pid:\t-1" once gone).
@@ -123,12 +124,12 @@ pid_t PidfdPid(int fd) {
 Reply Emulator::ProcessTarget(const Request& req) {
   const uint64_t* a = req.args;
   auto arg = [&](int k) { return static_cast<int>(a[k]); };
-  const std::string what = SyscallName(req.nr);
-  switch (req.nr) {
+  const int nr = req.nr;
+  switch (nr) {
     case SCMP_SYS(kill):
       if (arg(0) == -1) return Reply::Errno(EPERM, "kill(-1): every process");
-      if (arg(0) < 0) return Decide(ClassifyGroup(-arg(0)), what);
-      return Decide(arg(0) == 0 ? Target::kTool : Classify(arg(0)), what);
+      if (arg(0) < 0) return Decide(ClassifyGroup(-arg(0)), nr);
+      return Decide(arg(0) == 0 ? Target::kTool : Classify(arg(0)), nr);
     case SCMP_SYS(tkill):
     case SCMP_SYS(rt_sigqueueinfo):
     case SCMP_SYS(prlimit64):
@@ -137,25 +138,27 @@ Reply Emulator::ProcessTarget(const Request& req) {
     case SCMP_SYS(sched_setparam):
     case SCMP_SYS(sched_setattr):
       // 0 is the caller; a negative id is the kernel's EINVAL or ESRCH.
-      if (arg(0) <= 0) return Decide(Target::kTool, what);
-      return Decide(Classify(arg(0)), what);
+      if (arg(0) <= 0) return Decide(Target::kTool, nr);
+      return Decide(Classify(arg(0)), nr);
     case SCMP_SYS(tgkill):
     case SCMP_SYS(rt_tgsigqueueinfo):
-      if (arg(1) <= 0) return Decide(Target::kTool, what);
-      return Decide(Classify(arg(1)), what);
+      if (arg(1) <= 0) return Decide(Target::kTool, nr);
+      return Decide(Classify(arg(1)), nr);
     case SCMP_SYS(setpriority):
     case SCMP_SYS(ioprio_set): {
       // PRIO_PROCESS, PRIO_PGRP, PRIO_USER are 0, 1, 2; IOPRIO_WHO_* 1, 2, 3.
-      int which = arg(0) - (req.nr == SCMP_SYS(ioprio_set) ? 1 : 0);
+      int which = arg(0) - (nr == SCMP_SYS(ioprio_set) ? 1 : 0);
       int who = arg(1);
-      if (which == 2) return Reply::Errno(EPERM, what + ": every process of a user");
-      if (which == 1 && who != 0) return Decide(ClassifyGroup(who), what);
-      if (which == 0 && who > 0) return Decide(Classify(who), what);
-      return Decide(Target::kTool, what);  // the caller, its group, or EINVAL
+      if (which == 2) {
+        return Reply::Errno(EPERM, std::string(SyscallName(nr)) + ": every process of a user");
+      }
+      if (which == 1 && who != 0) return Decide(ClassifyGroup(who), nr);
+      if (which == 0 && who > 0) return Decide(Classify(who), nr);
+      return Decide(Target::kTool, nr);  // the caller, its group, or EINVAL
     }
     case SCMP_SYS(pidfd_send_signal): {
       if (a[2] != 0 || a[3] != 0) {
-        return Reply::Errno(EPERM, what + " with a siginfo or flags is not emulated");
+        return Reply::Errno(EPERM, "pidfd_send_signal with a siginfo or flags is not emulated");
       }
       auto creds = ReadToolCreds(req.tid);
       if (!creds) return Reply::Errno(ESRCH);
@@ -163,7 +166,7 @@ Reply Emulator::ProcessTarget(const Request& req) {
       if (!fd) return Reply::Errno(EBADF);
       pid_t pid = PidfdPid(fd->get());
       if (pid <= 0) return Reply::Errno(pid == -1 ? ESRCH : EBADF);  // gone, or not a pidfd
-      Reply r = Decide(Classify(pid), what);
+      Reply r = Decide(Classify(pid), nr);
       if (!r.continue_syscall) return r;
       // The copy still refers to the process checked, or to nothing.
       long rc = ::syscall(SYS_pidfd_send_signal, fd->get(), arg(1), nullptr, 0);
