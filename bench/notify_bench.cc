@@ -40,7 +40,7 @@ void InstallOnce() {
   // is the loop's receiver it starts. The loop lives as long as the filter.
   std::thread([emulator] {
     while (!ready.load()) std::this_thread::yield();
-    new cordon::supervisor::NotifyLoop(cordon::Fd(listener.load()), emulator, false);
+    new cordon::supervisor::NotifyLoop(cordon::Fd(listener.load()), emulator);
   }).detach();
   ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   listener = cordon::supervisor::InstallFilter(*prog);

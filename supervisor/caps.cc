@@ -42,6 +42,12 @@ int CapabilityDrop::Apply() const {
 
 int DropAllCapabilities() { return CapabilityDrop().Apply(); }
 
+int DropThreadCapabilities() {
+  CapPtr none(cap_init());
+  if (!none) return -ENOMEM;
+  return cap_set_proc(none.get()) == 0 ? 0 : -errno;
+}
+
 bool HoldsNoCapabilities() {
   CapPtr cur(cap_get_proc());
   CapPtr none(cap_init());

@@ -35,6 +35,12 @@ class CapabilityDrop {
 // Prepares and applies in one go, for a process that may allocate.
 int DropAllCapabilities();
 
+// Empties the effective, permitted and inheritable sets of the calling
+// thread only (libcap without libpsx sets one thread's, as capset(2) does):
+// the rest of the process keeps its own. For a thread that acts for the
+// tool and must be refused what the tool is refused. Returns 0 or -errno.
+int DropThreadCapabilities();
+
 // True when the calling process holds no capability in any set.
 bool HoldsNoCapabilities();
 

@@ -303,9 +303,9 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
     case SCMP_SYS(execve): return Exec(r, AT_FDCWD, a[0], valid);
     case SCMP_SYS(execveat): return Exec(r, i(0), a[1], valid);
     case SCMP_SYS(connect):
-      return SocketName(r, i(0), a[1], a[2], false, valid);
+      return SocketName(r, i(0), a[1], a[2], false, valid, may_block);
     case SCMP_SYS(bind):
-      return SocketName(r, i(0), a[1], a[2], true, valid);
+      return SocketName(r, i(0), a[1], a[2], true, valid, may_block);
     case SCMP_SYS(kill):
     case SCMP_SYS(tkill):
     case SCMP_SYS(tgkill):

@@ -3,8 +3,8 @@
 // the admission rules (no raw "..", no symlinks, no hard-linked files, no
 // special files, nothing outside, nothing protected), and performed by the
 // supervisor itself. Opens are answered with a new fd to install
-// (SECCOMP_IOCTL_NOTIF_ADDFD); connect and bind under network none are made
-// on a copy of the tool's socket. Nothing is ever answered with CONTINUE
+// (SECCOMP_IOCTL_NOTIF_ADDFD); connect and bind are made on a copy of the
+// tool's socket (emulator_socket.cc). Nothing is ever answered with CONTINUE
 // except execve, which Landlock's EXECUTE rights enforce, and umask, which
 // changes no file (it is notified so the cached umask is dropped:
 // tool_creds.h).
@@ -31,6 +31,7 @@
 #include "policy/fd.h"
 #include "policy/policy.h"
 #include "policy/tool_pin.h"
+#include "supervisor/blocking_calls.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/write_roots.h"
 
@@ -49,7 +50,7 @@ struct Reply {
   Fd install;             // an fd to install in the tool (opens)
   uint32_t install_flags = 0;  // O_CLOEXEC or 0
   bool continue_syscall = false;  // execve and umask only
-  bool defer = false;  // needs a person: Handle again where it may block
+  bool defer = false;             // may wait: Handle again where it may block
   std::string why;        // for the log: what was refused and the rule
   static Reply Errno(int e, std::string why = {}) {
     Reply r;
@@ -69,6 +70,9 @@ using DeleteGate = std::function<bool(const Request&, int parent_fd, const std::
                                       const std::function<bool()>& still_valid, std::string& why)>;
 
 struct EmulatorOptions {
+  // Under none the tool's sockets reach Unix names beneath the writable
+  // paths only; under allow, other families too.
+  policy::Network network = policy::Network::kNone;
   bool sensitive_delete_allowed = false;  // sensitive.delete: allow
   DeleteGate delete_gate;
   // Workspace-relative paths that stay read-only (policy protectedPaths):
@@ -106,11 +110,17 @@ class Emulator {
 
   // `still_valid` re-checks the notification id after the tool's memory was
   // read (SECCOMP_IOCTL_NOTIF_ID_VALID); false means the answer is moot.
-  // With `may_block` false, a decision that would wait for a person (the
-  // delete gate) is not taken: the reply says `defer`, and the caller runs
-  // Handle again on a thread of its own. Everything else is answered inline.
+  // With `may_block` false, a decision that may wait (the delete gate, a
+  // blocking connect, a socket call made without the supervisor's
+  // capabilities) is not taken: the reply says `defer`, and the caller runs
+  // Handle again on a thread of its own, which it does not reuse. Everything
+  // else is answered inline.
   Reply Handle(const Request& req, const std::function<bool()>& still_valid,
                bool may_block = true);
+
+  // The supervisor is stopping: blocking calls made for the tool return
+  // now (EINTR), and later ones are not made.
+  void InterruptBlockingCalls() { blocking_.InterruptAll(); }
 
  private:
   struct Path {  // a resolved argument
@@ -137,10 +147,11 @@ class Emulator {
   // Signals, priorities, limits and scheduling aimed at another process
   // (emulator_process.cc).
   Reply ProcessTarget(const Request& req);
-  // connect(2) (bind false) and bind(2) under network none
-  // (emulator_socket.cc).
+  // connect(2) (bind false) and bind(2) (emulator_socket.cc).
   Reply SocketName(const Request& req, int fd, uint64_t addr, uint64_t len, bool bind,
-                   const std::function<bool()>& valid);
+                   const std::function<bool()>& valid, bool may_block);
+  Reply UnixName(const Request& req, int sock, const std::string& path, bool bind,
+                 const std::function<bool()>& valid);
 
   Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
@@ -173,6 +184,7 @@ class Emulator {
   // their birth time says (a coarse timestamp can predate run_start_ns_).
   InodeSet created_;
   UmaskCache umask_;
+  BlockingCalls blocking_;
 };
 
 }  // namespace cordon::supervisor

@@ -1,11 +1,13 @@
-// connect(2) and bind(2) under network none, where every socket the tool
-// can make is an AF_UNIX stream or seqpacket one (tool_filter.cc). Landlock
-// (ABI 7) does not fence a socket's name, so the kernel would let a root
-// tool connect to any daemon on the host (systemd's private socket, D-Bus,
-// docker, cordon policyd, which would take its own approval) and bind a
-// name in a protected place. The supervisor makes the call itself on a copy
-// of the tool's socket (the same socket: pidfd_getfd), for names beneath
-// the writable roots only:
+// connect(2) and bind(2), made by the supervisor on a copy of the tool's
+// socket (the same open socket: pidfd_getfd), never let through: between a
+// check and CONTINUE the tool could dup2 another socket onto the fd number
+// or rewrite the address in its memory.
+//
+// Unix sockets, under either network mode. Landlock (ABI 7) does not fence
+// a socket's name, so the kernel would let a root tool connect to any
+// daemon on the host (systemd's private socket, D-Bus, docker, cordon
+// policyd, which would take its own approval) and bind a name in a
+// protected place. Names beneath the writable roots only:
 //   - connect opens the name beneath its root without following anything,
 //     checks that it is a socket with no other name (a hard link planted
 //     before the run could name one outside), and connects through
@@ -17,8 +19,17 @@
 // Landlock's scope, and the supervisor's own calls are not scoped. The
 // unnamed autobind (an address of the family alone) is made as asked.
 // The peer of a connection made here sees the supervisor's credentials
-// (SO_PEERCRED), not the tool's. A connect to a listener whose backlog is
-// full blocks as the tool's own would, holding this notification's thread.
+// (SO_PEERCRED), not the tool's.
+//
+// Other families (network allow only: the filter refuses them under none)
+// are made as asked, on a deferred thread that first drops every
+// capability, so the kernel refuses what it would refuse the tool: a bind
+// below ip_unprivileged_port_start, a netlink group that needs
+// CAP_NET_ADMIN.
+//
+// A connect on a blocking socket may wait as long as the tool's own would
+// (a full backlog, a SYN timeout): it runs on a deferred thread, so other
+// calls are answered meanwhile, and a stopping supervisor interrupts it.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -28,6 +39,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "supervisor/caps.h"
 #include "supervisor/emulator.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
@@ -39,26 +51,35 @@ namespace {
 constexpr size_t kPathOffset = offsetof(sockaddr_un, sun_path);
 
 // The call on our copy of the tool's socket, to the name `target` (a path
-// through /proc/self/fd, short enough for sun_path).
-Reply CallOnSocket(int sock, const std::string& target, bool bind) {
+// through /proc/self/fd, short enough for sun_path): 0 or -1 with errno.
+int CallOnSocket(int sock, const std::string& target, bool bind) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  if (target.size() >= sizeof addr.sun_path) return Reply::Errno(ENAMETOOLONG);
+  if (target.size() >= sizeof addr.sun_path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
   std::memcpy(addr.sun_path, target.data(), target.size());
   auto len = static_cast<socklen_t>(kPathOffset + target.size() + 1);
   auto* sa = reinterpret_cast<const sockaddr*>(&addr);
-  int rc = bind ? ::bind(sock, sa, len) : ::connect(sock, sa, len);
-  return rc == 0 ? Reply{} : Reply::Errno(errno);
+  return bind ? ::bind(sock, sa, len) : ::connect(sock, sa, len);
+}
+
+// Taken again where it may block.
+Reply Later() {
+  Reply r;
+  r.defer = true;
+  return r;
 }
 
 }  // namespace
 
 Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, uint64_t len,
-                           bool bind, const std::function<bool()>& valid) {
+                           bool bind, const std::function<bool()>& valid, bool may_block) {
   const std::string what = bind ? "bind" : "connect";
-  sockaddr_un addr{};
-  if (len < kPathOffset || len > sizeof addr) return Reply::Errno(EINVAL);
-  if (!ReadToolBytes(req.tid, addr_ptr, &addr, len)) return Reply::Errno(EFAULT);
+  sockaddr_storage addr{};
+  if (len > sizeof addr) return Reply::Errno(EINVAL);
+  if (len > 0 && !ReadToolBytes(req.tid, addr_ptr, &addr, len)) return Reply::Errno(EFAULT);
   auto creds = ReadToolCreds(req.tid);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!creds) return Reply::Errno(ESRCH);
@@ -69,26 +90,48 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
   if (::getsockopt(sock->get(), SOL_SOCKET, SO_DOMAIN, &domain, &dlen) != 0) {
     return Reply::Errno(errno);  // ENOTSOCK, as the kernel says
   }
-  if (domain != AF_UNIX) {
+  bool blocking = !bind && !(::fcntl(sock->get(), F_GETFL) & O_NONBLOCK);
+  if (domain == AF_UNIX) {
+    const auto& sun = reinterpret_cast<const sockaddr_un&>(addr);
+    if (len < kPathOffset || sun.sun_family != AF_UNIX) return Reply::Errno(EINVAL);
+    size_t n = len - kPathOffset;
+    if (n == 0) {
+      if (!bind) return Reply::Errno(EINVAL);
+      // Autobind: the kernel picks a fresh abstract name.
+      return ::bind(sock->get(), reinterpret_cast<const sockaddr*>(&sun),
+                    static_cast<socklen_t>(kPathOffset)) == 0
+                 ? Reply{}
+                 : Reply::Errno(errno);
+    }
+    if (sun.sun_path[0] == '\0') {
+      return Reply::Errno(EACCES, what +
+                                      " to an abstract Unix socket name: only names beneath "
+                                      "the writable paths are reachable");
+    }
+    if (blocking && !may_block) return Later();
+    return UnixName(req, sock->get(), std::string(sun.sun_path, ::strnlen(sun.sun_path, n)), bind,
+                    valid);
+  }
+  if (opts_.network == policy::Network::kNone) {
     return Reply::Errno(EACCES,
                         what + ": a socket of another family than AF_UNIX under network none");
   }
-  if (addr.sun_family != AF_UNIX) return Reply::Errno(EINVAL);
-  size_t n = len - kPathOffset;
-  if (n == 0) {
-    if (!bind) return Reply::Errno(EINVAL);
-    // Autobind: the kernel picks a fresh abstract name.
-    return ::bind(sock->get(), reinterpret_cast<const sockaddr*>(&addr),
-                  static_cast<socklen_t>(kPathOffset)) == 0
-               ? Reply{}
-               : Reply::Errno(errno);
+  // The thread Handle runs on when deferred is this call's alone.
+  if (!may_block) return Later();
+  if (int rc = DropThreadCapabilities(); rc != 0) {
+    return Reply::Errno(EACCES, what + ": cannot drop capabilities: " + std::strerror(-rc));
   }
-  if (addr.sun_path[0] == '\0') {
-    return Reply::Errno(EACCES, what +
-                                    " to an abstract Unix socket name: only names beneath "
-                                    "the writable paths are reachable under network none");
-  }
-  auto p = Resolve(req, AT_FDCWD, std::string(addr.sun_path, ::strnlen(addr.sun_path, n)), false);
+  auto* sa = reinterpret_cast<const sockaddr*>(&addr);
+  auto salen = static_cast<socklen_t>(len);
+  int s = sock->get();
+  int rc = blocking_.Run([&] { return bind ? ::bind(s, sa, salen) : ::connect(s, sa, salen); });
+  return rc == 0 ? Reply{} : Reply::Errno(errno);
+}
+
+Reply Emulator::UnixName(const Request& req, int sock, const std::string& path, bool bind,
+                         const std::function<bool()>& valid) {
+  const std::string what = bind ? "bind" : "connect";
+  auto p = Resolve(req, AT_FDCWD, path, false);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!p) {
     return Reply::Errno(p.error().err, what + " to a Unix socket: " + Describe(p.error()));
@@ -108,23 +151,27 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
     // A second name, planted before the run, for a socket outside.
     if (st.st_nlink > 1)
       return Reply::Errno(EACCES, "connect to " + p->abs + ": hard-linked socket");
-    return CallOnSocket(sock->get(), ProcPath(target.get()), false);
+    std::string name = ProcPath(target.get());
+    return blocking_.Run([&] { return CallOnSocket(sock, name, false); }) == 0
+               ? Reply{}
+               : Reply::Errno(errno);
   }
   if (Protected(p->loc)) return Reply::Errno(EACCES, "bind " + p->abs + ": protected path");
   auto tool_umask = umask_.Get(req.tid, valid);
   if (!tool_umask) return Reply::Errno(EACCES, "stale");
   // The socket's inode mode becomes the file's, less the caller's umask.
   struct stat sst;
-  if (::fstat(sock->get(), &sst) == 0) {
-    (void)::fchmod(sock->get(), sst.st_mode & 0777 & ~tool_umask.value());
+  if (::fstat(sock, &sst) == 0) {
+    (void)::fchmod(sock, sst.st_mode & 0777 & ~tool_umask.value());
   }
-  Reply rep = CallOnSocket(sock->get(), ProcPath(parent->get()) + "/" + p->loc.name, true);
+  if (CallOnSocket(sock, ProcPath(parent->get()) + "/" + p->loc.name, true) != 0) {
+    return Reply::Errno(errno);
+  }
   struct stat st;
-  if (rep.error == 0 &&
-      ::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+  if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     created_.Insert(st.st_dev, st.st_ino);
   }
-  return rep;
+  return Reply{};
 }
 
 }  // namespace cordon::supervisor

@@ -180,8 +180,8 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
   }
   auto emulator = std::make_shared<Emulator>(std::move(roots.value()), run_start_ns, req.emulator,
                                              std::move(fence));
-  return std::unique_ptr<NotifyServer>(std::make_unique<NotifyLoop>(
-      std::move(listener.value()), std::move(emulator), static_cast<bool>(req.emulator.delete_gate)));
+  return std::unique_ptr<NotifyServer>(
+      std::make_unique<NotifyLoop>(std::move(listener.value()), std::move(emulator)));
 }
 
 }  // namespace

@@ -37,10 +37,8 @@ const char* SyscallName(int nr) {
   return buf;
 }
 
-NotifyLoop::NotifyLoop(Fd listener, std::shared_ptr<Emulator> emulator, bool threaded_blocking)
-    : listener_(std::move(listener)),
-      emulator_(std::move(emulator)),
-      threaded_blocking_(threaded_blocking) {
+NotifyLoop::NotifyLoop(Fd listener, std::shared_ptr<Emulator> emulator)
+    : listener_(std::move(listener)), emulator_(std::move(emulator)) {
   SeccompNotifSizes sizes{};
   notif_size_ = sizeof(SeccompNotif);
   if (::syscall(SYS_seccomp, kSeccompGetNotifSizes, 0, &sizes) == 0) {
@@ -88,19 +86,30 @@ void NotifyLoop::Run() {
     }
     int fd = listener_.get();
     auto valid = [fd, id = req.id] { return ::ioctl(fd, kIoctlNotifIdValid, &id) == 0; };
-    Reply r = emulator_->Handle(req, valid, /*may_block=*/!threaded_blocking_);
-    if (r.defer) {
-      // A delete waiting for a person: decided again on a thread of its own,
-      // so other threads and processes of the tool go on.
-      std::lock_guard<std::mutex> l(threads_mu_);
-      if (!stopping_.load()) {
-        threads_.emplace_back([this, req, valid] { Answer(req, emulator_->Handle(req, valid, true)); });
-        continue;
-      }
-      r = Reply::Errno(EACCES, "the supervisor is stopping");
-    }
+    Reply r = emulator_->Handle(req, valid, /*may_block=*/false);
+    // A decision that may wait is taken again on a thread of its own, so
+    // other threads and processes of the tool go on.
+    if (r.defer && Defer(req, valid)) continue;
+    if (r.defer) r = Reply::Errno(EACCES, "the supervisor is stopping");
     Answer(req, std::move(r));
   }
+}
+
+bool NotifyLoop::Defer(const Request& req, std::function<bool()> valid) {
+  std::lock_guard<std::mutex> l(threads_mu_);
+  if (stopping_.load()) return false;
+  std::erase_if(deferred_, [](Deferred& d) {
+    if (!d.done->load()) return false;
+    d.thread.join();
+    return true;
+  });
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  deferred_.push_back({std::thread([this, req, valid = std::move(valid), done] {
+                         Answer(req, emulator_->Handle(req, valid, true));
+                         done->store(true);
+                       }),
+                       done});
+  return true;
 }
 
 void NotifyLoop::Answer(const Request& req, Reply reply) {
@@ -138,15 +147,16 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
 }
 
 void NotifyLoop::Shutdown() {
-  std::vector<std::thread> threads;
+  std::vector<Deferred> deferred;
   {
     std::lock_guard<std::mutex> l(threads_mu_);
     if (!stopping_.exchange(true) && emulator_->options().on_shutdown) {
       emulator_->options().on_shutdown();
     }
-    threads.swap(threads_);
+    deferred.swap(deferred_);
   }
-  for (auto& t : threads) t.join();
+  emulator_->InterruptBlockingCalls();
+  for (auto& d : deferred) d.thread.join();
 }
 
 }  // namespace cordon::supervisor

@@ -2,14 +2,14 @@
 // its own that blocks in SECCOMP_IOCTL_NOTIF_RECV: no poll(2) per request,
 // and with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP the tool's thread and this one
 // hand the CPU to each other. Fast decisions are made and answered inline;
-// a decision that may wait for a person (a sensitive delete with an
-// approver) runs on a thread of its own so it never blocks the other threads
-// or processes of the tool. Answers: an errno, a result, an fd installed
-// with SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND, or (for execve
-// and umask only) CONTINUE. SECCOMP_IOCTL_NOTIF_ID_VALID is checked after
-// every read of the tool's memory. After Shutdown() every notification is
-// answered with EACCES. The thread ends when no task uses the filter any
-// more; the destructor waits for that.
+// a decision that may wait (a sensitive delete waiting for a person, a
+// blocking connect) runs on a thread of its own so it never blocks the other
+// threads or processes of the tool; finished ones are joined as new ones
+// start, so a tool making many such calls does not pile threads up. Answers: an errno, a result, an
+// fd installed with SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND, or (for execve and umask
+// only) CONTINUE. SECCOMP_IOCTL_NOTIF_ID_VALID is checked after every read of the tool's memory.
+// After Shutdown() every notification is answered with EACCES. The thread ends when no task uses
+// the filter any more; the destructor waits for that.
 #pragma once
 
 #include <atomic>
@@ -32,7 +32,7 @@ class NotifyLoop : public NotifyServer {
   // Starts serving `listener` at once, on a thread cloned from the caller's
   // (so it carries the caller's seccomp filters and signal mask: none and
   // all blocked, in the launcher).
-  NotifyLoop(Fd listener, std::shared_ptr<Emulator> emulator, bool threaded_blocking);
+  NotifyLoop(Fd listener, std::shared_ptr<Emulator> emulator);
   ~NotifyLoop() override;
 
   void Shutdown() override;
@@ -42,15 +42,21 @@ class NotifyLoop : public NotifyServer {
  private:
   void Run();
   void Answer(const Request& req, Reply reply);
+  // Runs the decision on a thread of its own; false once stopping.
+  bool Defer(const Request& req, std::function<bool()> valid);
+
+  struct Deferred {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
 
   Fd listener_;
   std::shared_ptr<Emulator> emulator_;
-  bool threaded_blocking_;
   size_t notif_size_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> answered_{0};
   std::mutex threads_mu_;
-  std::vector<std::thread> threads_;  // deferred decisions
+  std::vector<Deferred> deferred_;
   std::thread receiver_;
 };
 

@@ -121,11 +121,12 @@ constexpr int kSchedTargets[] = {SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_set
 // process group, needs no check.
 constexpr int kSignals[] = {SCMP_SYS(tkill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo),
                             SCMP_SYS(rt_tgsigqueueinfo), SCMP_SYS(pidfd_send_signal)};
-// Under network none the tool has AF_UNIX sockets only, and Landlock (ABI 7)
-// does not fence a socket's name: connect would reach any daemon listening
-// on the host (systemd, D-Bus, docker, cordon policyd's approvals), bind
-// would make names in protected places. The supervisor performs both, for
-// names beneath the writable roots only (emulator_socket.cc).
+// Landlock (ABI 7) does not fence a Unix socket's name: connect would reach
+// any daemon listening on the host (systemd, D-Bus, docker, cordon policyd's
+// approvals), bind would make names in protected places. The supervisor
+// performs both, for Unix names beneath the writable roots only, and for
+// other families (network allow) without its capabilities
+// (emulator_socket.cc).
 constexpr int kSocketNames[] = {SCMP_SYS(connect), SCMP_SYS(bind)};
 
 // Calls that act on another process and that no Landlock ABI scopes: a
@@ -162,7 +163,6 @@ bool NotifiesRenames(const ToolFilterOptions& o) {
   return NotifiesDeletes(o) || NotifiesWriteOpens(o);
 }
 bool NotifiesExec(const ToolFilterOptions& o) { return o.notify_exec || o.notify_all_paths; }
-bool NotifiesSocketNames(const ToolFilterOptions& o) { return o.network == policy::Network::kNone; }
 
 void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   if (o.notify_all_paths) {
@@ -185,9 +185,7 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
     b.Notify(SCMP_SYS(execve));
     b.Notify(SCMP_SYS(execveat));
   }
-  if (NotifiesSocketNames(o)) {
-    for (int nr : kSocketNames) b.Notify(nr);
-  }
+  for (int nr : kSocketNames) b.Notify(nr);
   NotifyProcessTargets(b);
   if (o.notify_signals) {
     b.Notify(SCMP_SYS(kill), {SCMP_A0(SCMP_CMP_NE, 0)});
@@ -195,16 +193,18 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   }
 }
 
-// Network none: AF_UNIX only, and no datagram sockets. A datagram can be
+// No Unix datagram sockets, under either network mode. A datagram can be
 // sent to any named socket with sendto or sendmsg (syslog, journald,
-// systemd's notify socket), and sendmsg keeps its address where BPF cannot
-// read it; an AF_UNIX SOCK_RAW is a datagram socket too. Stream and
-// seqpacket sockets reach a name only through connect, which is notified.
-void AllowOnlyUnixStreams(SeccompBuilder& b) {
+// systemd's notify socket), even from one end of a socketpair, and sendmsg
+// keeps its address where BPF cannot read it; an AF_UNIX SOCK_RAW is a
+// datagram socket too. Stream and seqpacket sockets reach a name only
+// through connect, which is notified. Network none: AF_UNIX only.
+void FenceSocketFamilies(SeccompBuilder& b, policy::Network network) {
   for (int nr : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
-    b.Deny(nr, EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+    if (network == policy::Network::kNone) b.Deny(nr, EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
     for (uint64_t type : {SOCK_DGRAM, SOCK_RAW}) {
-      b.Deny(nr, EPERM, {SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, type)});
+      b.Deny(nr, EPERM,
+             {SCMP_A0(SCMP_CMP_EQ, AF_UNIX), SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, type)});
     }
   }
 }
@@ -229,9 +229,7 @@ std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   out.insert(out.end(), std::begin(kAlwaysNotified), std::end(kAlwaysNotified));
   out.push_back(SCMP_SYS(ioctl));  // FS_IOC_SETFLAGS / FS_IOC_FSSETXATTR only
   if (NotifiesExec(o)) out.insert(out.end(), {SCMP_SYS(execve), SCMP_SYS(execveat)});
-  if (NotifiesSocketNames(o)) {
-    out.insert(out.end(), std::begin(kSocketNames), std::end(kSocketNames));
-  }
+  out.insert(out.end(), std::begin(kSocketNames), std::end(kSocketNames));
   out.insert(out.end(), {SCMP_SYS(setpriority), SCMP_SYS(ioprio_set), SCMP_SYS(prlimit64)});
   out.insert(out.end(), std::begin(kSchedTargets), std::end(kSchedTargets));
   if (o.notify_signals) {
@@ -245,7 +243,7 @@ Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts) {
   SeccompBuilder b;
   DenyEscapes(b);
   if (opts.notify_mutations) NotifyMutations(b, opts);
-  if (opts.network == policy::Network::kNone) AllowOnlyUnixStreams(b);
+  FenceSocketFamilies(b, opts.network);
   return b.Build();
 }
 

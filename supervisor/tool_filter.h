@@ -1,8 +1,7 @@
 // The seccomp filter every tool runs under: the syscalls no confined tool
 // needs (they reach around Landlock or into the kernel), the namespace and
 // socket families and types the policy forbids, and the mutating path
-// syscalls (and, under network none, connect and bind) that are sent to the
-// supervisor.
+// syscalls, connect and bind that are sent to the supervisor.
 //
 // libseccomp compiles it at build time, once per combination of the
 // options (supervisor/filtergen.cc writes the table); a launch copies the one it

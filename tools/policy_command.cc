@@ -149,8 +149,9 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
   line("Workspace", p.workspace);
   line("", WorkspaceLine(p));
   line("Network", p.network == policy::Network::kAllow
-                      ? "allow: the tool may open network connections, and reach the host's "
-                        "Unix sockets (D-Bus, systemd...)"
+                      ? "allow: the tool may open network connections (made by cordon, "
+                        "without its privileges); Unix stream sockets reach names beneath the "
+                        "writable paths only"
                       : "none: no network connections; Unix stream sockets reach names "
                         "beneath the writable paths only");
   line("Sandbox", std::string(p.sandbox_enabled ? "enabled" : "DISABLED (bypassed)") +

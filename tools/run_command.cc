@@ -36,17 +36,10 @@ namespace {
 const int64_t g_process_start_ns = supervisor::NowRealtimeNs();
 
 // `--approvals socket:PATH` hands the answers to whoever can reach PATH:
-// never the tool. Under network none the tool reaches only socket names
-// beneath what it may write (supervisor/emulator_socket.cc); network allow
-// leaves every name open to it.
+// never the tool. Under either network mode the tool reaches only Unix
+// socket names beneath what it may write (supervisor/emulator_socket.cc).
 void CheckApprovalSocket(const std::string& path, const policy::Policy& p,
                          std::vector<std::string>& errors) {
-  if (p.network == policy::Network::kAllow) {
-    errors.push_back("--approvals socket:" + path +
-                     " needs --network none: with network allow the tool could connect to the "
-                     "approval socket and answer its own requests");
-    return;
-  }
   std::string dir = path.substr(0, path.rfind('/') + 1);
   auto real = policy::RealPath(dir.empty() ? "." : dir);
   if (!real) return;  // no such socket yet: the run's approvals fail closed
@@ -249,6 +242,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.rung = rung;
   req.landlock_abi = k.landlock_abi;
   req.filter.network = p.network;
+  req.emulator.network = p.network;
   req.filter.notify_all_paths = rung == Rung::kNotifyAll;
   req.filter.notify_signals = rung == Rung::kNotifyAll || k.landlock_abi < 6;
   ConfigureDecisions(p, services, req);

@@ -11,6 +11,10 @@
  *   probe connect-unix PATH | bind-unix PATH | connect-abstract NAME
  *   probe unix-echo PATH (binds PATH, connects to it, passes a byte)
  *   probe unix-dgram | unix-dgram-pair (an AF_UNIX datagram socket)
+ *   probe connect-stuck PATH: a child connects to PATH (a listener whose
+ *     backlog is full: the connect blocks) while the probe makes a
+ *     directory "made-while-stuck"; ends with SIGALRM after 10 s if stuck
+ *   probe bind-tcp PORT (127.0.0.1) | netlink-bind (NETLINK_ROUTE, no group)
  *   probe kill PID SIG | renice PID | prlimit-nofile PID | setaffinity PID
  *   probe renice-user UID (PRIO_USER) | pidfd-kill PID SIG
  *   probe shmat-write ID (attaches System V segment ID, writes "tool")
@@ -39,6 +43,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/netlink.h>
 #include <linux/openat2.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -249,6 +254,36 @@ int main(int argc, char** argv) {
     char byte = 'x', got = 0;
     if (srv < 0 || write(c, &byte, 1) != 1 || read(srv, &got, 1) != 1) return errno;
     return got == 'x' ? 0 : 99;
+  }
+  if (!strcmp(op, "connect-stuck")) {
+    alarm(10);
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    if (strlen(a) >= sizeof sun.sun_path) return 100;
+    strcpy(sun.sun_path, a);
+    pid_t child = fork();
+    if (child == 0) {
+      int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      _exit(connect(s, (struct sockaddr*)&sun, sizeof sun) == 0 ? 0 : errno);
+    }
+    if (child < 0) return errno;
+    usleep(300 * 1000); /* long enough for the child's connect to block */
+    int rc = result(mkdir("made-while-stuck", 0755));
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    return rc;
+  }
+  if (!strcmp(op, "bind-tcp")) {
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return errno;
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(a))};
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return result(bind(s, (struct sockaddr*)&sin, sizeof sin));
+  }
+  if (!strcmp(op, "netlink-bind")) {
+    int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (s < 0) return errno;
+    struct sockaddr_nl snl = {.nl_family = AF_NETLINK};
+    return result(bind(s, (struct sockaddr*)&snl, sizeof snl));
   }
   if (!strcmp(op, "unix-dgram")) return result(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (!strcmp(op, "unix-dgram-pair")) {

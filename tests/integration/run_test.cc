@@ -181,6 +181,21 @@ TEST_P(RunTest, NetworkNoneRefusesLoopbackConnectAndAllowPermitsIt) {
   ::close(s);
 }
 
+// Under network allow the supervisor makes connect and bind for the tool
+// (supervisor/emulator_socket.cc), without its own capabilities: cordon may
+// hold CAP_NET_BIND_SERVICE, the tool must not get it.
+TEST_P(RunTest, NetworkAllowLendsTheToolNoPrivilege) {
+  int start = std::stoi(ReadFile("/proc/sys/net/ipv4/ip_unprivileged_port_start"));
+  if (start <= 80)
+    GTEST_SKIP() << "ip_unprivileged_port_start is " << start << ": port 80 is open to all";
+  EXPECT_EQ(Probe("", {"bind-tcp", "80"}, {"--network", "allow"}), EACCES) << last_.err;
+  EXPECT_EQ(Probe("", {"bind-tcp", "0"}, {"--network", "allow"}), 0) << last_.err;
+  EXPECT_EQ(Probe("", {"bind-tcp", "0"}), EPERM) << "network none: no AF_INET socket";
+  // glibc's getaddrinfo binds a route netlink socket: it must work.
+  EXPECT_EQ(Probe("", {"netlink-bind"}, {"--network", "allow"}), 0) << last_.err;
+  EXPECT_EQ(Probe("", {"netlink-bind"}), EPERM);
+}
+
 TEST_P(RunTest, KernelAttackSurfaceIsRefused) {
   EXPECT_EQ(Probe("", {"io_uring"}), ENOSYS);
   EXPECT_EQ(Probe("", {"ptrace-parent"}), EPERM);

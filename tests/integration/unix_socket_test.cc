@@ -1,6 +1,6 @@
-// Unix sockets under network none: the tool reaches socket names beneath
-// what it may write and nothing else (supervisor/emulator_socket.cc). A
-// root tool that could connect to the host's daemons (systemd, D-Bus,
+// Unix sockets, under network none and allow: the tool reaches socket names
+// beneath what it may write and nothing else (supervisor/emulator_socket.cc).
+// A root tool that could connect to the host's daemons (systemd, D-Bus,
 // docker, cordon policyd) could act outside the sandbox through them.
 // Ground truth is the listener's side: whether a connection arrived, and
 // whether a name appeared on disk.
@@ -9,8 +9,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "policy/fd.h"
 #include "tests/support/probe_test.h"
@@ -21,7 +24,7 @@ namespace {
 
 // A listening AF_UNIX stream socket at `name` (a leading '@' makes it
 // abstract), non-blocking so a test can ask whether anyone connected.
-Fd Listen(const std::string& name) {
+Fd Listen(const std::string& name, int backlog = 8) {
   Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   sockaddr_un sun{};
   sun.sun_family = AF_UNIX;
@@ -29,7 +32,7 @@ Fd Listen(const std::string& name) {
   if (name[0] == '@') sun.sun_path[0] = '\0';
   auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size());
   EXPECT_EQ(::bind(s.get(), reinterpret_cast<sockaddr*>(&sun), len), 0) << name;
-  EXPECT_EQ(::listen(s.get(), 8), 0);
+  EXPECT_EQ(::listen(s.get(), backlog), 0);
   return s;
 }
 
@@ -49,30 +52,35 @@ TEST_P(UnixSocketTest, NamesOutsideTheWritablePathsAreUnreachable) {
   Fd host = Listen(outside);
   std::string abstract = "cordon-test-" + std::to_string(::getpid());
   Fd host_abstract = Listen("@" + abstract);
-  EXPECT_EQ(Probe("workspace-write", {"connect-unix", outside}), EACCES) << last_.err;
-  EXPECT_FALSE(Connected(host)) << "the host's listener must see no connection";
-  EXPECT_EQ(Probe("workspace-write", {"connect-abstract", abstract}), EACCES) << last_.err;
-  EXPECT_FALSE(Connected(host_abstract));
-  // A symlink in the workspace to the host's socket leads nowhere either.
+  // A symlink in the workspace to the host's socket, and a hard link to it
+  // planted before the run.
   ASSERT_EQ(::symlink(outside.c_str(), t_.Ws("link.sock").c_str()), 0);
-  EXPECT_EQ(Probe("workspace-write", {"connect-unix", "link.sock"}), EACCES) << last_.err;
-  EXPECT_FALSE(Connected(host));
-  // Nor does a hard link to it planted before the run.
   ASSERT_EQ(::link(outside.c_str(), t_.Ws("alias.sock").c_str()), 0);
-  EXPECT_EQ(Probe("workspace-write", {"connect-unix", "alias.sock"}), EACCES) << last_.err;
-  EXPECT_FALSE(Connected(host));
-  EXPECT_EQ(Probe("workspace-write", {"bind-unix", t_.Out("new.sock")}), EACCES) << last_.err;
-  EXPECT_FALSE(Exists(t_.Out("new.sock")));
-  // network allow opens the host's sockets as it opens TCP (README, limits).
-  EXPECT_EQ(Probe("workspace-write", {"connect-unix", outside}, {"--network", "allow"}), 0)
-      << last_.err;
-  EXPECT_TRUE(Connected(host));
+  // Network allow opens the network, not the host's daemons.
+  for (const char* network : {"none", "allow"}) {
+    SCOPED_TRACE(network);
+    std::vector<std::string> net = {"--network", network};
+    EXPECT_EQ(Probe("workspace-write", {"connect-unix", outside}, net), EACCES) << last_.err;
+    EXPECT_FALSE(Connected(host)) << "the host's listener must see no connection";
+    EXPECT_EQ(Probe("workspace-write", {"connect-abstract", abstract}, net), EACCES) << last_.err;
+    EXPECT_FALSE(Connected(host_abstract));
+    EXPECT_EQ(Probe("workspace-write", {"connect-unix", "link.sock"}, net), EACCES) << last_.err;
+    EXPECT_FALSE(Connected(host));
+    EXPECT_EQ(Probe("workspace-write", {"connect-unix", "alias.sock"}, net), EACCES) << last_.err;
+    EXPECT_FALSE(Connected(host));
+    EXPECT_EQ(Probe("workspace-write", {"bind-unix", t_.Out("new.sock")}, net), EACCES)
+        << last_.err;
+    EXPECT_FALSE(Exists(t_.Out("new.sock")));
+  }
 }
 
 TEST_P(UnixSocketTest, NamesInTheWorkspaceWork) {
   Fd host = Listen(t_.Ws("host.sock"));
   EXPECT_EQ(Probe("workspace-write", {"connect-unix", "host.sock"}), 0) << last_.err;
   EXPECT_TRUE(Connected(host)) << "a listener in the workspace is reachable";
+  EXPECT_EQ(Probe("workspace-write", {"connect-unix", "host.sock"}, {"--network", "allow"}), 0)
+      << last_.err;
+  EXPECT_TRUE(Connected(host));
   EXPECT_EQ(Probe("workspace-write", {"connect-unix", "absent.sock"}), ENOENT);
   EXPECT_EQ(Probe("workspace-write", {"connect-unix", "inside.txt"}), ECONNREFUSED);
   EXPECT_EQ(Probe("workspace-write", {"unix-echo", "own.sock"}), 0) << last_.err;
@@ -94,11 +102,46 @@ TEST_P(UnixSocketTest, BindCannotMakeAProtectedName) {
   EXPECT_TRUE(Exists(t_.Ws("fine.sock")));
 }
 
-TEST_P(UnixSocketTest, DatagramSocketsAreRefusedUnderNetworkNone) {
-  EXPECT_EQ(Probe("", {"unix-dgram"}), EPERM);
-  EXPECT_EQ(Probe("", {"unix-dgram-pair"}), EPERM);
-  EXPECT_EQ(Probe("", {"unix-dgram"}, {"--network", "allow"}), 0) << last_.err;
-  EXPECT_EQ(Probe("", {"unix-dgram-pair"}, {"--network", "allow"}), 0) << last_.err;
+TEST_P(UnixSocketTest, DatagramSocketsAreRefused) {
+  for (const char* network : {"none", "allow"}) {
+    EXPECT_EQ(Probe("", {"unix-dgram"}, {"--network", network}), EPERM) << network;
+    EXPECT_EQ(Probe("", {"unix-dgram-pair"}, {"--network", network}), EPERM) << network;
+  }
+  // Streams, the honest neighbour, stay open (NamesInTheWorkspaceWork).
+}
+
+// A connect that waits (the listener's backlog is full) runs where it holds
+// up no other call of the tool, and cordon still ends with the tool.
+TEST_P(UnixSocketTest, ABlockingConnectHoldsUpNothingElse) {
+  Fd full = Listen(t_.Ws("full.sock"), 0);
+  sockaddr_un sun{};
+  sun.sun_family = AF_UNIX;
+  std::string name = t_.Ws("full.sock");
+  std::memcpy(sun.sun_path, name.data(), name.size());
+  Fd first(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_EQ(::connect(first.get(), reinterpret_cast<sockaddr*>(&sun), sizeof sun), 0);
+  // If cordon hangs on the connect, drain the backlog after 20 s so the
+  // test ends (and fails) instead of hanging.
+  std::atomic<bool> done{false}, rescued{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 200 && !done.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (done.load()) return;
+    rescued.store(true);
+    ::shutdown(full.get(), SHUT_RDWR);
+    while (!done.load()) {
+      Fd c(::accept4(full.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  int status = Probe("workspace-write", {"connect-stuck", "full.sock"});
+  done.store(true);
+  watchdog.join();
+  EXPECT_EQ(status, 0) << "the other call waited behind the connect (SIGALRM is 142)\n"
+                       << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("made-while-stuck")));
+  EXPECT_FALSE(rescued.load()) << "cordon did not end until the connect was let through";
 }
 
 INSTANTIATE_TEST_SUITE_P(Probes, UnixSocketTest, ProbeParams(), ProbeParamName);

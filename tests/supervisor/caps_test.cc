@@ -5,6 +5,8 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <thread>
+
 namespace cordon::supervisor {
 namespace {
 
@@ -33,6 +35,34 @@ TEST(Caps, DropLeavesNothingInAnySet) {
 TEST(Caps, RootDoesNotRegainCapabilitiesAtExec) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root";
   EXPECT_EXIT(DropThenExecCheck(), ::testing::ExitedWithCode(0), "");
+}
+
+// The supervisor drops its capabilities on a thread that acts for the tool
+// (a socket call under network allow) and keeps them everywhere else.
+[[noreturn]] void DropOnOneThread() {
+  bool dropped = false, empty_there = false;
+  std::thread t([&] {
+    dropped = DropThreadCapabilities() == 0;
+    // Effective, permitted and inheritable; the bounding set is the process's.
+    cap_t cur = cap_get_proc(), none = cap_init();
+    empty_there = cap_compare(cur, none) == 0;
+    cap_free(cur);
+    cap_free(none);
+  });
+  t.join();
+  if (!dropped) _exit(1);
+  if (!empty_there) _exit(2);
+  if (HoldsNoCapabilities()) _exit(3);
+  cap_t cur = cap_get_proc();
+  cap_flag_value_t v = CAP_CLEAR;
+  cap_get_flag(cur, CAP_NET_BIND_SERVICE, CAP_EFFECTIVE, &v);
+  cap_free(cur);
+  _exit(v == CAP_SET ? 0 : 4);
+}
+
+TEST(Caps, AThreadDropsItsOwnCapabilitiesOnly) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  EXPECT_EXIT(DropOnOneThread(), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
