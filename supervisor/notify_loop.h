@@ -5,11 +5,13 @@
 // a decision that may wait (a sensitive delete waiting for a person, a
 // blocking connect) runs on a thread of its own so it never blocks the other
 // threads or processes of the tool; finished ones are joined as new ones
-// start, so a tool making many such calls does not pile threads up. Answers: an errno, a result, an
-// fd installed with SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND, or (for execve and umask
-// only) CONTINUE. SECCOMP_IOCTL_NOTIF_ID_VALID is checked after every read of the tool's memory.
-// After Shutdown() every notification is answered with EACCES. The thread ends when no task uses
-// the filter any more; the destructor waits for that.
+// start, so a tool making many such calls does not pile threads up.
+// Answers: an errno, a result, an fd installed with SECCOMP_IOCTL_NOTIF_ADDFD
+// + SECCOMP_ADDFD_FLAG_SEND, or (for execve and umask only) CONTINUE.
+// SECCOMP_IOCTL_NOTIF_ID_VALID is checked after every read of the tool's
+// memory. After Shutdown() every notification is answered with EACCES and
+// blocking calls made for the tool are interrupted. The thread ends when no
+// task uses the filter any more; the destructor waits for that.
 #pragma once
 
 #include <atomic>
