@@ -62,6 +62,14 @@ void DenyEscapes(SeccompBuilder& b) {
         kFsIocEnableVerity, kFsIocSetEncryptionPolicy, kBtrfsIocSubvolSetflags}) {
     b.Deny(SCMP_SYS(ioctl), EPERM, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd)});
   }
+  for (uint32_t type_nr :
+       {kBtrfsIocSnapCreate, kBtrfsIocDefrag, kBtrfsIocSubvolCreate, kBtrfsIocSnapDestroy,
+        kBtrfsIocDefragRange, kBtrfsIocSnapCreateV2, kBtrfsIocSubvolCreateV2,
+        kBtrfsIocSetReceivedSubvol, kBtrfsIocSnapDestroyV2, kFsIocAddEncryptionKey,
+        kFsIocRemoveEncryptionKey}) {
+    b.Deny(SCMP_SYS(ioctl), EPERM, {SCMP_A1(SCMP_CMP_MASKED_EQ, kIoctlTypeNrMask, type_nr)});
+  }
+  b.Deny(SCMP_SYS(ioctl), EPERM, {SCMP_A1(SCMP_CMP_MASKED_EQ, kIoctlTypeMask, kF2fsIoctlType)});
   // personality(2) is restricted in SeccompBuilder's prefix.
 }
 

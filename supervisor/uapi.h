@@ -162,6 +162,32 @@ inline constexpr unsigned long kExt4IocMigrate = 0x6609;                // block
 inline constexpr unsigned long kFsIocEnableVerity = 0x40806685;         // makes a file immutable
 inline constexpr unsigned long kFsIocSetEncryptionPolicy = 0x800c6613;  // on an empty directory
 inline constexpr unsigned long kBtrfsIocSubvolSetflags = 0x4008941a;    // a subvolume read-only
+// By type and number alone (the low 16 bits of the command): every size,
+// direction and 32-bit variant of the call. btrfs makes and removes
+// subvolumes with ioctls that take a directory opened read-only and that no
+// LSM path hook sees, so Landlock lets a new directory appear in /etc on a
+// btrfs root; defrag rewrites a file read-only; a received UUID is set by
+// the owner. The generic FICLONE, FICLONERANGE and FIDEDUPERANGE share
+// btrfs's type (0x94) and stay open.
+inline constexpr uint32_t kIoctlTypeNrMask = 0xffff;
+inline constexpr uint32_t kBtrfsIocSnapCreate = 0x9401;
+inline constexpr uint32_t kBtrfsIocDefrag = 0x9402;
+inline constexpr uint32_t kBtrfsIocSubvolCreate = 0x940e;
+inline constexpr uint32_t kBtrfsIocSnapDestroy = 0x940f;
+inline constexpr uint32_t kBtrfsIocDefragRange = 0x9410;
+inline constexpr uint32_t kBtrfsIocSnapCreateV2 = 0x9417;
+inline constexpr uint32_t kBtrfsIocSubvolCreateV2 = 0x9418;
+inline constexpr uint32_t kBtrfsIocSetReceivedSubvol = 0x9425;
+inline constexpr uint32_t kBtrfsIocSnapDestroyV2 = 0x943f;
+// fscrypt keys are the filesystem's: a key one user adds unlocks the files
+// for every user of the host.
+inline constexpr uint32_t kFsIocAddEncryptionKey = 0x6617;
+inline constexpr uint32_t kFsIocRemoveEncryptionKey = 0x6618;
+// f2fs's own ioctls (type 0xf5): atomic writes, pinning and compression
+// through fds its checks do not all require writable. None audited
+// one by one, none needed by a tool: the whole type is refused.
+inline constexpr uint32_t kIoctlTypeMask = 0xff00;
+inline constexpr uint32_t kF2fsIoctlType = 0xf500;
 
 // ---- namespaces --------------------------------------------------------------
 inline constexpr uint64_t kCloneNewTime = 0x00000080;

@@ -36,12 +36,16 @@
  *   probe symlinkat TARGET PATH | linkat A B | setflags PATH | fssetxattr PATH
  *   probe setxattrat PATH | removexattrat PATH | file_setattr PATH
  *   probe setversion PATH (FS_IOC_SETVERSION through a read-only fd)
+ *   probe subvol-create DIR NAME (btrfs, DIR opened read-only)
+ *   probe snap-create SUBVOL DIR NAME (btrfs snapshot of SUBVOL into DIR)
+ *   probe reflink SRC DST (FICLONE: DST created, SRC opened read-only)
  * The f* forms open PATH read-only first. setflags/fssetxattr add the
  * "nodump" flag; they exit 101 when the filesystem has no such ioctl.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/btrfs.h>
 #include <linux/fs.h>
 #include <linux/netlink.h>
 #include <linux/openat2.h>
@@ -254,6 +258,25 @@ int main(int argc, char** argv) {
     char byte = 'x', got = 0;
     if (srv < 0 || write(c, &byte, 1) != 1 || read(srv, &got, 1) != 1) return errno;
     return got == 'x' ? 0 : 99;
+  }
+  if (!strcmp(op, "subvol-create") || !strcmp(op, "snap-create")) {
+    int snap = !strcmp(op, "snap-create");
+    int dir = open(snap ? b : a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return errno;
+    struct btrfs_ioctl_vol_args args = {0};
+    const char* name = snap ? (argc > 4 ? argv[4] : "") : b;
+    if (strlen(name) >= sizeof args.name) return 100;
+    strcpy(args.name, name);
+    if (!snap) return result(ioctl(dir, BTRFS_IOC_SUBVOL_CREATE, &args));
+    if ((args.fd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return errno;
+    return result(ioctl(dir, BTRFS_IOC_SNAP_CREATE, &args));
+  }
+  if (!strcmp(op, "reflink")) {
+    int src = open_ro(a);
+    if (src < 0) return errno;
+    int dst = open(b, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (dst < 0) return errno;
+    return result(ioctl(dst, FICLONE, src));
   }
   if (!strcmp(op, "connect-stuck")) {
     alarm(10);

@@ -277,6 +277,29 @@ TEST(ToolFilterProgram, SocketNamesNotifyAndUnixDatagramsAreRefused) {
   }
 }
 
+// Filesystem ioctls that change what lies outside through an fd opened
+// read-only are refused in every size and direction; the generic clone and
+// dedupe calls that share btrfs's type, and plain reads, stay open.
+TEST(ToolFilterProgram, FilesystemIoctlsThatChangeOutsideAreRefusedByTypeAndNumber) {
+  constexpr uint64_t kSubvolCreate = 0x5000940e, kSubvolCreate32 = 0x4ffc940e;
+  constexpr uint64_t kSnapCreateV2 = 0x50009417, kDefrag = 0x50009402;
+  constexpr uint64_t kAddKey = 0xc0506617, kF2fsPin = 0x4004f50d;
+  constexpr uint64_t kFiclone = 0x40049409, kFiclonerange = 0x4020940d;
+  constexpr uint64_t kFidedupe = 0xc0189436, kFsIocGetflags = 0x80086601;
+  const uint32_t eperm = uapi::kSeccompRetErrno | EPERM;
+  for (size_t v = 0; v < kToolFilterCombinations; ++v) {
+    Programs p = Load(v);
+    auto action = [&](uint64_t cmd) { return Eval(p.whole, Call(SYS_ioctl, {3, cmd, 0})).action; };
+    for (uint64_t cmd :
+         {kSubvolCreate, kSubvolCreate32, kSnapCreateV2, kDefrag, kAddKey, kF2fsPin}) {
+      EXPECT_EQ(action(cmd), eperm) << v << std::hex << " 0x" << cmd;
+    }
+    for (uint64_t cmd : {kFiclone, kFiclonerange, kFidedupe, kFsIocGetflags}) {
+      EXPECT_EQ(action(cmd), uapi::kSeccompRetAllow) << v << std::hex << " 0x" << cmd;
+    }
+  }
+}
+
 // A read-only open is decided in the prefix, in a handful of instructions,
 // where the rules allow it anyway; elsewhere it goes down libseccomp's
 // program as before (the notify-all rung notifies it, and where open is not
