@@ -20,6 +20,7 @@
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
 #include "supervisor/tool_memory.h"
+#include "supervisor/tool_path.h"
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
@@ -27,22 +28,6 @@ namespace {
 
 constexpr uint64_t kBareTmpfile = 020000000;
 constexpr size_t kMaxXattrValue = 64 * 1024;
-
-// The directory a relative path starts from: the tool's cwd or its dirfd.
-Result<std::string> BaseDir(pid_t tid, int dirfd) {
-  char link[64];
-  if (dirfd == AT_FDCWD) std::snprintf(link, sizeof link, "/proc/%d/cwd", tid);
-  else std::snprintf(link, sizeof link, "/proc/%d/fd/%d", tid, dirfd);
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink(link, buf, sizeof buf - 1);
-  if (n < 0) return SysError{errno == ENOENT ? EBADF : errno, "readlink", link};
-  std::string s(buf, static_cast<size_t>(n));
-  if (s.empty() || s[0] != '/') return SysError{ENOTDIR, "dirfd is not a directory"};
-  if (s.size() > 10 && s.compare(s.size() - 10, 10, " (deleted)") == 0) {
-    return SysError{ENOENT, "directory deleted"};
-  }
-  return s;
-}
 
 // "/dev/stdout", "/dev/fd/3", "/proc/self/fd/3" -> 1, 3, 3; -1 otherwise.
 int ToolFdAlias(const std::string& p) {
@@ -142,34 +127,6 @@ Emulator::Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
       read_fence_(std::move(read_fence)),
       run_start_ns_(run_start_ns),
       opts_(std::move(opts)) {}
-
-namespace {
-
-// The supervisor resolves "self" for the tool, not for itself. The thread
-// group is read only for such a path (ReadToolCreds is not cheap).
-std::string ForTool(const std::string& abs, pid_t tid) {
-  auto under = [&](std::string_view prefix) {
-    return abs.compare(0, prefix.size(), prefix) == 0 &&
-           (abs.size() == prefix.size() || abs[prefix.size()] == '/');
-  };
-  bool self = under("/proc/self");
-  if (!self && !under("/proc/thread-self")) return abs;
-  auto creds = ReadToolCreds(tid);
-  if (!creds) return "/proc/" + std::to_string(tid) + "/.gone";  // fails to resolve
-  if (self) return "/proc/" + std::to_string(creds->tgid) + abs.substr(10);
-  return "/proc/" + std::to_string(creds->tgid) + "/task/" + std::to_string(tid) + abs.substr(17);
-}
-
-// realpath, then Locate: the canonical path has no symlink left, so the
-// open beneath the root with RESOLVE_NO_SYMLINKS is exact, and a symlink
-// swapped in meanwhile makes it fail (closed), never escape.
-Result<Located> Canonical(const WriteRoots& roots, const std::string& abs) {
-  char buf[PATH_MAX];
-  if (::realpath(abs.c_str(), buf) == nullptr) return Errno("realpath", abs);
-  return roots.Locate(buf);
-}
-
-}  // namespace
 
 Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
   std::string tool_abs = ForTool(abs, req.tid);
@@ -306,6 +263,8 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
       return SocketName(r, i(0), a[1], a[2], false, valid, may_block);
     case SCMP_SYS(bind):
       return SocketName(r, i(0), a[1], a[2], true, valid, may_block);
+    case SCMP_SYS(inotify_add_watch):
+      return Watch(r, i(0), a[1], static_cast<uint32_t>(a[2]), valid);
     case SCMP_SYS(kill):
     case SCMP_SYS(tkill):
     case SCMP_SYS(tgkill):

@@ -69,6 +69,8 @@ using DeleteGate = std::function<bool(const Request&, int parent_fd, const std::
                                       const std::string& rel_path,
                                       const std::function<bool()>& still_valid, std::string& why)>;
 
+struct ReadFence;
+
 struct EmulatorOptions {
   // Under none the tool's sockets reach Unix names beneath the writable
   // paths only; under allow, other families too.
@@ -91,6 +93,9 @@ struct EmulatorOptions {
   std::function<void(const Request&, const Reply&)> on_decision;
   // Called when the supervisor stops: pending approvals must return now.
   std::function<void()> on_shutdown;
+  // What the tool may read, for the calls Landlock does not check
+  // (inotify_add_watch): built at the first such call; null fails closed.
+  std::function<std::unique_ptr<ReadFence>()> read_fence_factory;
 };
 
 // The notify-all rung (no Landlock): what the tool may read and execute,
@@ -98,7 +103,7 @@ struct EmulatorOptions {
 struct ReadFence {
   WriteRoots readable;     // every readable directory, denials excluded
   WriteRoots executable;   // the subset the tool may execute from
-  std::vector<std::string> files;  // single files granted read (realpath)
+  std::vector<std::string> files;  // single files and devices granted read (realpath)
 };
 
 class Emulator {
@@ -147,6 +152,10 @@ class Emulator {
   // Signals, priorities, limits and scheduling aimed at another process
   // (emulator_process.cc).
   Reply ProcessTarget(const Request& req);
+  // inotify_add_watch(2) on what the tool may read only (emulator_watch.cc).
+  Reply Watch(const Request& req, int inotify_fd, uint64_t path, uint32_t mask,
+              const std::function<bool()>& valid);
+  const ReadFence* Readable();
   // connect(2) (bind false) and bind(2) (emulator_socket.cc).
   Reply SocketName(const Request& req, int fd, uint64_t addr, uint64_t len, bool bind,
                    const std::function<bool()>& valid, bool may_block);
@@ -160,6 +169,8 @@ class Emulator {
 
   WriteRoots roots_;
   std::unique_ptr<ReadFence> read_fence_;  // null unless on the notify-all rung
+  std::once_flag watch_fence_once_;
+  std::unique_ptr<ReadFence> watch_fence_;  // Readable() on the Landlock rung
   int64_t run_start_ns_;
   EmulatorOptions opts_;
   // A set of inodes the notify threads share.

@@ -149,7 +149,7 @@ Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const 
     }
     if (::stat(real, &st) != 0) continue;
     if (!S_ISDIR(st.st_mode)) {
-      if (S_ISREG(st.st_mode)) files.push_back(real);
+      if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) files.push_back(real);  // /dev/null...
       continue;
     }
     readable.push_back(real);
@@ -178,8 +178,14 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
     if (!f) return SysError{f.error().err, "read fence", Describe(f.error())};
     fence = std::move(f.value());
   }
-  auto emulator = std::make_shared<Emulator>(std::move(roots.value()), run_start_ns, req.emulator,
-                                             std::move(fence));
+  EmulatorOptions opts = req.emulator;
+  opts.read_fence_factory = [p, tmp]() -> std::unique_ptr<ReadFence> {
+    auto f = MakeReadFence(p, tmp);
+    if (!f) spdlog::warn("read fence: {}", Describe(f.error()));
+    return f ? std::move(f.value()) : nullptr;
+  };
+  auto emulator = std::make_shared<Emulator>(std::move(roots.value()), run_start_ns,
+                                             std::move(opts), std::move(fence));
   return std::unique_ptr<NotifyServer>(
       std::make_unique<NotifyLoop>(std::move(listener.value()), std::move(emulator)));
 }

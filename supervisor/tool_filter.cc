@@ -129,6 +129,9 @@ constexpr int kSchedTargets[] = {SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_set
 // process group, needs no check.
 constexpr int kSignals[] = {SCMP_SYS(tkill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo),
                             SCMP_SYS(rt_tgsigqueueinfo), SCMP_SYS(pidfd_send_signal)};
+// Landlock (ABI 7) does not check inotify watches: the supervisor adds them
+// for what the tool may read only (emulator_watch.cc).
+constexpr int kWatches[] = {SCMP_SYS(inotify_add_watch)};
 // Landlock (ABI 7) does not fence a Unix socket's name: connect would reach
 // any daemon listening on the host (systemd, D-Bus, docker, cordon policyd's
 // approvals), bind would make names in protected places. The supervisor
@@ -194,6 +197,7 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
     b.Notify(SCMP_SYS(execveat));
   }
   for (int nr : kSocketNames) b.Notify(nr);
+  for (int nr : kWatches) b.Notify(nr);
   NotifyProcessTargets(b);
   if (o.notify_signals) {
     b.Notify(SCMP_SYS(kill), {SCMP_A0(SCMP_CMP_NE, 0)});
@@ -238,6 +242,7 @@ std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   out.push_back(SCMP_SYS(ioctl));  // FS_IOC_SETFLAGS / FS_IOC_FSSETXATTR only
   if (NotifiesExec(o)) out.insert(out.end(), {SCMP_SYS(execve), SCMP_SYS(execveat)});
   out.insert(out.end(), std::begin(kSocketNames), std::end(kSocketNames));
+  out.insert(out.end(), std::begin(kWatches), std::end(kWatches));
   out.insert(out.end(), {SCMP_SYS(setpriority), SCMP_SYS(ioprio_set), SCMP_SYS(prlimit64)});
   out.insert(out.end(), std::begin(kSchedTargets), std::end(kSchedTargets));
   if (o.notify_signals) {

@@ -39,6 +39,9 @@
  *   probe subvol-create DIR NAME (btrfs, DIR opened read-only)
  *   probe snap-create SUBVOL DIR NAME (btrfs snapshot of SUBVOL into DIR)
  *   probe reflink SRC DST (FICLONE: DST created, SRC opened read-only)
+ *   probe inotify PATH [nofollow] (adds a watch, IN_DONT_FOLLOW with nofollow)
+ *   probe inotify-event DIR (watches DIR, creates DIR/watched, reads the event;
+ *     SIGALRM after 10 s if none comes)
  * The f* forms open PATH read-only first. setflags/fssetxattr add the
  * "nodump" flag; they exit 101 when the filesystem has no such ioctl.
  */
@@ -56,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -277,6 +281,26 @@ int main(int argc, char** argv) {
     int dst = open(b, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (dst < 0) return errno;
     return result(ioctl(dst, FICLONE, src));
+  }
+  if (!strcmp(op, "inotify")) {
+    int in = inotify_init1(IN_CLOEXEC);
+    if (in < 0) return errno;
+    return result(
+        inotify_add_watch(in, a, IN_ALL_EVENTS | (!strcmp(b, "nofollow") ? IN_DONT_FOLLOW : 0)));
+  }
+  if (!strcmp(op, "inotify-event")) {
+    alarm(10);
+    int in = inotify_init1(IN_CLOEXEC);
+    if (in < 0 || inotify_add_watch(in, a, IN_CREATE) < 0) return errno;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/watched", a);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
+    char buf[sizeof(struct inotify_event) + 256];
+    ssize_t n = read(in, buf, sizeof buf);
+    if (n < (ssize_t)sizeof(struct inotify_event)) return errno ? errno : 99;
+    struct inotify_event* ev = (struct inotify_event*)buf;
+    return (ev->mask & IN_CREATE) && ev->len && !strcmp(ev->name, "watched") ? 0 : 99;
   }
   if (!strcmp(op, "connect-stuck")) {
     alarm(10);

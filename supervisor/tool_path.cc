@@ -1,0 +1,51 @@
+#include "supervisor/tool_path.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "supervisor/tool_creds.h"
+
+namespace cordon::supervisor {
+
+Result<std::string> BaseDir(pid_t tid, int dirfd) {
+  char link[64];
+  if (dirfd == AT_FDCWD)
+    std::snprintf(link, sizeof link, "/proc/%d/cwd", tid);
+  else
+    std::snprintf(link, sizeof link, "/proc/%d/fd/%d", tid, dirfd);
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(link, buf, sizeof buf - 1);
+  if (n < 0) return SysError{errno == ENOENT ? EBADF : errno, "readlink", link};
+  std::string s(buf, static_cast<size_t>(n));
+  if (s.empty() || s[0] != '/') return SysError{ENOTDIR, "dirfd is not a directory"};
+  if (s.size() > 10 && s.compare(s.size() - 10, 10, " (deleted)") == 0) {
+    return SysError{ENOENT, "directory deleted"};
+  }
+  return s;
+}
+
+std::string ForTool(const std::string& abs, pid_t tid) {
+  auto under = [&](std::string_view prefix) {
+    return abs.compare(0, prefix.size(), prefix) == 0 &&
+           (abs.size() == prefix.size() || abs[prefix.size()] == '/');
+  };
+  bool self = under("/proc/self");
+  if (!self && !under("/proc/thread-self")) return abs;
+  auto creds = ReadToolCreds(tid);
+  if (!creds) return "/proc/" + std::to_string(tid) + "/.gone";  // fails to resolve
+  if (self) return "/proc/" + std::to_string(creds->tgid) + abs.substr(10);
+  return "/proc/" + std::to_string(creds->tgid) + "/task/" + std::to_string(tid) + abs.substr(17);
+}
+
+Result<Located> Canonical(const WriteRoots& roots, const std::string& abs) {
+  char buf[PATH_MAX];
+  if (::realpath(abs.c_str(), buf) == nullptr) return Errno("realpath", abs);
+  return roots.Locate(buf);
+}
+
+}  // namespace cordon::supervisor

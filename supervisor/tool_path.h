@@ -1,0 +1,28 @@
+// Paths as the tool names them, resolved by the supervisor: relative to the
+// tool's cwd or dirfd, "/proc/self" meaning the tool, and canonical beneath
+// a set of held roots.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "policy/result.h"
+#include "supervisor/write_roots.h"
+
+namespace cordon::supervisor {
+
+// The directory a relative path starts from: the tool's cwd or its dirfd
+// (AT_FDCWD), read from /proc/TID.
+Result<std::string> BaseDir(pid_t tid, int dirfd);
+
+// The supervisor resolves "self" for the tool, not for itself. The thread
+// group is read only for such a path (ReadToolCreds is not cheap).
+std::string ForTool(const std::string& abs, pid_t tid);
+
+// realpath, then Locate: the canonical path has no symlink left, so the
+// open beneath the root with RESOLVE_NO_SYMLINKS is exact, and a symlink
+// swapped in meanwhile makes it fail (closed), never escape.
+Result<Located> Canonical(const WriteRoots& roots, const std::string& abs);
+
+}  // namespace cordon::supervisor
