@@ -4,6 +4,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 namespace cordon::policy {
@@ -17,16 +18,34 @@ std::unique_ptr<TtyApprover> TtyApprover::OpenControllingTty(std::string* error)
   return std::make_unique<TtyApprover>(std::move(fd));
 }
 
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+std::string ConfirmationWord(const ApprovalRequest& req) {
+  const std::string& rel = req.preview.rel_path;
+  return Printable(rel.substr(rel.rfind('/') + 1));
+}
+
 std::string PromptText(const ApprovalRequest& req) {
   const DeletePreview& p = req.preview;
-  return "\ncordon: " + req.tool_argv0 + " (pid " + std::to_string(req.tool_pid) +
-         ") wants to delete a file that existed before the run:\n" +
-         "  path    " + p.rel_path + "\n" +
-         "  size    " + std::to_string(p.size) + " bytes\n" +
-         "  sha256  " + p.sha256 + "\n" +
-         "  inode   " + std::to_string(p.dev) + ":" + std::to_string(p.ino) + "\n" +
-         "  request " + std::to_string(req.request_id) + "  preview " + req.preview_digest + "\n" +
-         "Delete it, this once? [y/N] ";
+  return "\ncordon: " + Printable(req.tool_argv0) + " (pid " + std::to_string(req.tool_pid) +
+         ") wants to delete a file that existed before the run:\n" + "  path    " +
+         Printable(p.rel_path) + "\n" + "  size    " + std::to_string(p.size) + " bytes\n" +
+         "  sha256  " + p.sha256 + "\n" + "  inode   " + std::to_string(p.dev) + ":" +
+         std::to_string(p.ino) + "\n" + "  request " + std::to_string(req.request_id) +
+         "  preview " + req.preview_digest + "\n" + "To delete it this once, type its name (" +
+         ConfirmationWord(req) + "); anything else keeps it: ";
 }
 
 Outcome TtyApprover::Decide(const ApprovalRequest& req,
@@ -50,7 +69,7 @@ Outcome TtyApprover::Decide(const ApprovalRequest& req,
     return Outcome::kDisconnected;
   }
   std::string line;
-  while (line.find('\n') == std::string::npos && line.size() < 64) {
+  while (line.find('\n') == std::string::npos && line.size() < 2048) {
     int w = WaitReadable(tty_.get(), cancel_fd, deadline);
     if (w == 0 || w == 2) {
       const char* msg = w == 0 ? "\n(timed out: not deleted)\n" : "\n(withdrawn: not deleted)\n";
@@ -68,7 +87,8 @@ Outcome TtyApprover::Decide(const ApprovalRequest& req,
     line.append(buf, static_cast<size_t>(n));
   }
   line = line.substr(0, line.find('\n'));
-  if (line == "y" || line == "Y" || line == "yes") {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line == ConfirmationWord(req)) {
     *note = "allowed at the terminal";
     return Outcome::kAllowedOnce;
   }

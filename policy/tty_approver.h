@@ -1,12 +1,18 @@
 // `--approvals tty`: asks the person at the controlling terminal, showing
-// the preview. Only "y" or "yes" allows (once); anything else, end of
-// input, a timeout or a cancel refuses. One prompt at a time; type-ahead is
-// flushed before each prompt so earlier keystrokes cannot answer it.
+// the preview. Only the file's name, typed back, allows (once); anything
+// else ("y" included), end of input, a timeout or a cancel refuses. The
+// tool may share the terminal and print a look-alike prompt over the real
+// one: a typed name binds the answer to the file really asked about, and
+// names are shown with every control or non-ASCII byte escaped (\xNN), so
+// a crafted file name cannot redraw the prompt either. One prompt at a
+// time; type-ahead is flushed before each prompt so earlier keystrokes
+// cannot answer it.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "policy/approval.h"
 #include "policy/fd.h"
@@ -31,5 +37,12 @@ class TtyApprover final : public Approver {
 
 // The text shown for a request (also what tests match against).
 std::string PromptText(const ApprovalRequest& req);
+
+// What the person types to allow: the file's last path component, escaped
+// as shown.
+std::string ConfirmationWord(const ApprovalRequest& req);
+
+// `s` with backslash, control and non-ASCII bytes written as \xNN.
+std::string Printable(std::string_view s);
 
 }  // namespace cordon::policy

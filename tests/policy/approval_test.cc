@@ -214,7 +214,7 @@ class TtyTest : public ::testing::Test {
   // Answers once the prompt has been shown; returns what the terminal showed.
   std::string AnswerAfterPrompt(const std::string& answer) {
     std::string shown;
-    while (shown.find("[y/N]") == std::string::npos) {
+    while (shown.find("anything else keeps it: ") == std::string::npos) {
       char buf[512];
       ssize_t n = ::read(master_.get(), buf, sizeof buf);
       if (n <= 0) break;
@@ -230,22 +230,37 @@ class TtyTest : public ::testing::Test {
   std::unique_ptr<TtyApprover> approver_;
 };
 
-TEST_F(TtyTest, YesAllowsOnceAndShowsThePreview) {
+TEST_F(TtyTest, TheTypedNameAllowsOnceAndThePreviewIsShown) {
   auto ask = std::async(std::launch::async, [&] { return approver_->Ask(Request(1), 10s); });
-  std::string shown = AnswerAfterPrompt("y\n");
+  std::string shown = AnswerAfterPrompt("notes.txt\n");
   EXPECT_EQ(ask.get(), Outcome::kAllowedOnce);
   EXPECT_NE(shown.find("notes.txt"), std::string::npos) << shown;
   EXPECT_NE(shown.find(std::string(64, 'a')), std::string::npos) << "shows the SHA-256";
   EXPECT_NE(shown.find(Request(1).preview_digest), std::string::npos);
 }
 
+// "y" no longer answers: a tool sharing the terminal could print a
+// look-alike prompt for a harmless file over the real one.
 TEST_F(TtyTest, AnythingElseDenies) {
-  for (std::string answer : {"n\n", "\n", "yeah\n", "Y es\n"}) {
+  for (std::string answer :
+       {"n\n", "\n", "y\n", "yes\n", "notes\n", "notes.txt \n", "dir/notes.txt\n"}) {
     static uint64_t id = 10;
     auto ask = std::async(std::launch::async, [&] { return approver_->Ask(Request(++id), 10s); });
     AnswerAfterPrompt(answer);
     EXPECT_EQ(ask.get(), Outcome::kDenied) << answer;
   }
+}
+
+// A crafted file name cannot redraw the prompt: control bytes are shown
+// escaped, and the escaped form is what allows.
+TEST_F(TtyTest, ControlBytesInANameAreShownEscaped) {
+  const std::string name = "a\x1b[2K\rb\nc";
+  auto ask = std::async(std::launch::async,
+                        [&] { return approver_->Ask(Request(30, "dir/" + name), 10s); });
+  std::string shown = AnswerAfterPrompt("a\\x1b[2K\\x0db\\x0ac\n");
+  EXPECT_EQ(ask.get(), Outcome::kAllowedOnce);
+  EXPECT_EQ(shown.find('\x1b'), std::string::npos) << "no raw escape reaches the terminal";
+  EXPECT_NE(shown.find("dir/a\\x1b[2K\\x0db\\x0ac"), std::string::npos) << shown;
 }
 
 TEST_F(TtyTest, TimeoutRefuses) {
