@@ -375,8 +375,20 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if ((flags & O_TRUNC) && !created && S_ISREG(st.st_mode) && ::ftruncate(fd->get(), 0) != 0) {
     return Reply::Errno(errno);
   }
-  if (created) created_.Insert(st.st_dev, st.st_ino);
-  return InstallReply(std::move(fd.value()), flags);
+  if (!created) return InstallReply(std::move(fd.value()), flags);
+  created_.Insert(st.st_dev, st.st_ino);
+  Reply installed = InstallReply(std::move(fd.value()), flags);
+  // The kernel takes the fd before it creates anything: a file made for an
+  // fd that cannot be installed is removed again, if it is still ours.
+  installed.undo = [loc = *loc, dev = st.st_dev, ino = st.st_ino] {
+    auto parent = WriteRoots::OpenParent(loc);
+    struct stat now;
+    if (parent && ::fstatat(parent->get(), loc.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+        now.st_dev == dev && now.st_ino == ino) {
+      (void)::unlinkat(parent->get(), loc.name.c_str(), 0);
+    }
+  };
+  return installed;
 }
 
 bool Emulator::Protected(const Located& loc) const {

@@ -51,6 +51,9 @@ struct Reply {
   uint32_t install_flags = 0;  // O_CLOEXEC or 0
   bool continue_syscall = false;  // execve and umask only
   bool defer = false;             // may wait: Handle again where it may block
+  // Run when `install` could not be installed (no room in the tool, or the
+  // call interrupted): takes back what the call did, a file it created.
+  std::function<void()> undo;
   std::string why;        // for the log: what was refused and the rule
   static Reply Errno(int e, std::string why = {}) {
     Reply r;

@@ -123,12 +123,14 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
     while ((rc = ::ioctl(listener_.get(), kIoctlNotifAddfd, &add)) < 0 && errno == EINTR) {
     }
     if (rc >= 0) return;
-    // ENOENT: the notification is gone (its thread was interrupted or
-    // died). Any other failure (EMFILE in the tool, a file the kernel will
-    // not install) leaves it pending: answer with the error, or the tool's
-    // syscall waits forever.
-    if (errno == ENOENT) return;
     int err = errno;
+    if (reply.undo) reply.undo();
+    // ENOENT: the notification is gone (its thread was interrupted or
+    // died; a restarted open finds no file of ours in its way). Any other
+    // failure (EMFILE in the tool, a file the kernel will not install)
+    // leaves it pending: answer with the error, or the tool's syscall
+    // waits forever.
+    if (err == ENOENT) return;
     spdlog::info("{} by pid {}: the fd could not be installed: {}", SyscallName(req.nr), req.tid,
                  std::strerror(err));
     reply = Reply::Errno(err, std::string("fd not installed: ") + std::strerror(err));

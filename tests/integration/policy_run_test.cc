@@ -303,12 +303,17 @@ TEST_P(PolicyRunTest, OPathOpensWorkOnTheNotifyAllRung) {
 
 // Every open the supervisor answers must be answered, whatever the fd:
 // one the tool has no room for gets EMFILE, as from the kernel, on either
-// rung. The probe ends itself with SIGALRM (status 142) instead of hanging.
-TEST_P(PolicyRunTest, FailedInstallsAreAnswered) {
+// rung, and a file the supervisor created for it is gone again (the kernel
+// takes the fd before it creates anything). The probe ends itself with
+// SIGALRM (status 142) instead of hanging.
+TEST_P(PolicyRunTest, FailedInstallsAreAnsweredAndUndone) {
   std::vector<std::string> ww = {"--profile", "workspace-write"};
-  EXPECT_EQ(Run(ww, {"emfile-write", "inside.txt"}), EMFILE) << last_.err;
-  ww.push_back("--test-force-notify-all");
-  EXPECT_EQ(Run(ww, {"emfile-write", "inside.txt"}), EMFILE) << last_.err;
+  for (bool notify_all : {false, true}) {
+    if (notify_all) ww.push_back("--test-force-notify-all");
+    EXPECT_EQ(Run(ww, {"emfile-write", "inside.txt"}), EMFILE) << last_.err;
+    EXPECT_EQ(Run(ww, {"emfile-write", "new.txt", "create"}), EMFILE) << last_.err;
+    EXPECT_FALSE(Exists(t_.Ws("new.txt"))) << "notify-all " << notify_all;
+  }
   EXPECT_EQ(ReadFile(t_.Ws("inside.txt")), "inside\n");
 }
 
