@@ -1,9 +1,26 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   // Sandboxing is per process and forever: death tests fork+exec a fresh
   // copy so no restriction leaks between tests.
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  return RUN_ALL_TESTS();
+  // Scratch trees live in one directory per run, removed at the end: a
+  // death test's child builds its fixture's tree and _exits without
+  // removing it (test_env.h). The child inherits the variable.
+  std::string dir;
+  if (std::getenv("CORDON_TEST_TMPDIR") == nullptr) {
+    dir = "/tmp/cordon-tests-" + std::to_string(::getpid());
+    if (::mkdir(dir.c_str(), 0755) == 0) ::setenv("CORDON_TEST_TMPDIR", dir.c_str(), 1);
+    else dir.clear();
+  }
+  int rc = RUN_ALL_TESTS();
+  if (!dir.empty() && std::system(("chmod -R u+rwx '" + dir + "'; rm -rf '" + dir + "'").c_str())) {
+  }
+  return rc;
 }

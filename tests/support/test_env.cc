@@ -17,8 +17,9 @@ namespace {
 }  // namespace
 
 ScratchTree::ScratchTree() {
-  char tmpl[] = "/tmp/cordon-test-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) std::abort();
+  const char* run_dir = std::getenv("CORDON_TEST_TMPDIR");
+  std::string tmpl = std::string(run_dir ? run_dir : "/tmp") + "/cordon-test-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
   root_ = tmpl;
   ::mkdir(ws().c_str(), 0755);
   ::mkdir(outside().c_str(), 0755);

@@ -8,7 +8,8 @@
 
 namespace cordon::testing {
 
-// Creates /tmp/cordon-test-XXXXXX/{ws,outside}; removes it in the dtor.
+// Creates /tmp/cordon-test-XXXXXX/{ws,outside} (beneath $CORDON_TEST_TMPDIR,
+// the run's directory, when set: see gtest_main.cc); removes it in the dtor.
 class ScratchTree {
  public:
   ScratchTree();
