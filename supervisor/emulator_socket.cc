@@ -93,7 +93,9 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
   bool blocking = !bind && !(::fcntl(sock->get(), F_GETFL) & O_NONBLOCK);
   if (domain == AF_UNIX) {
     const auto& sun = reinterpret_cast<const sockaddr_un&>(addr);
-    if (len < kPathOffset || sun.sun_family != AF_UNIX) return Reply::Errno(EINVAL);
+    if (len < kPathOffset || len > sizeof sun || sun.sun_family != AF_UNIX) {
+      return Reply::Errno(EINVAL);
+    }
     size_t n = len - kPathOffset;
     if (n == 0) {
       if (!bind) return Reply::Errno(EINVAL);

@@ -15,6 +15,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <thread>
@@ -268,8 +269,13 @@ TEST(RunContract, KillingCordonKillsTheTool) {
   }
   ASSERT_GT(tool, 0) << "the tool never started";
   EXPECT_FALSE(Gone(tool));
+  std::string run_tmp = RunTmpdir(cordon);
+  EXPECT_EQ(run_tmp.rfind("/tmp/cordon-run-", 0), 0u) << run_tmp;
   ::kill(cordon, SIGKILL);
   ::waitpid(cordon, nullptr, 0);
+  if (run_tmp.rfind("/tmp/cordon-run-", 0) == 0) {
+    EXPECT_EQ(std::system(("rm -rf '" + run_tmp + "'").c_str()), 0);
+  }
   bool gone = false;
   for (int i = 0; i < 500 && !gone; ++i) {
     gone = Gone(tool);

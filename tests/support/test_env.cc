@@ -96,6 +96,19 @@ bool Exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
+std::string RunTmpdir(int cordon) {
+  std::ifstream children("/proc/" + std::to_string(cordon) + "/task/" + std::to_string(cordon) +
+                         "/children");
+  int tool = 0;
+  if (!(children >> tool)) return "";
+  std::ifstream environ("/proc/" + std::to_string(tool) + "/environ");
+  std::string var;
+  while (std::getline(environ, var, '\0')) {
+    if (var.rfind("TMPDIR=", 0) == 0) return var.substr(7);
+  }
+  return "";
+}
+
 std::string ProbeDir() {
   std::string p = PROBE_DYNAMIC;
   return p.substr(0, p.rfind('/'));

@@ -42,6 +42,11 @@ void WriteFile(const std::string& path, const std::string& content);
 std::string ReadFile(const std::string& path);  // "<missing>" when absent
 bool Exists(const std::string& path);
 
+// The private TMPDIR of the run whose cordon is `cordon` (read from its
+// tool's environment; empty if none). A test that SIGKILLs cordon removes
+// it itself: nobody is left to.
+std::string RunTmpdir(int cordon);
+
 // The directory holding the probe binaries (granted read-only to tools).
 std::string ProbeDir();
 
