@@ -70,6 +70,11 @@ void DenyEscapes(SeccompBuilder& b) {
     b.Deny(SCMP_SYS(ioctl), EPERM, {SCMP_A1(SCMP_CMP_MASKED_EQ, kIoctlTypeNrMask, type_nr)});
   }
   b.Deny(SCMP_SYS(ioctl), EPERM, {SCMP_A1(SCMP_CMP_MASKED_EQ, kIoctlTypeMask, kF2fsIoctlType)});
+  // A lease needs only ownership of a file opened read-only: a root tool
+  // could hold one on /etc/passwd and stall every host process that opens
+  // it for writing (lease-break-time, 45 s each). Locks stay: honest tools
+  // lock their own files.
+  b.Deny(SCMP_SYS(fcntl), EPERM, {SCMP_A1(SCMP_CMP_EQ, F_SETLEASE)});
   // personality(2) is restricted in SeccompBuilder's prefix.
 }
 

@@ -40,6 +40,8 @@
  *   probe subvol-create DIR NAME (btrfs, DIR opened read-only)
  *   probe snap-create SUBVOL DIR NAME (btrfs snapshot of SUBVOL into DIR)
  *   probe reflink SRC DST (FICLONE: DST created, SRC opened read-only)
+ *   probe lease PATH (F_SETLEASE read lease) | lock PATH (F_SETLK read lock),
+ *     both on PATH opened read-only
  *   probe inotify PATH [nofollow] (adds a watch, IN_DONT_FOLLOW with nofollow)
  *   probe inotify-event DIR (watches DIR, creates DIR/watched, reads the event;
  *     SIGALRM after 10 s if none comes)
@@ -283,6 +285,13 @@ int main(int argc, char** argv) {
     int dst = open(b, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (dst < 0) return errno;
     return result(ioctl(dst, FICLONE, src));
+  }
+  if (!strcmp(op, "lease") || !strcmp(op, "lock")) {
+    int fd = open_ro(a);
+    if (fd < 0) return errno;
+    if (!strcmp(op, "lease")) return result(fcntl(fd, F_SETLEASE, F_RDLCK));
+    struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+    return result(fcntl(fd, F_SETLK, &fl));
   }
   if (!strcmp(op, "inotify")) {
     int in = inotify_init1(IN_CLOEXEC);

@@ -197,6 +197,17 @@ TEST_P(RunTest, NetworkAllowLendsTheToolNoPrivilege) {
   EXPECT_EQ(Probe("", {"netlink-bind"}), EPERM);
 }
 
+// A read lease on a file the tool may only read (it owns it: root) would
+// stall every host process opening it for writing; a lock, the honest
+// neighbour, stays.
+TEST_P(RunTest, LeasesAreRefusedAndLocksKept) {
+  std::string file = t_.Out("passwd");
+  WriteFile(file, "root:x:0:0::/root:/bin/sh\n");
+  const std::vector<std::string> ro = {"--ro", file};
+  EXPECT_EQ(Probe("", {"lease", file}, ro), EPERM) << last_.err;
+  EXPECT_EQ(Probe("", {"lock", file}, ro), 0) << last_.err;
+}
+
 TEST_P(RunTest, KernelAttackSurfaceIsRefused) {
   EXPECT_EQ(Probe("", {"io_uring"}), ENOSYS);
   EXPECT_EQ(Probe("", {"ptrace-parent"}), EPERM);
