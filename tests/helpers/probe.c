@@ -232,11 +232,12 @@ int main(int argc, char** argv) {
     execv(a, argv + 2);
     return errno;
   }
-  if (!strcmp(op, "connect")) {
+  if (!strcmp(op, "connect") || !strcmp(op, "bind-tcp")) {
     int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s < 0) return errno;
     struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(a))};
     sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (!strcmp(op, "bind-tcp")) return result(bind(s, (struct sockaddr*)&sin, sizeof sin));
     return result(connect(s, (struct sockaddr*)&sin, sizeof sin));
   }
   if (!strcmp(op, "connect-unix") || !strcmp(op, "bind-unix") || !strcmp(op, "connect-abstract")) {
@@ -329,13 +330,6 @@ int main(int argc, char** argv) {
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
     return rc;
-  }
-  if (!strcmp(op, "bind-tcp")) {
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (s < 0) return errno;
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(a))};
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return result(bind(s, (struct sockaddr*)&sin, sizeof sin));
   }
   if (!strcmp(op, "netlink-bind")) {
     int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
