@@ -128,23 +128,34 @@ Emulator::Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
       run_start_ns_(run_start_ns),
       opts_(std::move(opts)) {}
 
-Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
-  std::string tool_abs = ForTool(abs, req.tid);
+Result<Fd> ReadFence::Open(std::string abs, uint64_t flags, bool follow) const {
+  std::string name;
+  if (!follow) {
+    while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+    size_t slash = abs.rfind('/');  // absolute: always found
+    std::string last = abs.substr(slash + 1);
+    if (!last.empty() && last != "." && last != "..") {  // a dot entry is no symlink
+      name = last;
+      abs = slash == 0 ? "/" : abs.substr(0, slash);
+    }
+  }
   char real[PATH_MAX];
-  if (::realpath(tool_abs.c_str(), real) != nullptr &&
-      std::find(read_fence_->files.begin(), read_fence_->files.end(), real) !=
-          read_fence_->files.end()) {
+  if (name.empty() && ::realpath(abs.c_str(), real) != nullptr &&
+      std::find(files.begin(), files.end(), real) != files.end()) {
     // A single granted file: its canonical path has no symlink left.
-    Fd fd(::open(real, static_cast<int>(NoCtty(flags)) | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) return Reply::Errno(errno);
-    return InstallReply(std::move(fd), flags);
+    Fd fd(::open(real, static_cast<int>(flags) | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) return Errno("open", real);
+    return fd;
   }
-  auto loc = Canonical(read_fence_->readable, tool_abs);
-  if (!loc) {
-    int err = loc.error().err;
-    return Reply::Errno(err == EACCES ? EACCES : err, "read " + abs + ": " + loc.error().op);
-  }
-  auto fd = WriteRoots::OpenBeneath(*loc->root, loc->rel, NoCtty(flags), 0);
+  auto loc = Canonical(readable, abs);
+  if (!loc) return loc.error();
+  std::string rel = loc->rel;
+  if (!name.empty()) rel = rel.empty() ? name : rel + "/" + name;
+  return WriteRoots::OpenBeneath(*loc->root, rel, flags | (name.empty() ? 0 : O_NOFOLLOW), 0);
+}
+
+Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
+  auto fd = read_fence_->Open(ForTool(abs, req.tid), NoCtty(flags));
   if (!fd) return Reply::Errno(fd.error().err, "read " + abs + ": " + fd.error().op);
   return InstallReply(std::move(fd.value()), flags);
 }
@@ -162,12 +173,9 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
   auto s = ReadToolString(req.tid, path, PATH_MAX);
   if (!s) return Reply::Errno(s.error().err);
   if (!valid()) return Reply::Errno(EACCES, "stale");
-  std::string abs = s.value();
-  if (abs.empty() || abs[0] != '/') {
-    auto base = BaseDir(req.tid, dirfd);
-    if (!base) return Reply::Errno(base.error().err);
-    abs = base.value() + "/" + abs;
-  }
+  auto abs_or = Absolute(req.tid, dirfd, s.value());
+  if (!abs_or) return Reply::Errno(abs_or.error().err);
+  const std::string& abs = abs_or.value();
   std::string target = ForTool(abs, req.tid);
   if (read_fence_) {
     auto loc = Canonical(read_fence_->executable, target);

@@ -107,6 +107,12 @@ struct ReadFence {
   WriteRoots readable;     // every readable directory, denials excluded
   WriteRoots executable;   // the subset the tool may execute from
   std::vector<std::string> files;  // single files and devices granted read (realpath)
+
+  // Opens `abs` with `flags` (no O_CREAT) if the tool may read it: a single
+  // granted file by its canonical path, else beneath its readable root.
+  // Without `follow` a last component that is a symlink is the one opened
+  // (canonical parent, then the name, O_NOFOLLOW).
+  Result<Fd> Open(std::string abs, uint64_t flags, bool follow = true) const;
 };
 
 class Emulator {

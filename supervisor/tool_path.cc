@@ -29,6 +29,13 @@ Result<std::string> BaseDir(pid_t tid, int dirfd) {
   return s;
 }
 
+Result<std::string> Absolute(pid_t tid, int dirfd, const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  auto base = BaseDir(tid, dirfd);
+  if (!base) return base.error();
+  return base.value() + "/" + path;
+}
+
 std::string ForTool(const std::string& abs, pid_t tid) {
   auto under = [&](std::string_view prefix) {
     return abs.compare(0, prefix.size(), prefix) == 0 &&

@@ -16,6 +16,10 @@ namespace cordon::supervisor {
 // (AT_FDCWD), read from /proc/TID.
 Result<std::string> BaseDir(pid_t tid, int dirfd);
 
+// `path` as the tool names it, made absolute: a relative (or empty) one
+// starts from BaseDir(tid, dirfd).
+Result<std::string> Absolute(pid_t tid, int dirfd, const std::string& path);
+
 // The supervisor resolves "self" for the tool, not for itself. The thread
 // group is read only for such a path (ReadToolCreds is not cheap).
 std::string ForTool(const std::string& abs, pid_t tid);
