@@ -14,7 +14,7 @@
 
 #include <cstddef>
 #include <functional>
-#include <vector>
+#include <memory>
 
 #include "policy/fd.h"
 #include "policy/result.h"
@@ -41,7 +41,7 @@ class ReportChannel {
  private:
   Fd ours_;
   Fd tool_;
-  std::vector<char> buf_;
+  std::unique_ptr<char[]> buf_;
 };
 
 }  // namespace cordon::supervisor
