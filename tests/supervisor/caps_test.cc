@@ -24,6 +24,28 @@ TEST(Caps, DropLeavesNothingInAnySet) {
   EXPECT_EXIT(DropAndCheck(), ::testing::ExitedWithCode(0), "");
 }
 
+// An ambient capability the caller passed down (PR_CAP_AMBIENT_RAISE needs
+// it permitted and inheritable) is gone after the drop, and a shell exec'd
+// afterwards holds none.
+[[noreturn]] void RaiseAmbientThenDrop() {
+  cap_t cur = cap_get_proc();
+  cap_value_t c = CAP_NET_BIND_SERVICE;
+  if (cap_set_flag(cur, CAP_INHERITABLE, 1, &c, CAP_SET) != 0 || cap_set_proc(cur) != 0) _exit(5);
+  cap_free(cur);
+  if (cap_set_ambient(CAP_NET_BIND_SERVICE, CAP_SET) != 0) _exit(6);
+  if (cap_get_ambient(CAP_NET_BIND_SERVICE) != 1) _exit(7);
+  if (DropAllCapabilities() != 0) _exit(1);
+  if (cap_get_ambient(CAP_NET_BIND_SERVICE) != 0) _exit(2);
+  if (!HoldsNoCapabilities()) _exit(3);
+  ::execl("/bin/sh", "sh", "-c", "grep -q '^CapAmb:\t0000000000000000' /proc/self/status", nullptr);
+  _exit(4);
+}
+
+TEST(Caps, AnAmbientCapabilityDoesNotSurviveTheDrop) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  EXPECT_EXIT(RaiseAmbientThenDrop(), ::testing::ExitedWithCode(0), "");
+}
+
 [[noreturn]] void DropThenExecCheck() {
   if (DropAllCapabilities() != 0) _exit(1);
   // uid 0 execs a shell: with NOROOT and an empty bounding set it must not
