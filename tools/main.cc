@@ -64,7 +64,8 @@ void RegisterVerbs(CLI::App& app, int& exit_code, std::string_view named) {
 }
 
 void SetUpLogging(const std::string& level) {
-  auto logger = spdlog::stderr_logger_st("cordon");
+  // _mt: the supervisor's notify and deferred threads log too.
+  auto logger = spdlog::stderr_logger_mt("cordon");
   logger->set_pattern("cordon: %v");
   logger->set_level(spdlog::level::from_str(level));
   spdlog::set_default_logger(logger);
