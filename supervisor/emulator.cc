@@ -349,7 +349,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     if (!umask) return Reply::Errno(EACCES, "stale");
     perm = mode & 07777 & ~umask.value();
   }
-  // O_TRUNC is applied after the checks below, on the verified fd. A
+  // O_TRUNC is applied once the verified fd is installed (Reply). A
   // creation is tried exclusively first, so the supervisor knows whether it
   // made the file (BornInRun); an existing one is then opened as it is.
   const uint64_t open_flags = NoCtty(flags & ~static_cast<uint64_t>(O_TRUNC));
@@ -379,11 +379,12 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
       return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + why);
     }
   }
-  // A file this call created is empty already: no truncate for it.
-  if ((flags & O_TRUNC) && !created && S_ISREG(st.st_mode) && ::ftruncate(fd->get(), 0) != 0) {
-    return Reply::Errno(errno);
+  if (!created) {
+    Reply r = InstallReply(std::move(fd.value()), flags);
+    // A file this call created is empty already: no truncate for it.
+    r.truncate_installed = (flags & O_TRUNC) && S_ISREG(st.st_mode);
+    return r;
   }
-  if (!created) return InstallReply(std::move(fd.value()), flags);
   created_.Insert(st.st_dev, st.st_ino);
   Reply installed = InstallReply(std::move(fd.value()), flags);
   // The kernel takes the fd before it creates anything: a file made for an

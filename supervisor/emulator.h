@@ -49,6 +49,10 @@ struct Reply {
   int error = 0;          // errno for the tool; 0 on success
   Fd install;             // an fd to install in the tool (opens)
   uint32_t install_flags = 0;  // O_CLOEXEC or 0
+  // O_TRUNC of an existing file: done once `install` is in the tool and
+  // before its call returns, so a call that fails to install (EMFILE)
+  // leaves the file as it was.
+  bool truncate_installed = false;
   bool continue_syscall = false;  // execve and umask only
   bool defer = false;             // may wait: Handle again where it may block
   // Run when `install` could not be installed (no room in the tool, or the

@@ -116,13 +116,27 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
   answered_.fetch_add(1, std::memory_order_relaxed);
   if (emulator_->options().on_decision) emulator_->options().on_decision(req, reply);
   if (reply.install.valid()) {
-    SeccompNotifAddfd add{req.id, kAddfdFlagSend, static_cast<uint32_t>(reply.install.get()), 0,
-                          reply.install_flags};
-    // The new fd number is the tool's syscall result.
+    // The new fd number is the tool's syscall result: sent with the install
+    // in one ioctl, unless a truncate has to come between the two.
+    const bool truncate = reply.truncate_installed;
+    SeccompNotifAddfd add{req.id, truncate ? 0 : kAddfdFlagSend,
+                          static_cast<uint32_t>(reply.install.get()), 0, reply.install_flags};
     int rc;
     while ((rc = ::ioctl(listener_.get(), kIoctlNotifAddfd, &add)) < 0 && errno == EINTR) {
     }
-    if (rc >= 0) return;
+    if (rc >= 0 && !truncate) return;
+    if (rc >= 0) {
+      // Should the truncate fail, the tool's call fails with its errno and
+      // the fd number it was given stays open in the tool, unknown to it.
+      if (::ftruncate(reply.install.get(), 0) == 0) {
+        reply = Reply{};
+        reply.val = rc;
+      } else {
+        reply = Reply::Errno(errno, "truncate after install");
+      }
+      SendResponse(req, reply);
+      return;
+    }
     int err = errno;
     if (reply.undo) reply.undo();
     // ENOENT: the notification is gone (its thread was interrupted or
@@ -136,6 +150,10 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
     reply = Reply::Errno(err, std::string("fd not installed: ") + std::strerror(err));
     if (emulator_->options().on_decision) emulator_->options().on_decision(req, reply);
   }
+  SendResponse(req, reply);
+}
+
+void NotifyLoop::SendResponse(const Request& req, const Reply& reply) {
   SeccompNotifResp resp{req.id, reply.val, 0, 0};
   if (reply.continue_syscall) {
     resp.flags = kUserNotifFlagContinue;

@@ -44,6 +44,8 @@ class NotifyLoop : public NotifyServer {
  private:
   void Run();
   void Answer(const Request& req, Reply reply);
+  // NOTIF_SEND: the value, the errno, or CONTINUE.
+  void SendResponse(const Request& req, const Reply& reply);
   // Runs the decision on a thread of its own; false once stopping.
   bool Defer(const Request& req, std::function<bool()> valid);
 

@@ -22,8 +22,9 @@
  *   probe own-child: forks a child, renices, limits and pins it, then
  *     kills it with pidfd_send_signal, kill and tgkill (all must work)
  *   probe tiocsti | exit N | kill-self SIG | sleep SECONDS | openat2 PATH
- *   probe opath PATH (open O_PATH, then fstat) | emfile-write PATH [create] (open
- *     PATH write-only, O_CREAT|O_EXCL with create, with every fd taken); both
+ *   probe opath PATH (open O_PATH, then fstat) | emfile-write PATH [create|trunc]
+ *     (open PATH write-only, O_CREAT|O_EXCL with create, O_TRUNC with trunc, with
+ *     every fd taken); both
  *     end with SIGALRM after 10 s if stuck
  *   probe raw-openat-write PATH | x32 | fchmodat2 PATH | cwd
  *   probe reopen HELD ALIAS_PREFIX MODE: opens HELD read-only (or "-" for
@@ -149,8 +150,8 @@ int main(int argc, char** argv) {
     while (dup(0) >= 0) {
     }
     if (errno != EMFILE) return 100;
-    return result(
-        open(a, O_WRONLY | O_CLOEXEC | (!strcmp(b, "create") ? O_CREAT | O_EXCL : 0), 0644));
+    int extra = !strcmp(b, "create") ? O_CREAT | O_EXCL : !strcmp(b, "trunc") ? O_TRUNC : 0;
+    return result(open(a, O_WRONLY | O_CLOEXEC | extra, 0644));
   }
   if (!strcmp(op, "unlink")) return result(unlink(a));
   if (!strcmp(op, "rmdir")) return result(rmdir(a));

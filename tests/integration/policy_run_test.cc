@@ -313,8 +313,14 @@ TEST_P(PolicyRunTest, FailedInstallsAreAnsweredAndUndone) {
     EXPECT_EQ(Run(ww, {"emfile-write", "inside.txt"}), EMFILE) << last_.err;
     EXPECT_EQ(Run(ww, {"emfile-write", "new.txt", "create"}), EMFILE) << last_.err;
     EXPECT_FALSE(Exists(t_.Ws("new.txt"))) << "notify-all " << notify_all;
+    // An O_TRUNC that cannot hand its fd over truncates nothing.
+    EXPECT_EQ(Run(ww, {"emfile-write", "inside.txt", "trunc"}), EMFILE) << last_.err;
+    EXPECT_EQ(ReadFile(t_.Ws("inside.txt")), "inside\n") << "notify-all " << notify_all;
   }
-  EXPECT_EQ(ReadFile(t_.Ws("inside.txt")), "inside\n");
+  // The honest neighbour: with room for the fd, O_TRUNC truncates.
+  WriteFile(t_.Ws("long.txt"), "longer than the new text\n");
+  EXPECT_EQ(Run(ww, {"trunc", "long.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("long.txt")), "probe\n");
 }
 
 // Approvals off (and links: kernel) leave deletes and renames to Landlock.
