@@ -13,6 +13,10 @@ namespace {
 
 using namespace cordon::uapi;
 
+// The bits of an int argument (fcntl's cmd, socket's family): all the
+// kernel reads of the 64-bit register.
+constexpr uint64_t kIntMask = 0xffffffffu;
+
 void DenyEscapes(SeccompBuilder& b) {
   // Kernel attack surface and ways around Landlock (see DESIGN.md).
   for (int nr : {SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register)}) {
@@ -60,7 +64,7 @@ void DenyEscapes(SeccompBuilder& b) {
   for (unsigned long cmd :
        {kTiocsti, kTioclinux, kFsIocSetversion, kExt4IocSetversion, kExt4IocMigrate,
         kFsIocEnableVerity, kFsIocSetEncryptionPolicy, kBtrfsIocSubvolSetflags}) {
-    b.Deny(SCMP_SYS(ioctl), EPERM, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd)});
+    b.Deny(SCMP_SYS(ioctl), EPERM, {SCMP_A1(SCMP_CMP_MASKED_EQ, kIntMask, cmd)});
   }
   for (uint32_t type_nr :
        {kBtrfsIocSnapCreate, kBtrfsIocDefrag, kBtrfsIocSubvolCreate, kBtrfsIocSnapDestroy,
@@ -74,7 +78,10 @@ void DenyEscapes(SeccompBuilder& b) {
   // could hold one on /etc/passwd and stall every host process that opens
   // it for writing (lease-break-time, 45 s each). Locks stay: honest tools
   // lock their own files.
-  b.Deny(SCMP_SYS(fcntl), EPERM, {SCMP_A1(SCMP_CMP_EQ, F_SETLEASE)});
+  // fcntl's cmd is an int: the kernel drops the upper 32 bits of the
+  // register, so the match must too, or a raw syscall with one of them set
+  // walks past it (kIntMask).
+  b.Deny(SCMP_SYS(fcntl), EPERM, {SCMP_A1(SCMP_CMP_MASKED_EQ, kIntMask, F_SETLEASE)});
   // personality(2) is restricted in SeccompBuilder's prefix.
 }
 
@@ -195,7 +202,7 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   }
   for (int nr : kAlwaysNotified) b.Notify(nr);
   for (unsigned long cmd : {kFsIocSetflags, kFsIocFssetxattr}) {
-    b.Notify(SCMP_SYS(ioctl), {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd)});
+    b.Notify(SCMP_SYS(ioctl), {SCMP_A1(SCMP_CMP_MASKED_EQ, kIntMask, cmd)});
   }
   if (NotifiesExec(o)) {
     b.Notify(SCMP_SYS(execve));
@@ -221,7 +228,8 @@ void FenceSocketFamilies(SeccompBuilder& b, policy::Network network) {
     if (network == policy::Network::kNone) b.Deny(nr, EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
     for (uint64_t type : {SOCK_DGRAM, SOCK_RAW}) {
       b.Deny(nr, EPERM,
-             {SCMP_A0(SCMP_CMP_EQ, AF_UNIX), SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, type)});
+             {SCMP_A0(SCMP_CMP_MASKED_EQ, kIntMask, AF_UNIX),
+              SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, type)});
     }
   }
 }

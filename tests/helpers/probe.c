@@ -10,7 +10,8 @@
  *   probe connect PORT | io_uring | ptrace-parent | mount | unshare-user
  *   probe connect-unix PATH | bind-unix PATH | connect-abstract NAME
  *   probe unix-echo PATH (binds PATH, connects to it, passes a byte)
- *   probe unix-dgram | unix-dgram-pair (an AF_UNIX datagram socket)
+ *   probe unix-dgram | unix-dgram-pair (an AF_UNIX datagram socket) |
+ *     unix-dgram-high (raw socket(2), bit 32 set in the family's register)
  *   probe connect-stuck PATH: a child connects to PATH (a listener whose
  *     backlog is full: the connect blocks) while the probe makes a
  *     directory "made-while-stuck"; ends with SIGALRM after 10 s if stuck
@@ -41,7 +42,8 @@
  *   probe subvol-create DIR NAME (btrfs, DIR opened read-only)
  *   probe snap-create SUBVOL DIR NAME (btrfs snapshot of SUBVOL into DIR)
  *   probe reflink SRC DST (FICLONE: DST created, SRC opened read-only)
- *   probe lease PATH (F_SETLEASE read lease) | lock PATH (F_SETLK read lock),
+ *   probe lease PATH (F_SETLEASE read lease) | lease-high PATH (raw fcntl(2), bit
+ *     32 set in the cmd's register) | lock PATH (F_SETLK read lock),
  *     both on PATH opened read-only
  *   probe inotify PATH [nofollow] (adds a watch, IN_DONT_FOLLOW with nofollow)
  *   probe inotify-event DIR (watches DIR, creates DIR/watched, reads the event;
@@ -288,10 +290,13 @@ int main(int argc, char** argv) {
     if (dst < 0) return errno;
     return result(ioctl(dst, FICLONE, src));
   }
-  if (!strcmp(op, "lease") || !strcmp(op, "lock")) {
+  if (!strcmp(op, "lease") || !strcmp(op, "lease-high") || !strcmp(op, "lock")) {
     int fd = open_ro(a);
     if (fd < 0) return errno;
     if (!strcmp(op, "lease")) return result(fcntl(fd, F_SETLEASE, F_RDLCK));
+    if (!strcmp(op, "lease-high")) {  // the cmd's register with bit 32 set
+      return result((int)syscall(SYS_fcntl, fd, (1UL << 32) | F_SETLEASE, F_RDLCK));
+    }
     struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
     return result(fcntl(fd, F_SETLK, &fl));
   }
@@ -339,6 +344,9 @@ int main(int argc, char** argv) {
     return result(bind(s, (struct sockaddr*)&snl, sizeof snl));
   }
   if (!strcmp(op, "unix-dgram")) return result(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!strcmp(op, "unix-dgram-high")) {  // the family's register with bit 32 set
+    return result((int)syscall(SYS_socket, (1UL << 32) | AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  }
   if (!strcmp(op, "unix-dgram-pair")) {
     int sv[2];
     return result(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));

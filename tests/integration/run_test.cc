@@ -205,6 +205,7 @@ TEST_P(RunTest, LeasesAreRefusedAndLocksKept) {
   WriteFile(file, "root:x:0:0::/root:/bin/sh\n");
   const std::vector<std::string> ro = {"--ro", file};
   EXPECT_EQ(Probe("", {"lease", file}, ro), EPERM) << last_.err;
+  EXPECT_EQ(Probe("", {"lease-high", file}, ro), EPERM) << last_.err;
   EXPECT_EQ(Probe("", {"lock", file}, ro), 0) << last_.err;
 }
 

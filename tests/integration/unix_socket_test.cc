@@ -106,6 +106,7 @@ TEST_P(UnixSocketTest, DatagramSocketsAreRefused) {
   for (const char* network : {"none", "allow"}) {
     EXPECT_EQ(Probe("", {"unix-dgram"}, {"--network", network}), EPERM) << network;
     EXPECT_EQ(Probe("", {"unix-dgram-pair"}, {"--network", network}), EPERM) << network;
+    EXPECT_EQ(Probe("", {"unix-dgram-high"}, {"--network", network}), EPERM) << network;
   }
   // Streams, the honest neighbour, stay open (NamesInTheWorkspaceWork).
 }

@@ -246,6 +246,23 @@ TEST(ToolFilterProgram, CallsAimedAtAnotherProcessNotifyUnlessAimedAtTheCaller) 
   }
 }
 
+// Set in a raw syscall's 64-bit register where the kernel reads an int.
+constexpr uint64_t kHighBits = uint64_t{1} << 32;
+
+// Leases are refused whatever the upper half of fcntl's cmd register holds;
+// a record lock and a plain F_GETFL stay open.
+TEST(ToolFilterProgram, LeasesAreRefusedWithTheCommandReadAsAnInt) {
+  for (size_t v = 0; v < kToolFilterCombinations; ++v) {
+    if (!ToolFilterOptionsAt(v).notify_mutations) continue;
+    Programs p = Load(v);
+    auto action = [&](const seccomp_data& d) { return Eval(p.whole, d).action; };
+    const uint32_t eperm = uapi::kSeccompRetErrno | EPERM;
+    EXPECT_EQ(action(Call(SYS_fcntl, {3, F_SETLEASE, F_RDLCK})), eperm) << v;
+    EXPECT_EQ(action(Call(SYS_fcntl, {3, kHighBits | F_SETLEASE, F_RDLCK})), eperm) << v;
+    EXPECT_EQ(action(Call(SYS_fcntl, {3, F_GETFL, 0})), uapi::kSeccompRetAllow) << v;
+  }
+}
+
 // Network none: Unix stream and seqpacket sockets only, and their names
 // decided by the supervisor.
 TEST(ToolFilterProgram, SocketNamesNotifyAndUnixDatagramsAreRefused) {
@@ -263,6 +280,9 @@ TEST(ToolFilterProgram, SocketNamesNotifyAndUnixDatagramsAreRefused) {
                             uint64_t{SOCK_RAW | SOCK_NONBLOCK}}) {
         EXPECT_EQ(action(Call(nr, {AF_UNIX, type, 0, kPathPointer})), eperm) << v << " " << nr;
       }
+      // The kernel reads the family as an int: high bits change nothing.
+      EXPECT_EQ(action(Call(nr, {kHighBits | AF_UNIX, SOCK_DGRAM, 0, kPathPointer})), eperm)
+          << v << " " << nr;
       EXPECT_EQ(action(Call(nr, {AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, kPathPointer})),
                 uapi::kSeccompRetAllow)
           << v;
