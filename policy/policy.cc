@@ -29,11 +29,14 @@ std::vector<PathRule> SystemPaths() {
     v.push_back(PathRule::ReadOnly(p));
   }
   // Secrets under /etc: a root tool must not read them (Landlock allows
-  // only, so the supervisor grants /etc's other entries one by one).
-  for (const char* p : {"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
-                        "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh/ssh_host_rsa_key",
-                        "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
-                        "/etc/ssh/ssh_host_dsa_key"}) {
+  // only, so the supervisor grants /etc's other entries one by one). And
+  // the lock file of lckpwdf(3): a read lock on it, which a readable fd
+  // allows, would hold up useradd, passwd and systemd-sysusers on the host
+  // for the whole run.
+  for (const char* p :
+       {"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+        "/etc/sudoers.d", "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
+        "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key", "/etc/.pwd.lock"}) {
     v.push_back(PathRule::Denied(p));
   }
   for (const char* p : {"/dev/null", "/dev/zero", "/dev/full"}) {

@@ -20,6 +20,7 @@
 #include <fstream>
 #include <thread>
 
+#include "policy/fd.h"
 #include "tests/support/probe_test.h"
 #include "tests/support/test_env.h"
 
@@ -207,6 +208,16 @@ TEST_P(RunTest, LeasesAreRefusedAndLocksKept) {
   EXPECT_EQ(Probe("", {"lease", file}, ro), EPERM) << last_.err;
   EXPECT_EQ(Probe("", {"lease-high", file}, ro), EPERM) << last_.err;
   EXPECT_EQ(Probe("", {"lock", file}, ro), 0) << last_.err;
+}
+
+// lckpwdf(3)'s lock file cannot even be opened, so not locked: a read
+// lock would stall the host's user management for the run. lckpwdf makes
+// it the same way when it is missing.
+TEST_P(RunTest, ThePasswordLockFileIsOutOfReach) {
+  cordon::Fd made(::open("/etc/.pwd.lock", O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  ASSERT_TRUE(made) << std::strerror(errno);
+  EXPECT_EQ(Probe("", {"lock", "/etc/.pwd.lock"}), EACCES) << last_.err;
+  EXPECT_EQ(Probe("", {"lock", "/etc/passwd"}), 0) << last_.err;
 }
 
 TEST_P(RunTest, KernelAttackSurfaceIsRefused) {
