@@ -25,7 +25,7 @@
 #include "supervisor/child.h"
 #include "supervisor/landlock.h"
 #include "supervisor/notify_loop.h"
-#include "supervisor/remove_tree.h"
+#include "supervisor/private_tmp.h"
 #include "supervisor/report_channel.h"
 #include "supervisor/uapi.h"
 
@@ -36,30 +36,6 @@ int Fail(const std::string& msg) {
   spdlog::error("{}", msg);
   return kExitCordonError;
 }
-
-// The private TMPDIR: 0700, outside the workspace, removed at the end.
-class PrivateTmp {
- public:
-  PrivateTmp() = default;
-  PrivateTmp(const PrivateTmp&) = delete;
-  PrivateTmp& operator=(const PrivateTmp&) = delete;
-  ~PrivateTmp() {
-    if (path_.empty()) return;
-    auto r = RemoveTree(path_);
-    if (!r) spdlog::warn("could not remove private TMPDIR {}: {}", path_, Describe(r.error()));
-  }
-  Status Create() {
-    const char* base = "/tmp";
-    std::string tmpl = std::string(base) + "/cordon-run-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) return Errno("mkdtemp", tmpl);
-    path_ = tmpl;
-    return Ok();
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 Result<Fd> ReceiveFd(int sock) {
   char byte;

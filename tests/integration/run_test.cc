@@ -156,7 +156,7 @@ TEST_P(RunTest, PrivateTmpdirIsWritableAndSharedTmpIsNot) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, 3), "hi\n");
   std::string tmpdir = r.out.substr(3, r.out.size() - 4);
-  EXPECT_EQ(tmpdir.rfind("/tmp/cordon-run-", 0), 0u) << tmpdir;
+  EXPECT_EQ(tmpdir.rfind(PrivateTmpPrefix(), 0), 0u) << tmpdir;
   EXPECT_FALSE(Exists(tmpdir)) << "the private TMPDIR is removed when the run ends";
 }
 
@@ -293,12 +293,12 @@ TEST(RunContract, KillingCordonKillsTheTool) {
   ASSERT_GT(tool, 0) << "the tool never started";
   EXPECT_FALSE(Gone(tool));
   std::string run_tmp = RunTmpdir(cordon);
-  EXPECT_EQ(run_tmp.rfind("/tmp/cordon-run-", 0), 0u) << run_tmp;
+  ASSERT_EQ(run_tmp.rfind(PrivateTmpPrefix(), 0), 0u) << run_tmp;
+  // Another run that ends sweeps the TMPDIRs of dead runs only.
+  EXPECT_EQ(RunCordon({"run", "--workspace", t.ws(), "--", "true"}).status, 0);
+  EXPECT_TRUE(Exists(run_tmp)) << "a live run's TMPDIR was swept";
   ::kill(cordon, SIGKILL);
   ::waitpid(cordon, nullptr, 0);
-  if (run_tmp.rfind("/tmp/cordon-run-", 0) == 0) {
-    EXPECT_EQ(std::system(("rm -rf '" + run_tmp + "'").c_str()), 0);
-  }
   bool gone = false;
   for (int i = 0; i < 500 && !gone; ++i) {
     gone = Gone(tool);
@@ -306,6 +306,9 @@ TEST(RunContract, KillingCordonKillsTheTool) {
   }
   EXPECT_TRUE(gone) << "tool " << tool << " outlived cordon";
   if (!gone) ::kill(tool, SIGKILL);
+  EXPECT_TRUE(Exists(run_tmp)) << "nobody was left to remove it";
+  EXPECT_EQ(RunCordon({"run", "--workspace", t.ws(), "--", "true"}).status, 0);
+  EXPECT_FALSE(Exists(run_tmp)) << "the next run to end removes a dead run's TMPDIR";
 }
 
 }  // namespace

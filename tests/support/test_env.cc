@@ -109,6 +109,10 @@ std::string RunTmpdir(int cordon) {
   return "";
 }
 
+std::string PrivateTmpPrefix() {
+  return "/tmp/cordon-runs-" + std::to_string(::geteuid()) + "/run-";
+}
+
 std::string ProbeDir() {
   std::string p = PROBE_DYNAMIC;
   return p.substr(0, p.rfind('/'));

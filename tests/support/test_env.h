@@ -43,9 +43,11 @@ std::string ReadFile(const std::string& path);  // "<missing>" when absent
 bool Exists(const std::string& path);
 
 // The private TMPDIR of the run whose cordon is `cordon` (read from its
-// tool's environment; empty if none). A test that SIGKILLs cordon removes
-// it itself: nobody is left to.
+// tool's environment; empty if none). A SIGKILLed cordon leaves it behind
+// until another run ends and sweeps it.
 std::string RunTmpdir(int cordon);
+// What every private TMPDIR's path starts with: /tmp/cordon-runs-UID/run-.
+std::string PrivateTmpPrefix();
 
 // The directory holding the probe binaries (granted read-only to tools).
 std::string ProbeDir();

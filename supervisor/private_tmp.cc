@@ -1,0 +1,106 @@
+#include "supervisor/private_tmp.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "supervisor/remove_tree.h"
+
+namespace cordon::supervisor {
+namespace {
+
+constexpr std::string_view kRunPrefix = "run-";
+
+// The parent, made if missing; invalid unless it is a directory of this
+// user that nobody else may enter (/tmp is shared: it could be anyone's).
+Fd OpenBase(const std::string& base) {
+  if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) return Fd();
+  Fd fd(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st;
+  if (!fd || ::fstat(fd.get(), &st) != 0) return Fd();
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
+    spdlog::info("{} is not a private directory of this user: TMPDIR goes next to it", base);
+    return Fd();
+  }
+  return fd;
+}
+
+std::vector<std::string> RunNames(int base) {
+  std::vector<std::string> names;
+  int dup = ::fcntl(base, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) return names;
+  DIR* d = ::fdopendir(dup);
+  if (d == nullptr) {
+    ::close(dup);
+    return names;
+  }
+  while (dirent* e = ::readdir(d)) {
+    if (std::string_view(e->d_name).starts_with(kRunPrefix)) names.emplace_back(e->d_name);
+  }
+  ::closedir(d);
+  return names;
+}
+
+// Removes the directories under `base` that no run holds: their cordon died
+// before it could remove them. Skipped while a run is being set up or
+// another run sweeps.
+void SweepUnheld(int base, const std::string& base_path) {
+  if (::flock(base, LOCK_EX | LOCK_NB) != 0) return;
+  for (const std::string& name : RunNames(base)) {
+    Fd dir(::openat(base, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir || ::flock(dir.get(), LOCK_EX | LOCK_NB) != 0) continue;  // a live run's
+    std::string path = base_path + "/" + name;
+    auto r = RemoveTree(path);
+    if (r)
+      spdlog::info("removed {}, the TMPDIR of a run that did not end", path);
+    else
+      spdlog::warn("could not remove {}: {}", path, Describe(r.error()));
+  }
+  ::flock(base, LOCK_UN);
+}
+
+}  // namespace
+
+std::string PrivateTmpBase(const std::string& parent) {
+  return parent + "/cordon-runs-" + std::to_string(::geteuid());
+}
+
+Status PrivateTmp::Create() {
+  base_path_ = PrivateTmpBase(parent_);
+  base_ = OpenBase(base_path_);
+  if (!base_) {
+    std::string tmpl = parent_ + "/cordon-run-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) return Errno("mkdtemp", tmpl);
+    path_ = tmpl;
+    return Ok();
+  }
+  if (::flock(base_.get(), LOCK_SH) != 0) return Errno("flock", base_path_);
+  std::string tmpl = base_path_ + "/" + std::string(kRunPrefix) + "XXXXXX";
+  Status made = Ok();
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    made = Errno("mkdtemp", tmpl);
+  } else {
+    path_ = tmpl;
+    lock_.reset(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!lock_ || ::flock(lock_.get(), LOCK_EX | LOCK_NB) != 0) made = Errno("flock", path_);
+  }
+  ::flock(base_.get(), LOCK_UN);
+  return made;
+}
+
+PrivateTmp::~PrivateTmp() {
+  if (path_.empty()) return;
+  auto r = RemoveTree(path_);
+  if (!r) spdlog::warn("could not remove private TMPDIR {}: {}", path_, Describe(r.error()));
+  lock_.reset();
+  if (base_) SweepUnheld(base_.get(), base_path_);
+}
+
+}  // namespace cordon::supervisor

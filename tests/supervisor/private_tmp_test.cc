@@ -1,0 +1,81 @@
+#include "supervisor/private_tmp.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "tests/support/test_env.h"
+
+namespace cordon::supervisor {
+namespace {
+
+using cordon::testing::Exists;
+using cordon::testing::ScratchTree;
+
+// A run's directory: made in the per-user directory, removed at the end.
+TEST(PrivateTmp, IsMadeInThePrivateDirectoryAndRemovedAtTheEnd) {
+  ScratchTree t;
+  std::string path;
+  {
+    PrivateTmp tmp(t.root());
+    ASSERT_TRUE(tmp.Create().ok());
+    path = tmp.path();
+    EXPECT_EQ(path.rfind(PrivateTmpBase(t.root()) + "/run-", 0), 0u) << path;
+    struct stat st;
+    ASSERT_EQ(::stat(PrivateTmpBase(t.root()).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    EXPECT_TRUE(Exists(path));
+  }
+  EXPECT_FALSE(Exists(path));
+}
+
+// A run whose supervisor dies without its destructor (SIGKILL) leaves its
+// directory unheld; the next run to end removes it, and not a live one's.
+TEST(PrivateTmp, ARunThatEndsRemovesTheDirectoriesOfDeadRunsOnly) {
+  ScratchTree t;
+  int pipefd[2];
+  ASSERT_EQ(::pipe(pipefd), 0);
+  pid_t dead = ::fork();
+  if (dead == 0) {
+    PrivateTmp tmp(t.root());
+    if (!tmp.Create().ok()) _exit(1);
+    (void)!::write(pipefd[1], tmp.path().c_str(), tmp.path().size());
+    _exit(0);  // no destructor: as if killed
+  }
+  ::close(pipefd[1]);
+  char buf[512] = {};
+  ASSERT_GT(::read(pipefd[0], buf, sizeof buf - 1), 0);
+  ::close(pipefd[0]);
+  int status = 0;
+  ::waitpid(dead, &status, 0);
+  ASSERT_EQ(status, 0);
+  const std::string stale = buf;
+  ASSERT_TRUE(Exists(stale));
+
+  PrivateTmp live(t.root());
+  ASSERT_TRUE(live.Create().ok());
+  {
+    PrivateTmp ending(t.root());
+    ASSERT_TRUE(ending.Create().ok());
+  }
+  EXPECT_FALSE(Exists(stale)) << "a dead run's directory outlived the sweep";
+  EXPECT_TRUE(Exists(live.path())) << "a live run's directory was swept";
+}
+
+// A per-user directory someone else could enter is not used: the run's
+// directory goes next to it, and nothing is swept.
+TEST(PrivateTmp, ABaseOthersCanEnterIsNotUsed) {
+  ScratchTree t;
+  const std::string base = PrivateTmpBase(t.root());
+  ASSERT_EQ(::mkdir(base.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(base.c_str(), 0755), 0);
+  PrivateTmp tmp(t.root());
+  ASSERT_TRUE(tmp.Create().ok());
+  EXPECT_EQ(tmp.path().rfind(t.root() + "/cordon-run-", 0), 0u) << tmp.path();
+}
+
+}  // namespace
+}  // namespace cordon::supervisor
