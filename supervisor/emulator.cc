@@ -93,6 +93,13 @@ const char* RefuseEntry(const struct stat& st) {
   return nullptr;
 }
 
+// Puts back the file status flags `flags` asks for (F_SETFL's: O_APPEND,
+// O_DIRECT, O_NOATIME, O_NONBLOCK) on a file opened with O_NONBLOCK added.
+bool RestoreStatusFlags(int fd, uint64_t flags) {
+  constexpr uint64_t kStatusFlags = O_APPEND | O_DIRECT | O_NOATIME | O_NONBLOCK;
+  return ::fcntl(fd, F_SETFL, static_cast<int>(flags & kStatusFlags)) == 0;
+}
+
 }  // namespace
 
 // born_ns is -1 when the filesystem keeps no birth time.
@@ -155,8 +162,23 @@ Result<Fd> ReadFence::Open(std::string abs, uint64_t flags, bool follow) const {
 }
 
 Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
-  auto fd = read_fence_->Open(ForTool(abs, req.tid), NoCtty(flags));
+  // O_NONBLOCK added, as for writes (Open): a FIFO is refused, not waited on.
+  const uint64_t probe = (flags & (O_NONBLOCK | O_PATH)) ? 0 : O_NONBLOCK;
+  const std::string target = ForTool(abs, req.tid);
+  auto fd = read_fence_->Open(target, NoCtty(flags) | probe);
+  bool probed = fd && probe;
+  if (!fd && probe && fd.error().err == EWOULDBLOCK) {  // a lease, as in Open
+    fd = read_fence_->Open(target, NoCtty(flags));
+  }
+  if (!fd && probe && fd.error().err == ENXIO)
+    return Reply::Errno(EACCES, "read " + abs + ": special file");
   if (!fd) return Reply::Errno(fd.error().err, "read " + abs + ": " + fd.error().op);
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode)) {
+    return Reply::Errno(EACCES, "read " + abs + ": special file");
+  }
+  if (probed && !RestoreStatusFlags(fd->get(), flags)) return Reply::Errno(errno);
   return InstallReply(std::move(fd.value()), flags);
 }
 
@@ -354,18 +376,37 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   // made the file (BornInRun); an existing one is then opened as it is.
   const uint64_t open_flags = NoCtty(flags & ~static_cast<uint64_t>(O_TRUNC));
   const bool exclusive_first = (flags & O_CREAT) && !(flags & O_EXCL);
+  // What may exist already is opened O_NONBLOCK (unless the tool asked for
+  // it): a FIFO or a device there is refused below, never waited on. This
+  // thread would wait with it, and a FIFO nobody opens would hold cordon
+  // at its exit. What is kept gets the tool's flags back.
+  const uint64_t probe = (flags & O_NONBLOCK) ? 0 : O_NONBLOCK;
+  bool probed = false;
+  auto open_existing = [&](uint64_t f, uint64_t m) {
+    Result<Fd> r = WriteRoots::OpenBeneath(*loc->root, loc->rel, f | probe, m);
+    // EWOULDBLOCK: a lease (a file server's) on a regular file; the kernel
+    // would wait for its break.
+    if (!r && probe && r.error().err == EWOULDBLOCK) {
+      return WriteRoots::OpenBeneath(*loc->root, loc->rel, f, m);
+    }
+    probed = r && probe;
+    return r;
+  };
   bool created = false;
   Result<Fd> fd = SysError{ENOENT, "open"};
   for (int attempt = 0; attempt < 8; ++attempt) {
-    fd = WriteRoots::OpenBeneath(*loc->root, loc->rel,
-                                 exclusive_first ? open_flags | O_EXCL : open_flags, perm);
+    fd = exclusive_first ? WriteRoots::OpenBeneath(*loc->root, loc->rel, open_flags | O_EXCL, perm)
+                         : open_existing(open_flags, perm);
     if (fd) {
       created = (flags & O_CREAT) != 0;
       break;
     }
     if (!exclusive_first || fd.error().err != EEXIST) break;
-    fd = WriteRoots::OpenBeneath(*loc->root, loc->rel, open_flags & ~static_cast<uint64_t>(O_CREAT), 0);
+    fd = open_existing(open_flags & ~static_cast<uint64_t>(O_CREAT), 0);
     if (fd || fd.error().err != ENOENT) break;  // ENOENT: removed in between, create again
+  }
+  if (!fd && probe && fd.error().err == ENXIO) {  // a FIFO with no reader, a socket
+    return Reply::Errno(EACCES, "open for writing " + p.abs + ": special file");
   }
   if (!fd) {
     return Reply::Errno(fd.error().err, fd.error().err == EACCES
@@ -379,6 +420,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
       return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + why);
     }
   }
+  if (probed && !RestoreStatusFlags(fd->get(), open_flags)) return Reply::Errno(errno);
   if (!created) {
     Reply r = InstallReply(std::move(fd.value()), flags);
     // A file this call created is empty already: no truncate for it.

@@ -23,6 +23,9 @@
  *   probe own-child: forks a child, renices, limits and pins it, then
  *     kills it with pidfd_send_signal, kill and tgkill (all must work)
  *   probe tiocsti | exit N | kill-self SIG | sleep SECONDS | openat2 PATH
+ *   probe open-nohang PATH r|w (plain open; SIGALRM after 10 s if it blocks)
+ *   probe append-flags PATH (O_WRONLY|O_APPEND open: 0 if O_APPEND is set and
+ *     O_NONBLOCK is not, 98 if O_NONBLOCK is set, 97 if O_APPEND is lost)
  *   probe opath PATH (open O_PATH, then fstat) | emfile-write PATH [create|trunc]
  *     (open PATH write-only, O_CREAT|O_EXCL with create, O_TRUNC with trunc, with
  *     every fd taken); both
@@ -144,6 +147,17 @@ int main(int argc, char** argv) {
     if (fd < 0) return errno;
     struct stat st;
     return result(fstat(fd, &st));
+  }
+  if (!strcmp(op, "open-nohang")) {  // a FIFO must be refused, not waited on
+    alarm(10);
+    int fd = open(a, (!strcmp(b, "w") ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    return fd < 0 ? errno : 0;
+  }
+  if (!strcmp(op, "append-flags")) {  // status flags of a write open: O_APPEND only
+    int fd = open(a, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) return errno;
+    int fl = fcntl(fd, F_GETFL);
+    return (fl & O_NONBLOCK) ? 98 : (fl & O_APPEND) ? 0 : 97;
   }
   if (!strcmp(op, "emfile-write")) {
     alarm(10);

@@ -38,6 +38,20 @@ class NotifyTest : public ProbeTest {
   }
 };
 
+// A FIFO in the workspace is a special file: refused for writing (and,
+// without Landlock, for reading) at once. Waiting on it would hold up the
+// notify thread, and cordon's exit if nobody opened the other end.
+TEST_P(NotifyTest, AFifoIsRefusedWithoutWaiting) {
+  ASSERT_EQ(::mkfifo(t_.Ws("fifo").c_str(), 0644), 0);
+  EXPECT_EQ(Probe({"open-nohang", "fifo", "w"}), EACCES) << last_.err;
+  if (std::get<1>(GetParam())) {  // notify-all: the supervisor opens reads too
+    EXPECT_EQ(Probe({"open-nohang", "fifo", "r"}), EACCES) << last_.err;
+  }
+  // The honest neighbour: a file opened for appending has the tool's flags,
+  // without the O_NONBLOCK the supervisor opened it with.
+  EXPECT_EQ(Probe({"append-flags", "mine.txt"}), 0) << last_.err;
+}
+
 TEST_P(NotifyTest, HardLinkToAnOutsideFileCannotBeOpenedForWriting) {
   ASSERT_EQ(::link(t_.Out("secret.txt").c_str(), t_.Ws("hl").c_str()), 0);
   EXPECT_EQ(Probe({"write", "hl"}), EACCES);
