@@ -36,7 +36,8 @@ std::string MetadataMismatch(const ToolIdentity& want, const struct stat& got) {
 }  // namespace
 
 Result<ToolIdentity> RecordIdentity(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO at the path is refused below, not waited on.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!fd) return Errno("open", path);
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Errno("fstat", path);

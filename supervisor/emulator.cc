@@ -205,7 +205,8 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
   }
   if (!opts_.pins.empty()) {
     // The pinned identity, re-hashed on the file the exec would load.
-    Fd fd(::open(target.c_str(), O_RDONLY | O_CLOEXEC));
+    // O_NONBLOCK: a FIFO at the path is refused below, not waited on.
+    Fd fd(::open(target.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     struct stat st;
     if (!fd || ::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
     policy::ExecDecision d = policy::DecideExec(opts_.pins, st, fd.get());

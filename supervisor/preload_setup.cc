@@ -48,7 +48,8 @@ bool FindInterp(int fd, std::string* interp, std::string* why) {
 }
 
 bool UsesGlibcLoaderDepth(const std::string& path, std::string* why, int depth) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO named as the tool or its interpreter is not waited on.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!fd) return *why = path + ": " + std::strerror(errno), false;
   unsigned char ident[EI_NIDENT] = {};
   ssize_t n = ::pread(fd.get(), ident, sizeof ident, 0);

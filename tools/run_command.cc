@@ -229,7 +229,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   // (the filter is in place before it); only without a filter are they
   // hashed here.
   for (const policy::ToolPin& pin : p.tools) {
-    Fd fd(::open(pin.path.c_str(), O_RDONLY | O_CLOEXEC));
+    Fd fd(::open(pin.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     auto check = rung == Rung::kPreloadOnly ? policy::CheckIdentity : policy::CheckMetadata;
     Status s = fd ? check(pin, fd.get()) : Status(Errno("open", pin.path));
     if (!s) {

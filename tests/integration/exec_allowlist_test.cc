@@ -41,6 +41,16 @@ TEST(ExecAllowlist, UnlistedBinaryCannotBeExecutedEvenByAStaticProgram) {
   EXPECT_NE(listed.out.find("uid="), std::string::npos);
 }
 
+// With pins, the supervisor hashes what an exec would load: a FIFO there is
+// refused at once, not waited on (the notify thread would wait with it).
+TEST(ExecAllowlist, AFifoIsRefusedWithoutWaiting) {
+  ScratchTree t;
+  ASSERT_EQ(::mkfifo(t.Ws("fifo").c_str(), 0755), 0);
+  const std::string pin_probe = std::string("--tool=probe=") + PROBE_STATIC;
+  RunResult r = RunPinned(t, {pin_probe}, {PROBE_STATIC, "exec", t.Ws("fifo")});
+  EXPECT_EQ(r.status, EACCES) << r.err;
+}
+
 TEST(ExecAllowlist, ThePinnedToolItselfMustBeListed) {
   ScratchTree t;
   RunResult r = RunPinned(t, {"--tool=id=/usr/bin/id"}, {PROBE_STATIC, "exit", "0"});
