@@ -55,6 +55,10 @@ struct Reply {
   bool truncate_installed = false;
   bool continue_syscall = false;  // execve and umask only
   bool defer = false;             // may wait: Handle again where it may block
+  bool capless = false;           // ... on a thread without capabilities
+  // With `defer`: the rest of the call, already checked, to run there
+  // instead of Handle again.
+  std::function<Reply()> later;
   // Run when `install` could not be installed (no room in the tool, or the
   // call interrupted): takes back what the call did, a file it created.
   std::function<void()> undo;

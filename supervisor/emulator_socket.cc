@@ -22,10 +22,10 @@
 // (SO_PEERCRED), not the tool's.
 //
 // Other families (network allow only: the filter refuses them under none)
-// are made as asked, on a deferred thread that first drops every
-// capability, so the kernel refuses what it would refuse the tool: a bind
-// below ip_unprivileged_port_start, a netlink group that needs
-// CAP_NET_ADMIN.
+// are made as asked, on a thread of NotifyLoop's capless pool with the
+// socket copy and address checked here, so the kernel refuses what it
+// would refuse the tool: a bind below ip_unprivileged_port_start, a netlink
+// group that needs CAP_NET_ADMIN.
 //
 // A connect on a blocking socket may wait as long as the tool's own would
 // (a full backlog, a SYN timeout): it runs on a deferred thread, so other
@@ -65,10 +65,12 @@ int CallOnSocket(int sock, const std::string& target, bool bind) {
   return bind ? ::bind(sock, sa, len) : ::connect(sock, sa, len);
 }
 
-// Taken again where it may block.
-Reply Later() {
+// Taken again where it may block; `capless`: on a thread that has dropped
+// every capability.
+Reply Later(bool capless = false) {
   Reply r;
   r.defer = true;
+  r.capless = capless;
   return r;
 }
 
@@ -118,16 +120,24 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
     return Reply::Errno(EACCES,
                         what + ": a socket of another family than AF_UNIX under network none");
   }
-  // The thread Handle runs on when deferred is this call's alone.
-  if (!may_block) return Later();
-  if (int rc = DropThreadCapabilities(); rc != 0) {
-    return Reply::Errno(EACCES, what + ": cannot drop capabilities: " + std::strerror(-rc));
-  }
-  auto* sa = reinterpret_cast<const sockaddr*>(&addr);
-  auto salen = static_cast<socklen_t>(len);
-  int s = sock->get();
-  int rc = blocking_.Run([&] { return bind ? ::bind(s, sa, salen) : ::connect(s, sa, salen); });
-  return rc == 0 ? Reply{} : Reply::Errno(errno);
+  // Made on a thread of the capless pool (NotifyLoop), on the copy of the
+  // socket and the address checked here. Dropping again there is a check
+  // that costs one capset.
+  auto held = std::make_shared<Fd>(std::move(sock.value()));
+  auto call = [this, held, addr, len, bind, what]() -> Reply {
+    if (int rc = DropThreadCapabilities(); rc != 0) {
+      return Reply::Errno(EACCES, what + ": cannot drop capabilities: " + std::strerror(-rc));
+    }
+    auto* sa = reinterpret_cast<const sockaddr*>(&addr);
+    auto salen = static_cast<socklen_t>(len);
+    int s = held->get();
+    int rc = blocking_.Run([&] { return bind ? ::bind(s, sa, salen) : ::connect(s, sa, salen); });
+    return rc == 0 ? Reply{} : Reply::Errno(errno);
+  };
+  if (may_block) return call();
+  Reply r = Later(/*capless=*/true);
+  r.later = std::move(call);
+  return r;
 }
 
 Reply Emulator::UnixName(const Request& req, int sock, const std::string& path, bool bind,

@@ -89,7 +89,11 @@ void NotifyLoop::Run() {
     Reply r = emulator_->Handle(req, valid, /*may_block=*/false);
     // A decision that may wait is taken again on a thread of its own, so
     // other threads and processes of the tool go on.
-    if (r.defer && Defer(req, valid)) continue;
+    if (r.defer && r.capless && r.later &&
+        capless_.Submit([this, req, later = std::move(r.later)] { Answer(req, later()); })) {
+      continue;
+    }
+    if (r.defer && !r.capless && Defer(req, valid)) continue;
     if (r.defer) r = Reply::Errno(EACCES, "the supervisor is stopping");
     Answer(req, std::move(r));
   }
@@ -177,6 +181,7 @@ void NotifyLoop::Shutdown() {
   }
   emulator_->InterruptBlockingCalls();
   for (auto& d : deferred) d.thread.join();
+  capless_.Stop();
 }
 
 }  // namespace cordon::supervisor

@@ -3,9 +3,11 @@
 // and with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP the tool's thread and this one
 // hand the CPU to each other. Fast decisions are made and answered inline;
 // a decision that may wait (a sensitive delete waiting for a person, a
-// blocking connect) runs on a thread of its own so it never blocks the other
-// threads or processes of the tool; finished ones are joined as new ones
-// start, so a tool making many such calls does not pile threads up.
+// blocking Unix connect) runs on a thread of its own so it never blocks the
+// other threads or processes of the tool; finished ones are joined as new
+// ones start, so a tool making many such calls does not pile threads up.
+// Network connect and bind go to threads without capabilities kept for the
+// run (CaplessPool).
 // Answers: an errno, a result, an fd installed with SECCOMP_IOCTL_NOTIF_ADDFD
 // + SECCOMP_ADDFD_FLAG_SEND, or (for execve and umask only) CONTINUE.
 // SECCOMP_IOCTL_NOTIF_ID_VALID is checked after every read of the tool's
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "policy/fd.h"
+#include "supervisor/capless_pool.h"
 #include "supervisor/emulator.h"
 #include "supervisor/notify_server.h"
 
@@ -61,6 +64,8 @@ class NotifyLoop : public NotifyServer {
   std::atomic<uint64_t> answered_{0};
   std::mutex threads_mu_;
   std::vector<Deferred> deferred_;
+  // Network connect and bind (Reply::capless): threads kept for the run.
+  CaplessPool capless_;
   std::thread receiver_;
 };
 
