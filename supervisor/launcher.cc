@@ -27,6 +27,7 @@
 #include "supervisor/notify_loop.h"
 #include "supervisor/private_tmp.h"
 #include "supervisor/report_channel.h"
+#include "supervisor/tool_env.h"
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
@@ -230,12 +231,11 @@ int Launch(const LaunchRequest& req) {
   }
 
   std::vector<std::string> argv = req.argv;
-  std::vector<std::string> env;
-  for (const auto& e : req.env) {
-    if (!tmp.path().empty() && e.rfind("TMPDIR=", 0) == 0) continue;
-    env.push_back(e);
+  ToolEnv tool_env = MakeToolEnv(req.env, p, tmp.path());
+  if (!tool_env.private_home.empty() && ::mkdir(tool_env.private_home.c_str(), 0700) != 0) {
+    return Fail("private HOME " + tool_env.private_home + ": " + std::strerror(errno));
   }
-  if (!tmp.path().empty()) env.push_back("TMPDIR=" + tmp.path());
+  std::vector<std::string> env = std::move(tool_env.env);
   ReportChannel reports;
   if (req.on_report) {
     if (Status s = reports.Open(); !s) return Fail("report channel: " + Describe(s.error()));

@@ -160,6 +160,36 @@ TEST_P(RunTest, PrivateTmpdirIsWritableAndSharedTmpIsNot) {
   EXPECT_FALSE(Exists(tmpdir)) << "the private TMPDIR is removed when the run ends";
 }
 
+// git stops on a global config it may not read ("fatal: unknown error
+// occurred while reading the configuration files"): an unreadable HOME is
+// replaced by a private one, writable and removed with TMPDIR. Granting
+// the home keeps it, and git reads it.
+TEST(RunContract, AnUnreadableHomeIsReplacedByAPrivateOne) {
+  if (::access("/usr/bin/git", X_OK) != 0) GTEST_SKIP() << "git not installed";
+  ScratchTree t;
+  const std::string home = t.Out("home");
+  ASSERT_EQ(::mkdir(home.c_str(), 0755), 0);
+  WriteFile(home + "/.gitconfig", "[user]\n\tname = From The Home\n");
+  const std::string script =
+      "git init -q . && git config user.email a@b && mkdir -p \"$HOME/.cache/x\" && "
+      "printf '%s\\n' \"$HOME\" && git config --global user.name || true";
+  RunResult moved = RunCordon(
+      {"run", "--profile", "workspace-write", "--workspace", t.ws(), "--", "sh", "-c", script}, "",
+      {"HOME=" + home});
+  ASSERT_EQ(moved.status, 0) << moved.err;
+  const std::string private_home = moved.out.substr(0, moved.out.find('\n'));
+  EXPECT_EQ(private_home.rfind(PrivateTmpPrefix(), 0), 0u) << moved.out;
+  EXPECT_EQ(moved.out.find("From The Home"), std::string::npos) << "the home was not read";
+  EXPECT_FALSE(Exists(private_home)) << "removed with TMPDIR";
+
+  RunResult kept =
+      RunCordon({"run", "--profile", "workspace-write", "--workspace", t.ws(), "--ro", home, "--",
+                 "sh", "-c", "printf '%s\\n' \"$HOME\"; git config --global user.name"},
+                "", {"HOME=" + home});
+  ASSERT_EQ(kept.status, 0) << kept.err;
+  EXPECT_EQ(kept.out, home + "\nFrom The Home\n");
+}
+
 int ListenLoopback(int& port) {
   int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in sin{};

@@ -1,0 +1,66 @@
+#include "supervisor/tool_env.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include <string_view>
+
+namespace cordon::supervisor {
+namespace {
+
+bool Beneath(std::string_view path, std::string_view root) {
+  if (root == "/") return true;
+  return path.starts_with(root) && (path.size() == root.size() || path[root.size()] == '/');
+}
+
+std::string_view Value(std::string_view entry) { return entry.substr(entry.find('=') + 1); }
+
+}  // namespace
+
+bool ReadableUnder(const policy::Policy& p, const std::string& path) {
+  // The deepest rule over `path` decides, as Landlock's carve-outs do.
+  size_t best = 0;
+  bool readable = false;
+  for (const policy::PathRule& r : policy::EffectiveRules(p, "")) {
+    if (!Beneath(path, r.path) || r.path.size() < best) continue;
+    best = r.path.size();
+    readable = r.access != policy::Access::kDenied;
+  }
+  return readable;
+}
+
+ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Policy& p,
+                    const std::string& private_tmp) {
+  ToolEnv out;
+  if (private_tmp.empty()) {
+    out.env = caller_env;
+    return out;
+  }
+  std::string home;
+  for (const std::string& e : caller_env) {
+    if (e.rfind("HOME=", 0) == 0) home = std::string(Value(e));
+  }
+  char real[PATH_MAX];
+  std::string caller_home;
+  if (!home.empty() && home[0] == '/' && ::realpath(home.c_str(), real) != nullptr) {
+    caller_home = real;
+  }
+  const bool move_home = !caller_home.empty() && !ReadableUnder(p, caller_home);
+  if (move_home) out.private_home = private_tmp + "/home";
+  for (const std::string& e : caller_env) {
+    if (e.rfind("TMPDIR=", 0) == 0) continue;
+    if (move_home && e.rfind("HOME=", 0) == 0) continue;
+    if (move_home && e.rfind("XDG_", 0) == 0) {
+      std::string_view name = std::string_view(e).substr(0, e.find('='));
+      if (name.ends_with("_HOME") && (Beneath(Value(e), home) || Beneath(Value(e), caller_home))) {
+        continue;
+      }
+    }
+    out.env.push_back(e);
+  }
+  out.env.push_back("TMPDIR=" + private_tmp);
+  if (move_home) out.env.push_back("HOME=" + out.private_home);
+  return out;
+}
+
+}  // namespace cordon::supervisor

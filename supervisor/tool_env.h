@@ -1,0 +1,33 @@
+// The tool's environment: the caller's, with TMPDIR pointing at the run's
+// private directory and, when the policy does not let the tool read the
+// caller's home, HOME pointing at a private one beneath it.
+//
+// An unreadable HOME is in an honest tool's way more than an empty one: git
+// stops ("unable to access '~/.gitconfig': Permission denied", then fatal
+// for `git config`), and every cache under ~/.cache fails to write. The
+// private home ($TMPDIR/home, 0700) is writable and removed with TMPDIR;
+// XDG_*_HOME variables inside the caller's home are dropped so they follow
+// it. A policy that grants the caller's home (`--ro ~`, a workspace that
+// holds it) keeps HOME as it is.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace cordon::supervisor {
+
+struct ToolEnv {
+  std::vector<std::string> env;
+  std::string private_home;  // to make (0700) before the tool starts; empty: none
+};
+
+// `private_tmp` empty: no private TMPDIR, so the environment is the caller's.
+ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Policy& p,
+                    const std::string& private_tmp);
+
+// Whether `path` (absolute, canonical) is readable under the policy's rules.
+bool ReadableUnder(const policy::Policy& p, const std::string& path);
+
+}  // namespace cordon::supervisor

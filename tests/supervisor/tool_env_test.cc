@@ -1,0 +1,92 @@
+#include "supervisor/tool_env.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_env.h"
+
+namespace cordon::supervisor {
+namespace {
+
+using cordon::testing::ScratchTree;
+
+bool Has(const std::vector<std::string>& env, const std::string& e) {
+  return std::find(env.begin(), env.end(), e) != env.end();
+}
+
+std::string Get(const std::vector<std::string>& env, const std::string& name) {
+  for (const auto& e : env) {
+    if (e.rfind(name + "=", 0) == 0) return e.substr(name.size() + 1);
+  }
+  return "<unset>";
+}
+
+class ToolEnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    p_.workspace = t_.ws();
+    home_ = t_.Out("home");
+    ASSERT_EQ(::mkdir(home_.c_str(), 0755), 0);
+  }
+  std::vector<std::string> Caller() {
+    return {"PATH=/usr/bin",
+            "HOME=" + home_,
+            "TMPDIR=/tmp",
+            "XDG_CONFIG_HOME=" + home_ + "/.config",
+            "XDG_RUNTIME_DIR=/run/user/0",
+            "XDG_CACHE_HOME=/var/cache/elsewhere"};
+  }
+  ScratchTree t_;
+  policy::Policy p_;
+  std::string home_;
+};
+
+// The caller's home is out of the tool's reach: HOME is a private directory
+// beneath TMPDIR, and XDG homes inside the caller's follow it.
+TEST_F(ToolEnvTest, AnUnreadableHomeIsReplacedByAPrivateOne) {
+  ToolEnv e = MakeToolEnv(Caller(), p_, "/tmp/cordon-runs-0/run-x");
+  EXPECT_EQ(e.private_home, "/tmp/cordon-runs-0/run-x/home");
+  EXPECT_EQ(Get(e.env, "HOME"), e.private_home);
+  EXPECT_EQ(Get(e.env, "TMPDIR"), "/tmp/cordon-runs-0/run-x");
+  EXPECT_EQ(Get(e.env, "XDG_CONFIG_HOME"), "<unset>");
+  EXPECT_TRUE(Has(e.env, "XDG_CACHE_HOME=/var/cache/elsewhere")) << "not in the caller's home";
+  EXPECT_TRUE(Has(e.env, "XDG_RUNTIME_DIR=/run/user/0")) << "not a *_HOME";
+  EXPECT_TRUE(Has(e.env, "PATH=/usr/bin"));
+  EXPECT_EQ(std::count_if(e.env.begin(), e.env.end(),
+                          [](const std::string& v) { return v.rfind("HOME=", 0) == 0; }),
+            1);
+}
+
+// A policy that lets the tool read the caller's home keeps it, unless a
+// denial covers the home itself.
+TEST_F(ToolEnvTest, AReadableHomeIsKept) {
+  p_.paths.push_back(policy::PathRule::ReadOnly(home_));
+  ToolEnv kept = MakeToolEnv(Caller(), p_, "/tmp/run");
+  EXPECT_TRUE(kept.private_home.empty());
+  EXPECT_EQ(Get(kept.env, "HOME"), home_);
+  EXPECT_EQ(Get(kept.env, "XDG_CONFIG_HOME"), home_ + "/.config");
+
+  p_.paths.push_back(policy::PathRule::Denied(home_ + "/.ssh"));
+  EXPECT_TRUE(MakeToolEnv(Caller(), p_, "/tmp/run").private_home.empty())
+      << "a denial inside the home leaves the home readable";
+  p_.paths.push_back(policy::PathRule::Denied(home_));
+  EXPECT_FALSE(MakeToolEnv(Caller(), p_, "/tmp/run").private_home.empty());
+}
+
+TEST_F(ToolEnvTest, AWorkspaceHoldingTheHomeKeepsIt) {
+  p_.workspace = t_.root();
+  EXPECT_TRUE(MakeToolEnv(Caller(), p_, "/tmp/run").private_home.empty());
+}
+
+// Without a private TMPDIR there is nowhere to put a home: nothing changes.
+TEST_F(ToolEnvTest, NoPrivateTmpNoChange) {
+  ToolEnv e = MakeToolEnv(Caller(), p_, "");
+  EXPECT_EQ(e.env, Caller());
+  EXPECT_TRUE(e.private_home.empty());
+}
+
+}  // namespace
+}  // namespace cordon::supervisor
