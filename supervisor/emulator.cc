@@ -748,9 +748,15 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
       auto name = ReadToolString(r.tid, a[1], XATTR_NAME_MAX + 1);
       if (!name) return Reply::Errno(name.error().err == ENAMETOOLONG ? ERANGE : EFAULT);
       if (!valid()) return Reply::Errno(EACCES, "stale");
-      // Other namespaces (trusted., security., system.) need capabilities
-      // the tool does not have.
-      if (name->rfind("user.", 0) != 0) return Reply::Errno(EPERM, "xattr namespace " + *name);
+      // A POSIX ACL is the file's permission bits, extended: its owner may
+      // set it as it may chmod (libacl's copy in sed -i, cp -a, tar).
+      // Other namespaces (trusted., security., the rest of system.) need
+      // capabilities the tool does not have.
+      const bool acl = *name == "system.posix_acl_access" || *name == "system.posix_acl_default";
+      if (acl && !owner_only()) return Reply::Errno(EPERM, "ACL of a file the tool does not own");
+      if (!acl && name->rfind("user.", 0) != 0) {
+        return Reply::Errno(EPERM, "xattr namespace " + *name);
+      }
       bool set = r.nr == SCMP_SYS(setxattr) || r.nr == SCMP_SYS(lsetxattr) ||
                  r.nr == SCMP_SYS(fsetxattr);
       if (!set) return ret(::removexattr(proc.c_str(), name->c_str()));
@@ -794,9 +800,14 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
 
 Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
                      const std::function<bool()>& valid) {
-  (void)kind;
   (void)at_flags;  // symlinks are refused whether or not the call follows them
-  auto p = ResolvePath(req, dirfd, path, false);
+  auto raw = ReadToolString(req.tid, path, PATH_MAX);
+  if (!raw) return Reply::Errno(raw.error().err, "unreadable path");
+  // "/proc/self/fd/N": the file the tool holds as fd N (glibc's fchmodat
+  // with AT_SYMLINK_NOFOLLOW, and so tar, cp -a and Python's copystat,
+  // change a file through it).
+  if (int n = ToolFdAlias(raw.value()); n >= 0) return FdAttr(req, n, kind, valid);
+  auto p = Resolve(req, dirfd, std::move(raw.value()), false);
   auto creds = ReadToolCreds(req.tid);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!creds) return Reply::Errno(ESRCH);

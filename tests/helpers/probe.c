@@ -23,6 +23,9 @@
  *   probe own-child: forks a child, renices, limits and pins it, then
  *     kills it with pidfd_send_signal, kill and tgkill (all must work)
  *   probe tiocsti | exit N | kill-self SIG | sleep SECONDS | openat2 PATH
+ *   probe lchmod PATH (fchmodat AT_SYMLINK_NOFOLLOW, mode 0700: glibc goes
+ *     through /proc/self/fd) | setacl PATH (an ACL equal to mode 0750, set
+ *     with fsetxattr on PATH opened read-only)
  *   probe open-nohang PATH r|w (plain open; SIGALRM after 10 s if it blocks)
  *   probe append-flags PATH (O_WRONLY|O_APPEND open: 0 if O_APPEND is set and
  *     O_NONBLOCK is not, 98 if O_NONBLOCK is set, 97 if O_APPEND is lost)
@@ -147,6 +150,21 @@ int main(int argc, char** argv) {
     if (fd < 0) return errno;
     struct stat st;
     return result(fstat(fd, &st));
+  }
+  if (!strcmp(op, "lchmod")) { /* glibc: O_PATH open, then chmod /proc/self/fd/N */
+    return result(fchmodat(AT_FDCWD, a, 0700, AT_SYMLINK_NOFOLLOW));
+  }
+  if (!strcmp(op, "setacl")) { /* system.posix_acl_access u::rwx g::r-x o::---, by fd */
+    struct {
+      uint32_t version;
+      struct {
+        uint16_t tag, perm;
+        uint32_t id;
+      } e[3];
+    } acl = {2, {{0x01, 7, (uint32_t)-1}, {0x04, 5, (uint32_t)-1}, {0x20, 0, (uint32_t)-1}}};
+    int fd = open_ro(a);
+    if (fd < 0) return errno;
+    return result(fsetxattr(fd, "system.posix_acl_access", &acl, sizeof acl, 0));
   }
   if (!strcmp(op, "open-nohang")) {  // a FIFO must be refused, not waited on
     alarm(10);

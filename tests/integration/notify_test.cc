@@ -95,6 +95,19 @@ TEST_P(NotifyTest, ExclusiveCreationsAreDecidedToo) {
   EXPECT_EQ(ReadFile(t_.Ws("sub/new.txt")), "probe\n");
 }
 
+// glibc's fchmodat(AT_SYMLINK_NOFOLLOW) changes the mode through
+// /proc/self/fd/N (tar, cp -a and Python's copystat use it), and libacl's
+// copy (sed -i, cp -a) sets system.posix_acl_access: both work on the
+// tool's own files in the workspace.
+TEST_P(NotifyTest, ModesThroughProcFdAndAclsWorkInside) {
+  EXPECT_EQ(Probe({"lchmod", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Mode(t_.Ws("mine.txt")), 0700u);
+  int acl = Probe({"setacl", "mine.txt"});
+  if (acl == EOPNOTSUPP) GTEST_SKIP() << "no POSIX ACLs on this filesystem";
+  EXPECT_EQ(acl, 0) << last_.err;
+  EXPECT_EQ(Mode(t_.Ws("mine.txt")), 0750u);
+}
+
 TEST_P(NotifyTest, MetadataOfOutsideFilesCannotChange) {
   struct stat before;
   ASSERT_EQ(::stat(t_.Out("secret.txt").c_str(), &before), 0);
@@ -105,8 +118,11 @@ TEST_P(NotifyTest, MetadataOfOutsideFilesCannotChange) {
   EXPECT_EQ(Probe({"utimens", s}), EACCES);
   EXPECT_EQ(Probe({"setxattr", s}), EACCES);
   EXPECT_EQ(Probe({"truncate", s}), EACCES);
-  // An fd opened read-only on a readable outside file is not a way in.
+  // An fd opened read-only on a readable outside file is not a way in,
+  // nor is its /proc/self/fd name or an ACL set through it.
   EXPECT_EQ(Probe({"fchmod-ro", s}, {"--ro", t_.outside()}), EACCES) << last_.err;
+  EXPECT_EQ(Probe({"lchmod", s}, {"--ro", t_.outside()}), EACCES) << last_.err;
+  EXPECT_EQ(Probe({"setacl", s}, {"--ro", t_.outside()}), EACCES) << last_.err;
   struct stat after;
   ASSERT_EQ(::stat(s.c_str(), &after), 0);
   EXPECT_EQ(after.st_mode, before.st_mode);
