@@ -93,8 +93,30 @@ const char* RefuseEntry(const struct stat& st) {
   return nullptr;
 }
 
+// An open made for the tool must not wait on a FIFO: this thread would wait
+// with it, and a FIFO nobody opens would hold cordon at its exit. So it is
+// made with O_NONBLOCK added (unless the tool asked for it, or for O_PATH,
+// which never waits and takes no other flag), and a FIFO, socket or device
+// found is refused, as is ENXIO then (one with no reader). A lease's
+// EWOULDBLOCK (a file server's, on a regular file) is opened again
+// without: the kernel would wait for its break. `open(extra)` opens with
+// `extra` added; *added says whether the open that answered had the
+// O_NONBLOCK added (for ENXIO, and for RestoreStatusFlags).
+template <typename OpenFn>
+Result<Fd> OpenWithoutWaiting(uint64_t flags, const OpenFn& open, bool* added) {
+  const uint64_t extra = (flags & (O_NONBLOCK | O_PATH)) ? 0 : O_NONBLOCK;
+  Result<Fd> fd = open(extra);
+  *added = extra != 0;
+  if (!fd && extra && fd.error().err == EWOULDBLOCK) {
+    *added = false;
+    return open(0);
+  }
+  return fd;
+}
+
 // Puts back the file status flags `flags` asks for (F_SETFL's: O_APPEND,
-// O_DIRECT, O_NOATIME, O_NONBLOCK) on a file opened with O_NONBLOCK added.
+// O_DIRECT, O_NOATIME, O_NONBLOCK) on a file OpenWithoutWaiting gave
+// an O_NONBLOCK.
 bool RestoreStatusFlags(int fd, uint64_t flags) {
   constexpr uint64_t kStatusFlags = O_APPEND | O_DIRECT | O_NOATIME | O_NONBLOCK;
   return ::fcntl(fd, F_SETFL, static_cast<int>(flags & kStatusFlags)) == 0;
@@ -162,16 +184,14 @@ Result<Fd> ReadFence::Open(std::string abs, uint64_t flags, bool follow) const {
 }
 
 Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
-  // O_NONBLOCK added, as for writes (Open): a FIFO is refused, not waited on.
-  const uint64_t probe = (flags & (O_NONBLOCK | O_PATH)) ? 0 : O_NONBLOCK;
   const std::string target = ForTool(abs, req.tid);
-  auto fd = read_fence_->Open(target, NoCtty(flags) | probe);
-  bool probed = fd && probe;
-  if (!fd && probe && fd.error().err == EWOULDBLOCK) {  // a lease, as in Open
-    fd = read_fence_->Open(target, NoCtty(flags));
-  }
-  if (!fd && probe && fd.error().err == ENXIO)
+  bool probed = false;
+  auto fd = OpenWithoutWaiting(
+      flags, [&](uint64_t extra) { return read_fence_->Open(target, NoCtty(flags) | extra); },
+      &probed);
+  if (!fd && probed && fd.error().err == ENXIO) {
     return Reply::Errno(EACCES, "read " + abs + ": special file");
+  }
   if (!fd) return Reply::Errno(fd.error().err, "read " + abs + ": " + fd.error().op);
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
@@ -377,25 +397,19 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   // made the file (BornInRun); an existing one is then opened as it is.
   const uint64_t open_flags = NoCtty(flags & ~static_cast<uint64_t>(O_TRUNC));
   const bool exclusive_first = (flags & O_CREAT) && !(flags & O_EXCL);
-  // What may exist already is opened O_NONBLOCK (unless the tool asked for
-  // it): a FIFO or a device there is refused below, never waited on. This
-  // thread would wait with it, and a FIFO nobody opens would hold cordon
-  // at its exit. What is kept gets the tool's flags back.
-  const uint64_t probe = (flags & O_NONBLOCK) ? 0 : O_NONBLOCK;
+  // What may exist already is opened without waiting on a FIFO; what is
+  // kept gets the tool's flags back below.
   bool probed = false;
   auto open_existing = [&](uint64_t f, uint64_t m) {
-    Result<Fd> r = WriteRoots::OpenBeneath(*loc->root, loc->rel, f | probe, m);
-    // EWOULDBLOCK: a lease (a file server's) on a regular file; the kernel
-    // would wait for its break.
-    if (!r && probe && r.error().err == EWOULDBLOCK) {
-      return WriteRoots::OpenBeneath(*loc->root, loc->rel, f, m);
-    }
-    probed = r && probe;
-    return r;
+    return OpenWithoutWaiting(
+        flags,
+        [&](uint64_t extra) { return WriteRoots::OpenBeneath(*loc->root, loc->rel, f | extra, m); },
+        &probed);
   };
   bool created = false;
   Result<Fd> fd = SysError{ENOENT, "open"};
   for (int attempt = 0; attempt < 8; ++attempt) {
+    probed = false;
     fd = exclusive_first ? WriteRoots::OpenBeneath(*loc->root, loc->rel, open_flags | O_EXCL, perm)
                          : open_existing(open_flags, perm);
     if (fd) {
@@ -406,7 +420,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     fd = open_existing(open_flags & ~static_cast<uint64_t>(O_CREAT), 0);
     if (fd || fd.error().err != ENOENT) break;  // ENOENT: removed in between, create again
   }
-  if (!fd && probe && fd.error().err == ENXIO) {  // a FIFO with no reader, a socket
+  if (!fd && probed && fd.error().err == ENXIO) {  // a FIFO with no reader, a socket
     return Reply::Errno(EACCES, "open for writing " + p.abs + ": special file");
   }
   if (!fd) {

@@ -23,6 +23,7 @@
  *   probe own-child: forks a child, renices, limits and pins it, then
  *     kills it with pidfd_send_signal, kill and tgkill (all must work)
  *   probe tiocsti | exit N | kill-self SIG | sleep SECONDS | openat2 PATH
+ *   probe opath-write PATH (open O_PATH|O_WRONLY: an O_PATH fd all the same)
  *   probe lchmod PATH (fchmodat AT_SYMLINK_NOFOLLOW, mode 0700: glibc goes
  *     through /proc/self/fd) | setacl PATH (an ACL equal to mode 0750, set
  *     with fsetxattr on PATH opened read-only)
@@ -150,6 +151,10 @@ int main(int argc, char** argv) {
     if (fd < 0) return errno;
     struct stat st;
     return result(fstat(fd, &st));
+  }
+  if (!strcmp(op, "opath-write")) { /* O_PATH ignores the access mode */
+    int fd = open(a, O_PATH | O_WRONLY | O_CLOEXEC);
+    return fd < 0 ? errno : 0;
   }
   if (!strcmp(op, "lchmod")) { /* glibc: O_PATH open, then chmod /proc/self/fd/N */
     return result(fchmodat(AT_FDCWD, a, 0700, AT_SYMLINK_NOFOLLOW));

@@ -47,9 +47,11 @@ TEST_P(NotifyTest, AFifoIsRefusedWithoutWaiting) {
   if (std::get<1>(GetParam())) {  // notify-all: the supervisor opens reads too
     EXPECT_EQ(Probe({"open-nohang", "fifo", "r"}), EACCES) << last_.err;
   }
-  // The honest neighbour: a file opened for appending has the tool's flags,
-  // without the O_NONBLOCK the supervisor opened it with.
+  // The honest neighbours: a file opened for appending has the tool's flags,
+  // without the O_NONBLOCK the supervisor opened it with; an O_PATH open
+  // (which takes no other flag) is not given one.
   EXPECT_EQ(Probe({"append-flags", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"opath-write", "mine.txt"}), 0) << last_.err;
 }
 
 TEST_P(NotifyTest, HardLinkToAnOutsideFileCannotBeOpenedForWriting) {
