@@ -55,9 +55,8 @@ struct Reply {
   bool truncate_installed = false;
   bool continue_syscall = false;  // execve and umask only
   bool defer = false;             // may wait: Handle again where it may block
-  bool capless = false;           // ... on a thread without capabilities
-  // With `defer`: the rest of the call, already checked, to run there
-  // instead of Handle again.
+  // With `defer`: the rest of the call, already checked, to run instead of
+  // Handle, on a thread without capabilities (network connect and bind).
   std::function<Reply()> later;
   // Run when `install` could not be installed (no room in the tool, or the
   // call interrupted): takes back what the call did, a file it created.
@@ -133,10 +132,11 @@ class Emulator {
   // `still_valid` re-checks the notification id after the tool's memory was
   // read (SECCOMP_IOCTL_NOTIF_ID_VALID); false means the answer is moot.
   // With `may_block` false, a decision that may wait (the delete gate, a
-  // blocking connect, a socket call made without the supervisor's
-  // capabilities) is not taken: the reply says `defer`, and the caller runs
-  // Handle again on a thread of its own, which it does not reuse. Everything
-  // else is answered inline.
+  // blocking Unix connect) is not taken: the reply says `defer`, and the
+  // caller runs Handle again on a thread of its own. A network connect or
+  // bind says `defer` with `later`, the checked rest of the call, which the
+  // caller runs on a thread without capabilities. Everything else is
+  // answered inline.
   Reply Handle(const Request& req, const std::function<bool()>& still_valid,
                bool may_block = true);
 

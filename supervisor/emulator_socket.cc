@@ -65,12 +65,10 @@ int CallOnSocket(int sock, const std::string& target, bool bind) {
   return bind ? ::bind(sock, sa, len) : ::connect(sock, sa, len);
 }
 
-// Taken again where it may block; `capless`: on a thread that has dropped
-// every capability.
-Reply Later(bool capless = false) {
+// Taken again where it may block.
+Reply Later() {
   Reply r;
   r.defer = true;
-  r.capless = capless;
   return r;
 }
 
@@ -135,7 +133,7 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
     return rc == 0 ? Reply{} : Reply::Errno(errno);
   };
   if (may_block) return call();
-  Reply r = Later(/*capless=*/true);
+  Reply r = Later();
   r.later = std::move(call);
   return r;
 }

@@ -87,14 +87,17 @@ void NotifyLoop::Run() {
     int fd = listener_.get();
     auto valid = [fd, id = req.id] { return ::ioctl(fd, kIoctlNotifIdValid, &id) == 0; };
     Reply r = emulator_->Handle(req, valid, /*may_block=*/false);
-    // A decision that may wait is taken again on a thread of its own, so
-    // other threads and processes of the tool go on.
-    if (r.defer && r.capless && r.later &&
-        capless_.Submit([this, req, later = std::move(r.later)] { Answer(req, later()); })) {
-      continue;
+    // A decision that may wait is taken on another thread, so other threads
+    // and processes of the tool go on: the checked rest of a network call
+    // on a capless one, anything else again on a thread of its own.
+    if (r.defer) {
+      bool taken =
+          r.later
+              ? capless_.Submit([this, req, later = std::move(r.later)] { Answer(req, later()); })
+              : Defer(req, valid);
+      if (taken) continue;
+      r = Reply::Errno(EACCES, "the supervisor is stopping");
     }
-    if (r.defer && !r.capless && Defer(req, valid)) continue;
-    if (r.defer) r = Reply::Errno(EACCES, "the supervisor is stopping");
     Answer(req, std::move(r));
   }
 }

@@ -64,7 +64,7 @@ class NotifyLoop : public NotifyServer {
   std::atomic<uint64_t> answered_{0};
   std::mutex threads_mu_;
   std::vector<Deferred> deferred_;
-  // Network connect and bind (Reply::capless): threads kept for the run.
+  // Network connect and bind (Reply::later): threads kept for the run.
   CaplessPool capless_;
   std::thread receiver_;
 };
