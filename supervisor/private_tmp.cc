@@ -1,6 +1,5 @@
 #include "supervisor/private_tmp.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
@@ -9,8 +8,8 @@
 
 #include <cstdlib>
 #include <string_view>
-#include <vector>
 
+#include "policy/fs_plan.h"
 #include "supervisor/remove_tree.h"
 
 namespace cordon::supervisor {
@@ -32,28 +31,14 @@ Fd OpenBase(const std::string& base) {
   return fd;
 }
 
-std::vector<std::string> RunNames(int base) {
-  std::vector<std::string> names;
-  int dup = ::fcntl(base, F_DUPFD_CLOEXEC, 0);
-  if (dup < 0) return names;
-  DIR* d = ::fdopendir(dup);
-  if (d == nullptr) {
-    ::close(dup);
-    return names;
-  }
-  while (dirent* e = ::readdir(d)) {
-    if (std::string_view(e->d_name).starts_with(kRunPrefix)) names.emplace_back(e->d_name);
-  }
-  ::closedir(d);
-  return names;
-}
-
 // Removes the directories under `base` that no run holds: their cordon died
 // before it could remove them. Skipped while a run is being set up or
 // another run sweeps.
 void SweepUnheld(int base, const std::string& base_path) {
   if (::flock(base, LOCK_EX | LOCK_NB) != 0) return;
-  for (const std::string& name : RunNames(base)) {
+  for (const policy::DirEntry& e : policy::ListDir(base_path)) {
+    const std::string& name = e.name;
+    if (!name.starts_with(kRunPrefix)) continue;
     Fd dir(::openat(base, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dir || ::flock(dir.get(), LOCK_EX | LOCK_NB) != 0) continue;  // a live run's
     std::string path = base_path + "/" + name;

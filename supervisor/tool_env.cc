@@ -8,26 +8,22 @@
 namespace cordon::supervisor {
 namespace {
 
-bool Beneath(std::string_view path, std::string_view root) {
-  if (root == "/") return true;
-  return path.starts_with(root) && (path.size() == root.size() || path[root.size()] == '/');
-}
+std::string Value(const std::string& entry) { return entry.substr(entry.find('=') + 1); }
 
-std::string_view Value(std::string_view entry) { return entry.substr(entry.find('=') + 1); }
-
-}  // namespace
-
+// Whether `path` (absolute, canonical) is readable under the policy's rules:
+// the deepest rule over it decides, as Landlock's carve-outs do.
 bool ReadableUnder(const policy::Policy& p, const std::string& path) {
-  // The deepest rule over `path` decides, as Landlock's carve-outs do.
   size_t best = 0;
   bool readable = false;
   for (const policy::PathRule& r : policy::EffectiveRules(p, "")) {
-    if (!Beneath(path, r.path) || r.path.size() < best) continue;
+    if (!policy::IsWithin(path, r.path) || r.path.size() < best) continue;
     best = r.path.size();
     readable = r.access != policy::Access::kDenied;
   }
   return readable;
 }
+
+}  // namespace
 
 ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Policy& p,
                     const std::string& private_tmp) {
@@ -38,7 +34,7 @@ ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Po
   }
   std::string home;
   for (const std::string& e : caller_env) {
-    if (e.rfind("HOME=", 0) == 0) home = std::string(Value(e));
+    if (e.rfind("HOME=", 0) == 0) home = Value(e);
   }
   char real[PATH_MAX];
   std::string caller_home;
@@ -52,7 +48,9 @@ ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Po
     if (move_home && e.rfind("HOME=", 0) == 0) continue;
     if (move_home && e.rfind("XDG_", 0) == 0) {
       std::string_view name = std::string_view(e).substr(0, e.find('='));
-      if (name.ends_with("_HOME") && (Beneath(Value(e), home) || Beneath(Value(e), caller_home))) {
+      std::string value = Value(e);
+      if (name.ends_with("_HOME") &&
+          (policy::IsWithin(value, home) || policy::IsWithin(value, caller_home))) {
         continue;
       }
     }

@@ -27,7 +27,4 @@ struct ToolEnv {
 ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Policy& p,
                     const std::string& private_tmp);
 
-// Whether `path` (absolute, canonical) is readable under the policy's rules.
-bool ReadableUnder(const policy::Policy& p, const std::string& path);
-
 }  // namespace cordon::supervisor
