@@ -52,20 +52,52 @@ long ResolveLexically(const char* in, std::size_t n, char* out) {
   return static_cast<long>(len);
 }
 
-// NormalizePath() for a relative path: the base's segments, then the
-// path's. Out of line, like ReadThroughDotDot(): the absolute path every
-// interposed call takes does not carry this 4 KiB scratch buffer on its stack
-// (each stack page touched costs a TLB miss after every syscall).
+// The leading ".." segments of a relative path ("." and empty segments
+// between them skipped): how many there are, and where the rest begins.
+std::size_t LeadingParents(std::string_view path, std::size_t* rest) {
+  std::size_t ups = 0;
+  std::size_t i = 0;
+  for (;;) {
+    while (i < path.size() && path[i] == '/') ++i;
+    std::size_t j = i;
+    while (j < path.size() && path[j] != '/') ++j;
+    std::string_view seg = path.substr(i, j - i);
+    if (seg == "..") {
+      ++ups;
+    } else if (seg != ".") {
+      break;  // a name, or the end
+    }
+    i = j;
+  }
+  *rest = i;
+  return ups;
+}
+
+// NormalizePath() for a relative path: the base's segments, less one per
+// leading "..", then the rest's. The base is the kernel's name of the cwd
+// or the dirfd, a physical path, so its parent is what ".." resolves to
+// (the kernel's own walk up, mount points included): no alias. A ".." after
+// a name ("a/../b", "../a/../b") is one, since "a" may be a symlink, and is
+// refused as written. Out of line, like InReadOnlySetThroughDotDot(): the
+// absolute path every interposed call takes does not carry this 4 KiB
+// scratch buffer on its stack (each stack page touched costs a TLB miss
+// after every syscall).
 __attribute__((noinline)) long JoinRelative(std::string_view path, const char* base, char* out) {
   if (base == nullptr || base[0] != '/') return -EINVAL;
   std::size_t blen = ::strnlen(base, kAdmissionMaxPath);
   if (blen >= kAdmissionMaxPath) return -ENAMETOOLONG;
+  std::size_t rest = 0;
+  std::size_t ups = LeadingParents(path, &rest);
   char probe[kAdmissionMaxPath];
-  long p = AppendSegments(path.data(), path.size(), probe, 0);
+  long p = AppendSegments(path.data() + rest, path.size() - rest, probe, 0);
   if (p < 0) return p;
   long len = AppendSegments(base, blen, out, 0);
   if (len == -EACCES) return -EINVAL;  // the base comes from the kernel: normal or broken
   if (len < 0) return len;
+  for (; ups > 0 && len > 0; --ups) {  // never above "/"
+    while (out[len - 1] != '/') --len;
+    --len;
+  }
   if (static_cast<std::size_t>(len + p) >= kAdmissionMaxPath) return -ENAMETOOLONG;
   std::memcpy(out + len, probe, static_cast<std::size_t>(p));
   return len + p;
@@ -119,7 +151,7 @@ long NormalizePath(std::string_view path, const char* base, char* out) {
   if (path.size() >= kAdmissionMaxPath) return -ENAMETOOLONG;
   // The ".." rule looks at the path as written, before the base is joined
   // and before anything else: "a/../b" is refused even though it would
-  // resolve to "b".
+  // resolve to "b"; only a relative path's leading ".." climb the base.
   long len = path[0] == '/' ? AppendSegments(path.data(), path.size(), out, 0)
                             : JoinRelative(path, base, out);
   if (len < 0) return len;
@@ -234,6 +266,17 @@ Admission AdmitPath(const AdmissionTable& table, AdmitOp op, std::string_view pa
       break;
   }
   return {AdmitVerdict::kRefuse, PathClass::kMalformed, EINVAL, "malformed path"};
+}
+
+bool HasParentSegment(std::string_view path) {
+  std::size_t i = 0;
+  while (i < path.size()) {
+    std::size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (path.substr(i, j - i) == "..") return true;
+    i = j + 1;
+  }
+  return false;
 }
 
 const char* PathClassName(PathClass c) {

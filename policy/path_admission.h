@@ -5,11 +5,15 @@
 //   1. Malformed input is refused first: an empty path (ENOENT, as the
 //      kernel says), an embedded NUL (EINVAL), a path or joined path of
 //      PATH_MAX bytes or more (ENAMETOOLONG, as the kernel says).
-//   2. A raw ".." segment is refused before any normalisation, even when
-//      "a/../b" would land inside the workspace: the seed refuses POSIX
-//      physical-parent aliases outright (EACCES).
+//   2. A raw ".." segment after a name is refused before any normalisation,
+//      even when "a/../b" would land inside the workspace: the seed refuses
+//      POSIX physical-parent aliases outright (EACCES), and "a" may be a
+//      symlink whose parent is elsewhere.
 //   3. A relative path is joined to its base (the cwd or the dirfd's path),
-//      "." segments and duplicate slashes are dropped.
+//      "." segments and duplicate slashes are dropped. Its leading ".."
+//      segments ("../include", "../../x") climb the base: the base is the
+//      kernel's physical name of that directory, so its lexical parent is
+//      the one the kernel walks to, and there is no alias to refuse.
 //   4. The longest rule that contains the result classifies it (on a tie the
 //      stricter rule wins). Reads need any rule but kDenied; mutations need a
 //      read-write rule (the workspace under workspace-write, declared rw
@@ -102,10 +106,17 @@ Admission AdmitPath(const AdmissionTable& table, AdmitOp op, std::string_view pa
 
 // Lexically normalises `path` (joined to `base` when relative) into `out`
 // (kAdmissionMaxPath bytes): drops "." and empty segments and any trailing
-// slash. Returns the length, or -errno (-EACCES for a ".." segment,
-// -ENAMETOOLONG, -EINVAL for an embedded NUL or a missing base, -ENOENT for
-// an empty path). Exposed for the supervisor and the fuzzer.
+// slash; a relative path's leading ".." segments drop the base's last
+// segments (never above "/"). Returns the length, or -errno (-EACCES for a
+// ".." segment after a name, -ENAMETOOLONG, -EINVAL for an embedded NUL or
+// a missing base, -ENOENT for an empty path). Exposed for the supervisor
+// and the fuzzer.
 long NormalizePath(std::string_view path, const char* base, char* out);
+
+// Whether `path` has a ".." segment anywhere. The paths a user hands a
+// tool template (cordon grep's search paths: seed 002's tool arguments) are
+// held to the letter of the rule: no ".." at all, leading or not.
+bool HasParentSegment(std::string_view path);
 
 const char* PathClassName(PathClass c);
 

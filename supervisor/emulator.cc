@@ -251,13 +251,9 @@ Result<Emulator::Path> Emulator::Resolve(const Request& req, int dirfd, std::str
                                          bool empty_ok) {
   if (path.empty() && !empty_ok) return SysError{ENOENT, "empty path"};
   Path p;
-  if (!path.empty() && path[0] == '/') {
-    p.abs = path;
-  } else {
-    auto base = BaseDir(req.tid, dirfd);
-    if (!base) return base.error();
-    p.abs = path.empty() ? base.value() : base.value() + "/" + path;
-  }
+  auto abs = Absolute(req.tid, dirfd, path);
+  if (!abs) return abs.error();
+  p.abs = std::move(abs.value());
   auto loc = roots_.Locate(p.abs);
   if (!loc) return loc.error();
   p.loc = std::move(loc.value());
@@ -372,15 +368,11 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     rep.install = std::move(fd.value());
     return rep;
   }
-  Path p;
-  if (!raw.empty() && raw[0] == '/') {
-    p.abs = raw;
-  } else {
-    auto base = BaseDir(req.tid, dirfd);
-    if (!base) return Reply::Errno(base.error().err);
-    p.abs = raw.empty() ? base.value() : base.value() + "/" + raw;
-  }
   if (raw.empty()) return Reply::Errno(ENOENT);
+  Path p;
+  auto abs = Absolute(req.tid, dirfd, raw);
+  if (!abs) return Reply::Errno(abs.error().err, "open " + raw + ": " + abs.error().op);
+  p.abs = std::move(abs.value());
   constexpr uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | kBareTmpfile;
   if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
   auto loc = roots_.Locate(p.abs);

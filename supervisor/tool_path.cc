@@ -2,16 +2,21 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
+#include "policy/path_admission.h"
+#include "policy/policy.h"
 #include "supervisor/tool_creds.h"
 
 namespace cordon::supervisor {
+namespace {
 
+// The directory a relative path starts from, read from /proc/TID.
 Result<std::string> BaseDir(pid_t tid, int dirfd) {
   char link[64];
   if (dirfd == AT_FDCWD)
@@ -29,11 +34,30 @@ Result<std::string> BaseDir(pid_t tid, int dirfd) {
   return s;
 }
 
+}  // namespace
+
 Result<std::string> Absolute(pid_t tid, int dirfd, const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;
   auto base = BaseDir(tid, dirfd);
   if (!base) return base.error();
-  return base.value() + "/" + path;
+  if (path.empty()) return base;
+  // The preload's join (policy/path_admission.h): leading ".." segments
+  // climb the base, a ".." after a name is refused.
+  char out[policy::kAdmissionMaxPath];
+  long n = policy::NormalizePath(path, base->c_str(), out);
+  if (n == -EACCES) return SysError{EACCES, "raw .. segment", path};
+  if (n < 0) return SysError{static_cast<int>(-n), "path", path};
+  std::string abs(out, static_cast<std::size_t>(n));
+  if (dirfd != AT_FDCWD && !policy::IsWithin(abs, *base)) {
+    // It climbed from the dirfd, which must be a directory (else ENOTDIR,
+    // as from the kernel; a path below a file fails on its own later).
+    struct stat st;
+    std::string fd_link = "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(dirfd);
+    if (::stat(fd_link.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return SysError{ENOTDIR, "dirfd is not a directory"};
+    }
+  }
+  return abs;
 }
 
 std::string ForTool(const std::string& abs, pid_t tid) {

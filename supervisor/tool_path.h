@@ -12,12 +12,10 @@
 
 namespace cordon::supervisor {
 
-// The directory a relative path starts from: the tool's cwd or its dirfd
-// (AT_FDCWD), read from /proc/TID.
-Result<std::string> BaseDir(pid_t tid, int dirfd);
-
 // `path` as the tool names it, made absolute: a relative (or empty) one
-// starts from BaseDir(tid, dirfd).
+// starts from the tool's cwd (AT_FDCWD) or dirfd as /proc/TID names it, a
+// physical path, and its leading ".." climb it (policy::NormalizePath); a
+// ".." after a name is refused (EACCES).
 Result<std::string> Absolute(pid_t tid, int dirfd, const std::string& path);
 
 // The supervisor resolves "self" for the tool, not for itself. The thread

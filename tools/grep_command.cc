@@ -46,6 +46,10 @@ struct Root {
 // Admits a user path (relative to cordon's cwd), or logs the refusal.
 bool AdmitRoot(const policy::AdmissionTable& table, const std::string& workspace,
                const std::string& cwd, const std::string& path, Root& out) {
+  if (policy::HasParentSegment(path)) {
+    spdlog::error("search path '{}' refused: raw '..' segment", path);
+    return false;
+  }
   policy::Admission a = policy::AdmitPath(table, policy::AdmitOp::kRead, path, cwd.c_str());
   if (a.verdict != policy::AdmitVerdict::kAdmit || a.cls != policy::PathClass::kWorkspace) {
     spdlog::error("search path '{}' refused: {}", path,

@@ -1,18 +1,23 @@
 // libFuzzer target for policy/path_admission: any bytes as a path (and
 // optionally a base), against a fixed table. Checks the invariants the
 // preload and the supervisor rely on, not just "no crash":
-//  - a raw ".." segment is admitted only for an absolute read that resolves
-//    into the read-only set (never for a mutation, never near the workspace);
+//  - a ".." segment (any in an absolute path, one after a name in a relative
+//    one) is admitted only for an absolute read that resolves into the
+//    read-only set (never for a mutation, never near the workspace);
+//  - a relative path joins its base as a simple model says: the base's
+//    segments, one dropped per leading "..", then the rest's;
 //  - NormalizePath output is absolute, normal and shorter than PATH_MAX;
 //  - an admitted mutation lands in a read-write class; a refusal has an errno.
 // Input: byte 0 = flags (bit 0: mutate, bit 1: the bytes up to the first
 // '\n' are the base), then the path.
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "policy/path_admission.h"
 
@@ -34,15 +39,50 @@ const AdmissionTable& Table() {
   return *t;
 }
 
-bool HasDotDotSegment(std::string_view p) {
+std::vector<std::string_view> Segments(std::string_view p) {
+  std::vector<std::string_view> out;
   size_t i = 0;
   while (i <= p.size()) {
     size_t j = p.find('/', i);
     if (j == std::string_view::npos) j = p.size();
-    if (j - i == 2 && p[i] == '.' && p[i + 1] == '.') return true;
+    std::string_view seg = p.substr(i, j - i);
+    if (!seg.empty() && seg != ".") out.push_back(seg);
     i = j + 1;
   }
+  return out;
+}
+
+// A ".." that follows a name: the alias the admission refuses.
+bool HasParentAfterName(std::string_view p) {
+  bool named = false;
+  for (std::string_view seg : Segments(p)) {
+    if (seg != "..")
+      named = true;
+    else if (named)
+      return true;
+  }
   return false;
+}
+
+// The ".." the admission refuses: every one in an absolute path, the ones
+// after a name in a relative path (its leading ones climb the base).
+bool RefusedParent(std::string_view p) {
+  return !p.empty() && p[0] == '/' ? HasParentSegment(p) : HasParentAfterName(p);
+}
+
+// The join of a relative path to a normal base, written the plain way.
+std::string ModelJoin(std::string_view base, std::string_view path) {
+  std::vector<std::string_view> segs = Segments(base);
+  for (std::string_view seg : Segments(path)) {
+    if (seg == "..") {
+      if (!segs.empty()) segs.pop_back();
+    } else {
+      segs.push_back(seg);
+    }
+  }
+  std::string out;
+  for (std::string_view seg : segs) (out += '/') += seg;
+  return out.empty() ? "/" : out;
 }
 
 bool IsNormal(const char* s, long n) {
@@ -50,7 +90,7 @@ bool IsNormal(const char* s, long n) {
   if (n > 1 && s[n - 1] == '/') return false;
   std::string_view v(s, static_cast<size_t>(n));
   if (v.find("//") != std::string_view::npos || v.find('\0') != std::string_view::npos) return false;
-  return !HasDotDotSegment(v) && v.find("/./") == std::string_view::npos &&
+  return !HasParentSegment(v) && v.find("/./") == std::string_view::npos &&
          !(v.size() >= 2 && v.substr(v.size() - 2) == "/.");
 }
 
@@ -76,7 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (a.verdict == AdmitVerdict::kAdmit) {
     // A raw ".." is admitted only for an absolute read that stays in the
     // read-only system set (left to the kernel); never near the workspace.
-    if (HasDotDotSegment(rest) &&
+    if (RefusedParent(rest) &&
         (op != AdmitOp::kRead || rest.empty() || rest[0] != '/' || a.cls != PathClass::kReadOnly))
       abort();
     if (a.err != 0) abort();
@@ -89,6 +129,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   char out[kAdmissionMaxPath];
   long n = NormalizePath(rest, base_c, out);
   if (n >= 0 && (!IsNormal(out, n) || out[n] != '\0')) abort();
-  if (n >= 0 && HasDotDotSegment(rest)) abort();
+  if (n >= 0 && RefusedParent(rest)) abort();
+  if (n == -EACCES && !RefusedParent(rest)) abort();
+  if (n >= 0 && !rest.empty() && rest[0] != '/' && ModelJoin(base, rest) != std::string(out, n))
+    abort();
   return 0;
 }

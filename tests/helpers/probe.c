@@ -35,6 +35,9 @@
  *     every fd taken); both
  *     end with SIGALRM after 10 s if stuck
  *   probe raw-openat-write PATH | x32 | fchmodat2 PATH | cwd
+ *   probe in DIR OP ARG...: chdir(DIR), then OP as above
+ *   probe openat-from DIR PATH: DIR opened read-only (a file will do), then
+ *     openat(that fd, PATH, O_WRONLY|O_CREAT) and a write
  *   probe reopen HELD ALIAS_PREFIX MODE: opens HELD read-only (or "-" for
  *     stdout), then ALIAS_PREFIX<fd> (e.g. /dev/fd/) with MODE r, w or rw
  *     (a write adds O_CREAT|O_TRUNC, as a shell's '>') and reads or writes it
@@ -96,6 +99,11 @@ static int open_ro(const char* path) { return open(path, O_RDONLY | O_CLOEXEC); 
 static const struct timeval kTimes[2] = {{1000000000, 0}, {1000000000, 0}};
 
 int main(int argc, char** argv) {
+  if (argc > 3 && !strcmp(argv[1], "in")) {  // "in DIR OP...": OP run from DIR
+    if (chdir(argv[2]) != 0) return errno;
+    argv += 2;
+    argc -= 2;
+  }
   if (argc < 2) return 100;
   const char* op = argv[1];
   const char* a = argc > 2 ? argv[2] : "";
@@ -116,6 +124,14 @@ int main(int argc, char** argv) {
     if (!strcmp(op, "trunc")) flags |= O_TRUNC;
     if (!strcmp(op, "overwrite")) flags |= O_CREAT | O_TRUNC;
     int fd = open(a, flags, 0644);
+    if (fd < 0) return errno;
+    if (write(fd, "probe\n", 6) != 6) return errno;
+    return close(fd) < 0 ? errno : 0;
+  }
+  if (!strcmp(op, "openat-from")) {
+    int dirfd = open(a, O_RDONLY | O_CLOEXEC);
+    if (dirfd < 0) return errno;
+    int fd = openat(dirfd, b, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return errno;
     if (write(fd, "probe\n", 6) != 6) return errno;
     return close(fd) < 0 ? errno : 0;

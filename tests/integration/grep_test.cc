@@ -282,6 +282,17 @@ TEST_F(GrepTest, PathsOutsideOrWithDotDotAreRefusedBeforeRipgrepStarts) {
   RunResult inside = Cordon({"grep", "--", "needle", t_.Ws("notes.txt")});
   EXPECT_EQ(inside.status, 0) << "an absolute path inside the workspace: " << inside.err;
   EXPECT_EQ(inside.out, "needle_333\n");
+  // A search path is a tool argument (seed 002): no ".." at all, not even
+  // a leading one that a tool's own open could climb with.
+  RunResult up =
+      RunCordon({"grep", "--workspace", t_.ws(), "--", "needle", "../notes.txt"}, t_.Ws("src"));
+  EXPECT_EQ(up.status, 125);
+  EXPECT_EQ(up.out, "");
+  EXPECT_NE(up.err.find("raw '..' segment"), std::string::npos) << up.err;
+  RunResult here =
+      RunCordon({"grep", "--workspace", t_.ws(), "--", "needle", "deep"}, t_.Ws("src"));
+  EXPECT_EQ(here.status, 0) << "a path below a cwd inside the workspace: " << here.err;
+  EXPECT_NE(here.out.find("needle_22"), std::string::npos) << here.out;
 }
 
 }  // namespace

@@ -54,6 +54,36 @@ TEST_P(NotifyTest, AFifoIsRefusedWithoutWaiting) {
   EXPECT_EQ(Probe({"opath-write", "mine.txt"}), 0) << last_.err;
 }
 
+// "cmake ..", "gcc -I../include", "tar czf ../x.tgz": the leading ".." of a
+// relative path climb the tool's cwd or dirfd, which the kernel names by its
+// physical path, so there is no alias to refuse. A ".." after a name is one
+// ("sub" could be a symlink) and stays refused; climbing out of the
+// workspace is refused as any outside path is.
+TEST_P(NotifyTest, LeadingParentSegmentsClimbTheCwdOrDirfd) {
+  ASSERT_EQ(::mkdir(t_.Ws("sub").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(t_.Ws("sub/deeper").c_str(), 0755), 0);
+  EXPECT_EQ(Probe({"in", "sub", "read", "../mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"in", "sub/deeper", "create", ".././../made.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("made.txt")), "probe\n");
+  EXPECT_EQ(Probe({"in", "sub", "rename", "../made.txt", "../moved.txt"}), 0) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("moved.txt")));
+  EXPECT_EQ(Probe({"in", "sub", "mkdir", "../newdir"}), 0) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("newdir")));
+  EXPECT_EQ(Probe({"openat-from", "sub/deeper", "../from-dirfd.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("sub/from-dirfd.txt")), "probe\n");
+
+  // A file is no directory to climb from, whichever layer sees it first.
+  EXPECT_EQ(Probe({"openat-from", "mine.txt", "../via-file.txt"}), ENOTDIR) << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("via-file.txt")));
+  EXPECT_EQ(Probe({"in", "sub", "create", "deeper/../named.txt"}), EACCES) << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("sub/named.txt")));
+  EXPECT_EQ(Probe({"in", "sub", "mkdir", "../sub/../dir2"}), EACCES) << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("dir2")));
+  EXPECT_EQ(Probe({"in", "sub", "create", "../../outside/escape.txt"}), EACCES) << last_.err;
+  EXPECT_FALSE(Exists(t_.Out("escape.txt")));
+  EXPECT_EQ(Probe({"in", "sub", "read", "../../outside/secret.txt"}), EACCES) << last_.err;
+}
+
 TEST_P(NotifyTest, HardLinkToAnOutsideFileCannotBeOpenedForWriting) {
   ASSERT_EQ(::link(t_.Out("secret.txt").c_str(), t_.Ws("hl").c_str()), 0);
   EXPECT_EQ(Probe({"write", "hl"}), EACCES);

@@ -48,8 +48,21 @@ TEST(PathAdmission, Table) {
       // Raw "..": refused as written, even when it would resolve inside.
       {"/w/ws/a/../b", nullptr, R, kNo, PathClass::kMalformed, EACCES},
       {"a/../b", "/w/ws", R, kNo, PathClass::kMalformed, EACCES},
-      {"..", "/w/ws/sub", R, kNo, PathClass::kMalformed, EACCES},
       {"a/..", "/w/ws", R, kNo, PathClass::kMalformed, EACCES},
+      {"../a/../b", "/w/ws/sub", R, kNo, PathClass::kMalformed, EACCES},
+      {".././x/../y", "/w/ws/sub", M, kNo, PathClass::kMalformed, EACCES},
+      // A relative path's leading ".." climb its base, the kernel's physical
+      // name of the cwd or dirfd ("cmake ..", "gcc -I../include"); the
+      // result is judged like any other path.
+      {"..", "/w/ws/sub", R, kOk, PathClass::kWorkspace, 0},
+      {"../b", "/w/ws/sub", M, kOk, PathClass::kWorkspace, 0},
+      {"./..//./b", "/w/ws/sub", M, kOk, PathClass::kWorkspace, 0},
+      {"../../ws/b", "/w/ws/sub", M, kOk, PathClass::kWorkspace, 0},
+      {"../../x", "/w/ws/sub", M, kNo, PathClass::kOutside, EACCES},
+      {"../secret/k", "/w/ws/sub", R, kNo, PathClass::kDenied, EACCES},
+      {"../vendor/lib.c", "/w/ws/sub", M, kNo, PathClass::kReadOnly, EACCES},
+      {"../../../../../etc/passwd", "/w/ws", R, kOk, PathClass::kReadOnly, 0},
+      {"../../../../../etc/shadow", "/w/ws", R, kNo, PathClass::kDenied, EACCES},
       // An absolute read that stays in the read-only system set (a compiler's
       // "/usr/lib/gcc/.../../../crti.o") is left to the kernel; the same
       // spelling is refused for a mutation, or when it reaches the workspace.
@@ -137,7 +150,25 @@ TEST(PathAdmission, NormalizeIsLexical) {
   ASSERT_EQ(NormalizePath(".", "/", out), 1);
   EXPECT_STREQ(out, "/");
   EXPECT_EQ(NormalizePath("x/../y", "/", out), -EACCES);
+  ASSERT_EQ(NormalizePath("../b", "/w/ws/a", out), 7);
+  EXPECT_STREQ(out, "/w/ws/b");
+  ASSERT_EQ(NormalizePath("../../..", "/w/ws", out), 1) << "never above the root";
+  EXPECT_STREQ(out, "/");
+  ASSERT_EQ(NormalizePath("..", "/", out), 1);
+  EXPECT_STREQ(out, "/");
+  EXPECT_EQ(NormalizePath("../x/../y", "/w/ws/a", out), -EACCES);
   EXPECT_EQ(NormalizePath("x", "/a/../b", out), -EINVAL) << "a base must be normal";
+}
+
+TEST(PathAdmission, AnyParentSegmentIsSeen) {
+  EXPECT_TRUE(HasParentSegment(".."));
+  EXPECT_TRUE(HasParentSegment("../a"));
+  EXPECT_TRUE(HasParentSegment("a/../b"));
+  EXPECT_TRUE(HasParentSegment("/a/.."));
+  EXPECT_TRUE(HasParentSegment("a//../"));
+  EXPECT_FALSE(HasParentSegment("a/..b/.../c."));
+  EXPECT_FALSE(HasParentSegment("./a"));
+  EXPECT_FALSE(HasParentSegment(""));
 }
 
 TEST(PathAdmission, TableRejectsMalformedRules) {

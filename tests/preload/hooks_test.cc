@@ -131,6 +131,40 @@ TEST_F(PreloadHooks, DotDotRefusedAlthoughItResolvesInside) {
   EXPECT_GT(reports[1].seq, reports[0].seq);
 }
 
+// The leading ".." of a relative path climb the cwd (the kernel's physical
+// name for it): "cmake .." and "gcc -I../include" work; climbing out of the
+// workspace is judged as the outside path it names.
+TEST_F(PreloadHooks, LeadingDotDotClimbsTheCwd) {
+  ::mkdir(tree_->Ws("c").c_str(), 0755);
+  ::mkdir(tree_->Ws("c/d").c_str(), 0755);
+  WriteFile(tree_->Ws("up.txt"), "up\n");
+  WriteFile(tree_->Out("victim2"), "original\n");
+  ASSERT_EQ(::chdir(tree_->Ws("c/d").c_str()), 0);
+  auto open_hook = Hook<OpenFn>("open");
+  int fd = open_hook("../../up.txt", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  char buf[8] = {};
+  EXPECT_EQ(::read(fd, buf, sizeof buf), 3);
+  EXPECT_STREQ(buf, "up\n");
+  ::close(fd);
+  fd = open_hook(".././../made.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ::close(fd);
+  EXPECT_TRUE(Exists(tree_->Ws("made.txt")));
+  errno = 0;
+  EXPECT_EQ(open_hook("../../../outside/victim2", O_WRONLY | O_TRUNC | O_CLOEXEC), -1);
+  EXPECT_EQ(errno, EACCES);
+  EXPECT_EQ(ReadFile(tree_->Out("victim2")), "original\n");
+  errno = 0;
+  EXPECT_EQ(open_hook("../d/../../up.txt", O_RDONLY | O_CLOEXEC), -1) << "a '..' after a name";
+  EXPECT_EQ(errno, EACCES);
+  auto reports = Drain();
+  ASSERT_EQ(reports.size(), 4u);
+  EXPECT_EQ(reports[0].verdict, static_cast<uint8_t>(wire::ReportVerdict::kAdmitted));
+  EXPECT_EQ(reports[2].verdict, static_cast<uint8_t>(wire::ReportVerdict::kRefused));
+  EXPECT_EQ(reports[3].verdict, static_cast<uint8_t>(wire::ReportVerdict::kRefused));
+}
+
 TEST_F(PreloadHooks, OutsideWriteRefusedAndFileUnchanged) {
   WriteFile(tree_->Out("victim"), "original\n");
   auto open_hook = Hook<OpenFn>("open");
