@@ -232,9 +232,7 @@ int Launch(const LaunchRequest& req) {
 
   std::vector<std::string> argv = req.argv;
   ToolEnv tool_env = MakeToolEnv(req.env, p, tmp.path());
-  if (!tool_env.private_home.empty() && ::mkdir(tool_env.private_home.c_str(), 0700) != 0) {
-    return Fail("private HOME " + tool_env.private_home + ": " + std::strerror(errno));
-  }
+  if (Status h = MakePrivateHome(tool_env); !h) return Fail("private HOME: " + Describe(h.error()));
   std::vector<std::string> env = std::move(tool_env.env);
   ReportChannel reports;
   if (req.on_report) {

@@ -1,8 +1,14 @@
 #include "supervisor/tool_env.h"
 
 #include <limits.h>
+#include <spdlog/spdlog.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <string_view>
 
 namespace cordon::supervisor {
@@ -10,17 +16,38 @@ namespace {
 
 std::string Value(const std::string& entry) { return entry.substr(entry.find('=') + 1); }
 
-// Whether `path` (absolute, canonical) is readable under the policy's rules:
-// the deepest rule over it decides, as Landlock's carve-outs do.
-bool ReadableUnder(const policy::Policy& p, const std::string& path) {
+// Whether `path` (absolute, canonical) is readable under `rules`: the
+// deepest rule over it decides, as Landlock's carve-outs do.
+bool ReadableUnder(const std::vector<policy::PathRule>& rules, const std::string& path) {
   size_t best = 0;
   bool readable = false;
-  for (const policy::PathRule& r : policy::EffectiveRules(p, "")) {
+  for (const policy::PathRule& r : rules) {
     if (!policy::IsWithin(path, r.path) || r.path.size() < best) continue;
     best = r.path.size();
     readable = r.access != policy::Access::kDenied;
   }
   return readable;
+}
+
+// The granted paths strictly inside `home`, as links from the private home;
+// one beneath another granted path is reached through that one's link.
+std::vector<HomeLink> LinksInto(const std::vector<policy::PathRule>& rules, const std::string& home,
+                                const std::string& private_home) {
+  std::vector<std::string> granted;
+  for (const policy::PathRule& r : rules) {
+    if (r.path != home && policy::IsWithin(r.path, home) && ReadableUnder(rules, r.path)) {
+      granted.push_back(r.path);
+    }
+  }
+  std::sort(granted.begin(), granted.end(),
+            [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+  std::vector<HomeLink> links;
+  for (const std::string& g : granted) {
+    bool beneath = std::any_of(links.begin(), links.end(),
+                               [&](const HomeLink& l) { return policy::IsWithin(g, l.target); });
+    if (!beneath) links.push_back({private_home + g.substr(home.size()), g});
+  }
+  return links;
 }
 
 }  // namespace
@@ -41,8 +68,12 @@ ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Po
   if (!home.empty() && home[0] == '/' && ::realpath(home.c_str(), real) != nullptr) {
     caller_home = real;
   }
-  const bool move_home = !caller_home.empty() && !ReadableUnder(p, caller_home);
-  if (move_home) out.private_home = private_tmp + "/home";
+  const std::vector<policy::PathRule> rules = policy::EffectiveRules(p, "");
+  const bool move_home = !caller_home.empty() && !ReadableUnder(rules, caller_home);
+  if (move_home) {
+    out.private_home = private_tmp + "/home";
+    out.home_links = LinksInto(rules, caller_home, out.private_home);
+  }
   for (const std::string& e : caller_env) {
     if (e.rfind("TMPDIR=", 0) == 0) continue;
     if (move_home && e.rfind("HOME=", 0) == 0) continue;
@@ -59,6 +90,25 @@ ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Po
   out.env.push_back("TMPDIR=" + private_tmp);
   if (move_home) out.env.push_back("HOME=" + out.private_home);
   return out;
+}
+
+Status MakePrivateHome(const ToolEnv& e) {
+  if (e.private_home.empty()) return Ok();
+  if (::mkdir(e.private_home.c_str(), 0700) != 0) return Errno("mkdir", e.private_home);
+  for (const HomeLink& l : e.home_links) {
+    // The parents are the private home's own directories: no link is
+    // beneath another, so nothing here is made through one.
+    bool ok = true;
+    for (size_t slash = l.link.find('/', e.private_home.size() + 1);
+         ok && slash != std::string::npos; slash = l.link.find('/', slash + 1)) {
+      ok = ::mkdir(l.link.substr(0, slash).c_str(), 0700) == 0 || errno == EEXIST;
+    }
+    if (!ok || ::symlink(l.target.c_str(), l.link.c_str()) != 0) {
+      spdlog::warn("private HOME: cannot link {} to {}: {}", l.link, l.target,
+                   std::strerror(errno));
+    }
+  }
+  return Ok();
 }
 
 }  // namespace cordon::supervisor

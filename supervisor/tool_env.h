@@ -8,23 +8,39 @@
 // private home ($TMPDIR/home, 0700) is writable and removed with TMPDIR;
 // XDG_*_HOME variables inside the caller's home are dropped so they follow
 // it. A policy that grants the caller's home (`--ro ~`, a workspace that
-// holds it) keeps HOME as it is.
+// holds it) keeps HOME as it is. What the policy grants inside the caller's
+// home (`--ro ~/.gitconfig`, `--rw ~/.cache/pip`) is linked into the private
+// one at the same relative place, so a tool finds it where it looks.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "policy/policy.h"
+#include "policy/result.h"
 
 namespace cordon::supervisor {
+
+struct HomeLink {
+  std::string link;    // inside private_home
+  std::string target;  // the granted path in the caller's home
+};
 
 struct ToolEnv {
   std::vector<std::string> env;
   std::string private_home;  // to make (0700) before the tool starts; empty: none
+  // Symlinks to make in private_home, shallowest first; none is beneath
+  // another, so their parents are plain directories of the private home.
+  std::vector<HomeLink> home_links;
 };
 
 // `private_tmp` empty: no private TMPDIR, so the environment is the caller's.
 ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Policy& p,
                     const std::string& private_tmp);
+
+// Makes the private home (0700) and its links. A link that cannot be made
+// is logged and left out (the tool then misses a file it may read anyway);
+// the home itself failing is an error.
+Status MakePrivateHome(const ToolEnv& e);
 
 }  // namespace cordon::supervisor

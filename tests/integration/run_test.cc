@@ -163,7 +163,7 @@ TEST_P(RunTest, PrivateTmpdirIsWritableAndSharedTmpIsNot) {
 // git stops on a global config it may not read ("fatal: unknown error
 // occurred while reading the configuration files"): an unreadable HOME is
 // replaced by a private one, writable and removed with TMPDIR. Granting
-// the home keeps it, and git reads it.
+// the home keeps it, and git reads it; granting a file in it links it.
 TEST(RunContract, AnUnreadableHomeIsReplacedByAPrivateOne) {
   if (::access("/usr/bin/git", X_OK) != 0) GTEST_SKIP() << "git not installed";
   ScratchTree t;
@@ -181,6 +181,16 @@ TEST(RunContract, AnUnreadableHomeIsReplacedByAPrivateOne) {
   EXPECT_EQ(private_home.rfind(PrivateTmpPrefix(), 0), 0u) << moved.out;
   EXPECT_EQ(moved.out.find("From The Home"), std::string::npos) << "the home was not read";
   EXPECT_FALSE(Exists(private_home)) << "removed with TMPDIR";
+
+  // Granting one file of the home links it into the private one: git keeps
+  // the caller's identity without the rest of the home.
+  RunResult linked = RunCordon(
+      {"run", "--profile", "workspace-write", "--workspace", t.ws(), "--ro", home + "/.gitconfig",
+       "--", "sh", "-c", "printf '%s\\n' \"$HOME\"; git config --global user.name"},
+      "", {"HOME=" + home});
+  ASSERT_EQ(linked.status, 0) << linked.err;
+  EXPECT_EQ(linked.out.rfind(PrivateTmpPrefix(), 0), 0u) << linked.out;
+  EXPECT_NE(linked.out.find("\nFrom The Home\n"), std::string::npos) << linked.out;
 
   RunResult kept =
       RunCordon({"run", "--profile", "workspace-write", "--workspace", t.ws(), "--ro", home, "--",

@@ -1,6 +1,9 @@
 #include "supervisor/tool_env.h"
 
 #include <gtest/gtest.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <string>
@@ -11,7 +14,10 @@
 namespace cordon::supervisor {
 namespace {
 
+using cordon::testing::Exists;
+using cordon::testing::ReadFile;
 using cordon::testing::ScratchTree;
+using cordon::testing::WriteFile;
 
 bool Has(const std::vector<std::string>& env, const std::string& e) {
   return std::find(env.begin(), env.end(), e) != env.end();
@@ -79,6 +85,50 @@ TEST_F(ToolEnvTest, AReadableHomeIsKept) {
 TEST_F(ToolEnvTest, AWorkspaceHoldingTheHomeKeepsIt) {
   p_.workspace = t_.root();
   EXPECT_TRUE(MakeToolEnv(Caller(), p_, "/tmp/run").private_home.empty());
+}
+
+// What the policy grants inside the caller's home is linked into the
+// private one at the same place: `--ro ~/.gitconfig` keeps git's identity.
+// A grant beneath another is reached through the shallower link, and what
+// is denied or outside the home is not linked.
+TEST_F(ToolEnvTest, GrantsInsideTheHomeAreLinkedIntoThePrivateOne) {
+  for (const char* d : {"/.config", "/.config/git", "/.cache", "/.cache/pip", "/.ssh"}) {
+    ASSERT_EQ(::mkdir((home_ + d).c_str(), 0755), 0) << d;
+  }
+  WriteFile(home_ + "/.gitconfig", "[user]\n");
+  WriteFile(home_ + "/.config-b", "b\n");
+  p_.paths.push_back(policy::PathRule::ReadOnly(home_ + "/.config/git"));
+  p_.paths.push_back(policy::PathRule::ReadOnly(home_ + "/.config-b"));
+  p_.paths.push_back(policy::PathRule::ReadOnly(home_ + "/.gitconfig"));
+  p_.paths.push_back(policy::PathRule::ReadWrite(home_ + "/.cache"));
+  p_.paths.push_back(policy::PathRule::ReadOnly(home_ + "/.cache/pip"));
+  p_.paths.push_back(policy::PathRule::Denied(home_ + "/.ssh"));
+  p_.paths.push_back(policy::PathRule::ReadOnly(t_.Out("elsewhere")));
+  const std::string run = t_.Out("run");
+  ASSERT_EQ(::mkdir(run.c_str(), 0700), 0);
+  ToolEnv e = MakeToolEnv(Caller(), p_, run);
+  ASSERT_EQ(e.private_home, run + "/home");
+  std::vector<std::string> links;
+  for (const HomeLink& l : e.home_links) {
+    EXPECT_EQ(l.link, e.private_home + l.target.substr(home_.size()));
+    links.push_back(l.target.substr(home_.size()));
+  }
+  std::sort(links.begin(), links.end());
+  EXPECT_EQ(links,
+            (std::vector<std::string>{"/.cache", "/.config-b", "/.config/git", "/.gitconfig"}));
+
+  ASSERT_TRUE(MakePrivateHome(e));
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink((e.private_home + "/.config/git").c_str(), buf, sizeof buf);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, n), home_ + "/.config/git");
+  struct stat st;
+  ASSERT_EQ(::lstat((e.private_home + "/.config").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode)) << "the parent is the private home's own directory";
+  EXPECT_EQ(st.st_mode & 07777, 0700);
+  EXPECT_EQ(ReadFile(e.private_home + "/.gitconfig"), "[user]\n");
+  EXPECT_FALSE(Exists(e.private_home + "/.ssh"));
+  EXPECT_FALSE(Exists(home_ + "/.cache/pip/.cache")) << "nothing made through a link";
 }
 
 // Without a private TMPDIR there is nowhere to put a home: nothing changes.
