@@ -434,7 +434,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     r.truncate_installed = (flags & O_TRUNC) && S_ISREG(st.st_mode);
     return r;
   }
-  created_.Insert(st.st_dev, st.st_ino);
+  Born(st);
   Reply installed = InstallReply(std::move(fd.value()), flags);
   // The kernel takes the fd before it creates anything: a file made for an
   // fd that cannot be installed is removed again, if it is still ours.
@@ -489,6 +489,20 @@ bool Emulator::BornInRun(const EntryStat& e) {
   return created_.Contains(e.st.st_dev, e.st.st_ino) || e.born_ns > run_start_ns_;
 }
 
+void Emulator::Born(const struct stat& st) {
+  laundered_.Erase(st.st_dev, st.st_ino);
+  created_.Insert(st.st_dev, st.st_ino);
+}
+
+// `st` is the entry as it was before its name went: a file with no other
+// link, or a directory, no longer exists (an open fd keeps the inode, and
+// its number, allocated until it is closed; nothing can name it meanwhile).
+void Emulator::Gone(const struct stat& st) {
+  if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) return;
+  laundered_.Erase(st.st_dev, st.st_ino);
+  created_.Erase(st.st_dev, st.st_ino);
+}
+
 Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
                        const std::function<bool()>& valid, bool may_block) {
   if (flags & ~AT_REMOVEDIR) return Reply::Errno(EINVAL);
@@ -521,11 +535,13 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
     }
     if (opts_.delete_gate &&
         opts_.delete_gate(req, parent->get(), p->loc.name, p->loc.rel, valid, why)) {
+      Gone(st);
       return Reply{};
     }
     return Reply::Errno(EACCES, why);
   }
   if (::unlinkat(parent->get(), p->loc.name.c_str(), flags) != 0) return Reply::Errno(errno);
+  Gone(st);
   return Reply{};
 }
 
@@ -587,10 +603,12 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   if (replaces_users && S_ISDIR(dst.st.st_mode)) {
     return Reply::Errno(EACCES, "rename over the pre-existing directory " + to->abs);
   }
-  // The source's inode is needed only against pins and to be marked when it
-  // replaces a file of the user's: one syscall fewer for a plain rename.
+  // The source's inode is needed against pins, to be marked when it
+  // replaces a file of the user's and to tell a replaced inode from itself
+  // (renaming a name onto itself removes nothing): one syscall fewer for a
+  // plain rename.
   struct stat src {};
-  if (roots_.HasPins() || replaces_users) {
+  if (roots_.HasPins() || replaces) {
     if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) != 0) {
       return Reply::Errno(errno);
     }
@@ -604,6 +622,7 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   // The moved inode now stands where the user's file was: deleting it is
   // deleting the user's file (no laundering through an overwrite).
   if (replaces_users) laundered_.Insert(src.st_dev, src.st_ino);
+  if (replaces && (src.st_dev != dst.st.st_dev || src.st_ino != dst.st.st_ino)) Gone(dst.st);
   return Reply{};
 }
 
@@ -638,9 +657,7 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   }
   if (rc != 0) return Reply::Errno(errno);
   struct stat st;
-  if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    created_.Insert(st.st_dev, st.st_ino);
-  }
+  if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) Born(st);
   return Reply{};
 }
 

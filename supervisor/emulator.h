@@ -201,6 +201,10 @@ class Emulator {
       std::lock_guard<std::mutex> l(mu_);
       set_.insert({dev, ino});
     }
+    void Erase(dev_t dev, ino_t ino) {
+      std::lock_guard<std::mutex> l(mu_);
+      set_.erase({dev, ino});
+    }
 
    private:
     mutable std::mutex mu_;
@@ -211,6 +215,12 @@ class Emulator {
   // Inodes this supervisor created for the tool: the run's own whatever
   // their birth time says (a coarse timestamp can predate run_start_ns_).
   InodeSet created_;
+  // Both sets name inodes by number, and a filesystem gives a freed number
+  // to its next new file (git's index.lock, made and renamed over index
+  // again and again). An inode the supervisor creates is new whatever its
+  // number held before; one whose last name the tool removes is forgotten.
+  void Born(const struct stat& st);
+  void Gone(const struct stat& st);
   UmaskCache umask_;
   BlockingCalls blocking_;
 };

@@ -179,7 +179,7 @@ Reply Emulator::UnixName(const Request& req, int sock, const std::string& path, 
   }
   struct stat st;
   if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    created_.Insert(st.st_dev, st.st_ino);
+    Born(st);
   }
   return Reply{};
 }

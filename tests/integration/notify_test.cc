@@ -281,6 +281,35 @@ TEST(NotifyUmask, CreationsFollowUmaskChangesMidRun) {
   }
 }
 
+// git makes index.lock and renames it over index, again and again, and a
+// filesystem hands a freed inode number to its next new file: the lock made
+// after two cycles may carry the number of the first one, which had
+// replaced the user's index. A new file is the run's whatever its number
+// meant before. What the laundering rule guards stays guarded: renaming the
+// replaced file onto itself, or through a second link, does not free it.
+TEST(NotifyDeletes, ARunBornFileIsNotTakenForAReplacedOneByItsInodeNumber) {
+  for (bool notify_all : {false, true}) {
+    SCOPED_TRACE(notify_all ? "notify-all" : "landlock");
+    ScratchTree t;
+    WriteFile(t.Ws("index"), "the user's\n");
+    std::vector<std::string> args = {"run",      "--workspace", t.ws(),           "--ro",
+                                     ProbeDir(), "--profile",   "workspace-write"};
+    if (notify_all) args.push_back("--test-force-notify-all");
+    const std::string probe = PROBE_DYNAMIC;
+    args.insert(args.end(),
+                {"--", "sh", "-c",
+                 "for i in 1 2 3; do echo $i > index.lock && mv index.lock index || exit 10; done; "
+                 "echo rollback > index.lock && rm index.lock || exit 11; " +
+                     probe + " rename index index || exit 12; " + probe +
+                     " unlink index && exit 13; ln index second && rm second && exit 14; "
+                     "rm index && exit 15; exit 0"});
+    RunResult r = RunCordon(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_FALSE(Exists(t.Ws("index.lock")));
+    EXPECT_EQ(ReadFile(t.Ws("index")), "3\n") << "the file that replaced the user's is kept";
+  }
+}
+
 std::string StressBin() { return ProbeDir() + "/stress"; }
 
 TEST(NotifyStress, SixtyFourThreadsAreAllAnsweredCorrectly) {
