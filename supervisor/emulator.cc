@@ -634,11 +634,28 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
     if (!t) return Reply::Errno(t.error().err);
     target = std::move(t.value());
   }
-  auto p = ResolvePath(req, dirfd, path, false);
+  auto name = ReadToolString(req.tid, path, PATH_MAX);
+  if (!name) return Reply::Errno(name.error().err);
+  auto p = Resolve(req, dirfd, name.value(), false);
   if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!p) return Reply::Errno(p.error().err, "create: " + Describe(p.error()));
+  // A name that exists is EEXIST before anything else, as from the kernel
+  // (which looks the name up before it asks Landlock): `mkdir -p` and
+  // cmake make every ancestor, /tmp and the workspace's parents included.
+  // The tool may stat any path, so this tells it nothing new.
+  auto exists = [&] {
+    auto abs = Absolute(req.tid, dirfd, name.value());
+    struct stat st;
+    return abs && ::lstat(ForTool(abs.value(), req.tid).c_str(), &st) == 0;
+  };
+  if (!p) {
+    if (p.error().err == EACCES && exists()) return Reply::Errno(EEXIST);
+    return Reply::Errno(p.error().err, "create: " + Describe(p.error()));
+  }
   if (p->loc.rel.empty()) return Reply::Errno(EEXIST);
-  if (Protected(p->loc)) return Reply::Errno(EACCES, "create " + p->abs + ": protected path");
+  if (Protected(p->loc)) {
+    if (exists()) return Reply::Errno(EEXIST);
+    return Reply::Errno(EACCES, "create " + p->abs + ": protected path");
+  }
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);
   auto tool_umask = umask_.Get(req.tid, valid);

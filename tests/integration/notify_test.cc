@@ -84,6 +84,20 @@ TEST_P(NotifyTest, LeadingParentSegmentsClimbTheCwdOrDirfd) {
   EXPECT_EQ(Probe({"in", "sub", "read", "../../outside/secret.txt"}), EACCES) << last_.err;
 }
 
+// Making a name that exists is EEXIST wherever it is, as the kernel says
+// before it asks any permission (`mkdir -p` and cmake make every ancestor);
+// a new name outside stays refused and is not made.
+TEST_P(NotifyTest, MakingAnExistingNameIsEexistEvenOutside) {
+  EXPECT_EQ(Probe({"mkdir", t_.outside()}), EEXIST) << last_.err;
+  EXPECT_EQ(Probe({"mkdir", "/etc"}), EEXIST) << last_.err;
+  EXPECT_EQ(Probe({"symlink", "x", t_.Out("secret.txt")}), EEXIST) << last_.err;
+  EXPECT_EQ(Probe({"mkdir", "mine.txt"}), EEXIST) << last_.err;
+  EXPECT_EQ(Probe({"mkdir", t_.Out("newdir")}), EACCES) << last_.err;
+  EXPECT_FALSE(Exists(t_.Out("newdir")));
+  EXPECT_EQ(Probe({"symlink", "x", t_.Out("newlink")}), EACCES) << last_.err;
+  EXPECT_FALSE(Exists(t_.Out("newlink")));
+}
+
 TEST_P(NotifyTest, HardLinkToAnOutsideFileCannotBeOpenedForWriting) {
   ASSERT_EQ(::link(t_.Out("secret.txt").c_str(), t_.Ws("hl").c_str()), 0);
   EXPECT_EQ(Probe({"write", "hl"}), EACCES);
