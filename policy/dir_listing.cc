@@ -1,31 +1,21 @@
 #include "policy/dir_listing.h"
 
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "policy/local_fs.h"
+
 namespace cordon::policy {
 
 bool ShortReadEndsListing(int fd) {
-  struct statfs sf;
-  if (::fstatfs(fd, &sf) != 0) return false;
   // Their readdir loops until the caller's buffer is full or the directory
   // ends (ext4_readdir / ext4_dx_readdir, xfs_readdir, btrfs_real_readdir,
   // shmem's offset_readdir).
-  switch (static_cast<unsigned long>(sf.f_type)) {
-    case EXT4_SUPER_MAGIC:
-    case XFS_SUPER_MAGIC:
-    case BTRFS_SUPER_MAGIC:
-    case TMPFS_MAGIC:
-      return true;
-    default:
-      return false;
-  }
+  return OnKnownLocalFilesystem(fd);
 }
 
 Subdir OpenSubdir(int dir_fd, const char* name, bool parent_short_read_ends) {

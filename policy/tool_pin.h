@@ -11,9 +11,11 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "policy/change_watch.h"
 #include "policy/result.h"
 
 namespace cordon::policy {
@@ -27,6 +29,9 @@ struct ToolIdentity {
   off_t size = 0;
   struct timespec mtime {};
   std::string sha256;  // hex
+  // Taken before the hash: while quiet, the bytes are the hashed ones and
+  // an exec need not hash them again. Null: every exec hashes.
+  std::shared_ptr<ChangeWatch> watch;
 };
 
 struct ToolPin {
@@ -35,8 +40,9 @@ struct ToolPin {
   ToolIdentity identity;
 };
 
-// Opens `path` (following links, as execve does), requires a regular file
-// and hashes it. The identity of what the path names at this moment.
+// Opens `path` (following links, as execve does), requires a regular file,
+// starts watching it for changes and hashes it. The identity of what the
+// path names at this moment.
 Result<ToolIdentity> RecordIdentity(const std::string& path);
 
 // realpath + RecordIdentity: the pin the policy keeps. EINVAL for an empty

@@ -231,6 +231,7 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
     if (!fd || ::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
     policy::ExecDecision d = policy::DecideExec(opts_.pins, st, fd.get());
     if (!d.allow) return Reply::Errno(d.err ? d.err : EACCES, "execute " + abs + ": " + d.reason);
+    spdlog::debug("execute {}: {}", abs, d.reason);
   }
   if (opts_.exec_gate) {
     if (Status g = opts_.exec_gate(); !g) {

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
+#include "policy/change_watch.h"
 #include "policy/digest.h"
 #include "policy/exec_closure.h"
 #include "policy/fd.h"
@@ -150,6 +152,74 @@ TEST_F(ToolPinTest, DecideExecAllowsOnlyPinnedUnchangedInodes) {
   auto m = DecideExec(pins, Stat(modified.get()), modified.get());
   EXPECT_FALSE(m.allow);
   EXPECT_EQ(m.err, EACCES);
+}
+
+// A pin watches its file from before the hash: while nothing touched it, an
+// exec compares inode, size and mtime and does not read the bytes again;
+// the same-size, same-mtime write the hash exists for makes it hash again.
+TEST_F(ToolPinTest, AQuietPinIsNotHashedAgainAndAWrittenOneIs) {
+  ASSERT_NE(pin_.identity.watch, nullptr) << "the scratch tree is on a local filesystem";
+  std::vector<ToolPin> pins = {pin_};
+  Fd honest = Open(tool_);
+  auto quiet = DecideExec(pins, Stat(honest.get()), honest.get());
+  EXPECT_TRUE(quiet.allow) << quiet.reason;
+  EXPECT_NE(quiet.reason.find("unchanged since it was hashed"), std::string::npos) << quiet.reason;
+
+  struct stat before = Stat(honest.get());
+  {
+    Fd w(::open(tool_.c_str(), O_WRONLY | O_CLOEXEC));
+    ASSERT_EQ(::pwrite(w.get(), "EVIL", 4, 10), 4);
+  }
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, tool_.c_str(), times, 0), 0);
+  Fd modified = Open(tool_);
+  auto m = DecideExec(pins, Stat(modified.get()), modified.get());
+  EXPECT_FALSE(m.allow) << m.reason;
+  EXPECT_NE(m.reason.find("SHA-256"), std::string::npos) << m.reason;
+}
+
+TEST(ChangeWatch, EveryKindOfChangeEndsTheQuiet) {
+  ScratchTree t;
+  const std::string f = t.Ws("f");
+  auto watched = [&] {
+    WriteFile(f, "0123456789\n");
+    Fd fd(::open(f.c_str(), O_RDONLY | O_CLOEXEC));
+    auto w = policy::ChangeWatch::Start(fd.get());
+    EXPECT_NE(w, nullptr);
+    return w;
+  };
+  const std::vector<std::pair<const char*, std::function<void()>>> changes = {
+      {"write",
+       [&] {
+         Fd w(::open(f.c_str(), O_WRONLY | O_CLOEXEC));
+         (void)::pwrite(w.get(), "x", 1, 0);
+       }},
+      {"open for writing, nothing written", [&] { Fd w(::open(f.c_str(), O_WRONLY | O_CLOEXEC)); }},
+      {"truncate", [&] { (void)::truncate(f.c_str(), 3); }},
+      {"utimensat", [&] { (void)::utimensat(AT_FDCWD, f.c_str(), nullptr, 0); }},
+      {"chmod", [&] { (void)::chmod(f.c_str(), 0700); }},
+      {"rename", [&] { (void)::rename(f.c_str(), t.Ws("g").c_str()); }},
+      {"unlink", [&] { (void)::unlink(f.c_str()); }},
+  };
+  for (const auto& [what, change] : changes) {
+    SCOPED_TRACE(what);
+    auto w = watched();
+    ASSERT_NE(w, nullptr);
+    EXPECT_TRUE(w->Quiet());
+    {
+      Fd r(::open(f.c_str(), O_RDONLY | O_CLOEXEC));
+      char buf[4];
+      EXPECT_EQ(::read(r.get(), buf, sizeof buf), 4);
+    }
+    EXPECT_TRUE(w->Quiet()) << "reading is no change";
+    change();
+    EXPECT_FALSE(w->Quiet());
+    EXPECT_FALSE(w->Quiet()) << "for good";
+    ::unlink(t.Ws("g").c_str());
+  }
+  // procfs is no filesystem whose changes this kernel reports: no watch.
+  Fd proc(::open("/proc/self/status", O_RDONLY | O_CLOEXEC));
+  EXPECT_EQ(policy::ChangeWatch::Start(proc.get()), nullptr);
 }
 
 TEST(ExecClosure, RipgrepNeedsItsLoaderAndLibraries) {
