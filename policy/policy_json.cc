@@ -9,8 +9,15 @@ nlohmann::json PolicyToJson(const Policy& p) {
   }
   nlohmann::json tools = nlohmann::json::array();
   for (const ToolPin& t : p.tools) {
-    tools.push_back({{"name", t.name}, {"path", t.path}, {"sha256", t.identity.sha256},
-                     {"size", static_cast<int64_t>(t.identity.size)}});
+    auto digest = t.identity.Sha256();
+    nlohmann::json tool = {
+        {"name", t.name}, {"path", t.path}, {"size", static_cast<int64_t>(t.identity.size)}};
+    if (digest) {
+      tool["sha256"] = digest.value();
+    } else {
+      tool["sha256_error"] = Describe(digest.error());
+    }
+    tools.push_back(std::move(tool));
   }
   nlohmann::json dropped = nlohmann::json::array();
   for (const DroppedPath& d : p.dropped) dropped.push_back({{"path", d.path}, {"reason", d.reason}});

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <future>
 
 #include "policy/digest.h"
 #include "policy/fd.h"
@@ -35,6 +37,11 @@ std::string MetadataMismatch(const ToolIdentity& want, const struct stat& got) {
 
 }  // namespace
 
+Result<std::string> ToolIdentity::Sha256() const {
+  if (!digest.valid()) return SysError{ENODATA, "sha256", "the pin was never hashed"};
+  return digest.get();
+}
+
 Result<ToolIdentity> RecordIdentity(const std::string& path) {
   // O_NONBLOCK: a FIFO at the path is refused below, not waited on.
   Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
@@ -42,22 +49,30 @@ Result<ToolIdentity> RecordIdentity(const std::string& path) {
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Errno("fstat", path);
   if (!S_ISREG(st.st_mode)) return SysError{EACCES, "pin", path + ": not a regular file"};
+  if (static_cast<uint64_t>(st.st_size) > kMaxToolBytes) {
+    return SysError{EFBIG, "pin", path + ": larger than a pin may hash"};
+  }
   ToolIdentity id;
-  id.watch = ChangeWatch::Start(fd.get());  // before the first byte is read
-  auto hash = Sha256Fd(fd.get(), kMaxToolBytes);
-  if (!hash) return SysError{hash.error().err, "sha256", path};
   id.dev = st.st_dev;
   id.ino = st.st_ino;
   id.size = st.st_size;
   id.mtime = st.st_mtim;
-  id.sha256 = std::move(hash.value());
-  // The hash must describe the inode the metadata does: a write between the
-  // fstat and the end of the read would pin bytes the file no longer has.
-  struct stat after;
-  if (::fstat(fd.get(), &after) != 0) return Errno("fstat", path);
-  if (after.st_size != st.st_size || !SameTime(after.st_mtim, st.st_mtim)) {
-    return SysError{EAGAIN, "pin", path + ": changed while it was hashed"};
-  }
+  id.watch = ChangeWatch::Start(fd.get());  // before the first byte is read
+  // The hash must describe the bytes the file had when it was pinned: a
+  // change while it is read (the write moves ctime before its bytes land,
+  // and raises an event) makes it no pin at all.
+  auto hash_it = [fd = std::move(fd), st, path, watch = id.watch]() -> Result<std::string> {
+    auto hash = Sha256Fd(fd.get(), kMaxToolBytes);
+    if (!hash) return SysError{hash.error().err, "sha256", path};
+    struct stat after;
+    if (::fstat(fd.get(), &after) != 0) return Errno("fstat", path);
+    if (after.st_size != st.st_size || !SameTime(after.st_mtim, st.st_mtim) ||
+        !SameTime(after.st_ctim, st.st_ctim) || (watch && !watch->Quiet())) {
+      return SysError{EAGAIN, "pin", path + ": changed while it was hashed"};
+    }
+    return hash;
+  };
+  id.digest = std::async(std::launch::async, std::move(hash_it)).share();
   return id;
 }
 
@@ -84,9 +99,12 @@ Status CheckMetadata(const ToolPin& pin, int fd) {
 
 Status CheckIdentity(const ToolPin& pin, int fd) {
   if (Status s = CheckMetadata(pin, fd); !s) return s;
+  auto want = pin.identity.Sha256();
+  if (!want)
+    return Refused(pin, "could not be hashed when it was pinned: " + Describe(want.error()));
   auto hash = Sha256Fd(fd, kMaxToolBytes);
   if (!hash) return Refused(pin, "could not be hashed: " + Describe(hash.error()));
-  if (!DigestEquals(hash.value(), pin.identity.sha256)) {
+  if (!DigestEquals(hash.value(), want.value())) {
     return Refused(pin, "was modified since the policy was loaded (SHA-256)");
   }
   return Ok();

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,10 +29,17 @@ struct ToolIdentity {
   ino_t ino = 0;
   off_t size = 0;
   struct timespec mtime {};
-  std::string sha256;  // hex
   // Taken before the hash: while quiet, the bytes are the hashed ones and
   // an exec need not hash them again. Null: every exec hashes.
   std::shared_ptr<ChangeWatch> watch;
+  // The SHA-256 (hex) of the bytes, hashed on a thread of its own once the
+  // file is open, typed and watched: a launch does not wait for it, nor
+  // does an exec while `watch` is quiet. Read it with Sha256().
+  std::shared_future<Result<std::string>> digest;
+
+  // The digest, waiting for it; an error says why the bytes could not be
+  // hashed (a pin without one refuses every exec that needs it).
+  Result<std::string> Sha256() const;
 };
 
 struct ToolPin {
@@ -40,9 +48,9 @@ struct ToolPin {
   ToolIdentity identity;
 };
 
-// Opens `path` (following links, as execve does), requires a regular file,
-// starts watching it for changes and hashes it. The identity of what the
-// path names at this moment.
+// Opens `path` (following links, as execve does), requires a regular file
+// no larger than kMaxToolBytes, starts watching it for changes and starts
+// hashing it. The identity of what the path names at this moment.
 Result<ToolIdentity> RecordIdentity(const std::string& path);
 
 // realpath + RecordIdentity: the pin the policy keeps. EINVAL for an empty

@@ -49,6 +49,9 @@ class ToolPinTest : public ::testing::Test {
     auto pin = MakePin("tool", tool_);
     ASSERT_TRUE(pin.ok()) << Describe(pin.error());
     pin_ = pin.value();
+    // The policy is loaded once its pins are hashed; the tests change the
+    // file after that.
+    ASSERT_TRUE(pin_.identity.Sha256().ok());
   }
   Fd Open(const std::string& p) { return Fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC)); }
   struct stat Stat(int fd) {
@@ -68,7 +71,9 @@ TEST_F(ToolPinTest, PinRecordsTheIdentity) {
   EXPECT_EQ(pin_.identity.ino, st.st_ino);
   EXPECT_EQ(pin_.identity.dev, st.st_dev);
   EXPECT_EQ(pin_.identity.size, st.st_size);
-  EXPECT_EQ(pin_.identity.sha256, policy::Sha256Hex(ReadFile(tool_)));
+  auto digest = pin_.identity.Sha256();
+  ASSERT_TRUE(digest.ok()) << Describe(digest.error());
+  EXPECT_EQ(digest.value(), policy::Sha256Hex(ReadFile(tool_)));
 }
 
 TEST_F(ToolPinTest, UnchangedBinaryMatches) {
@@ -178,6 +183,36 @@ TEST_F(ToolPinTest, AQuietPinIsNotHashedAgainAndAWrittenOneIs) {
   EXPECT_NE(m.reason.find("SHA-256"), std::string::npos) << m.reason;
 }
 
+// A pin is hashed on a thread of its own: bytes changed while it reads them
+// (here the last ones, written before the hash gets there, with size and
+// mtime put back) make no pin, rather than a pin of the changed bytes.
+TEST(ToolPinHash, BytesChangedWhileThePinIsHashedMakeNoPin) {
+  ScratchTree t;
+  const std::string big = t.Ws("big-tool");
+  const std::size_t size = 64 << 20;
+  WriteFile(big, std::string(size, 'a'));
+  struct stat before;
+  ASSERT_EQ(::stat(big.c_str(), &before), 0);
+  auto pin = MakePin("big", big);
+  ASSERT_TRUE(pin.ok()) << Describe(pin.error());
+  {
+    Fd w(::open(big.c_str(), O_WRONLY | O_CLOEXEC));
+    ASSERT_EQ(::pwrite(w.get(), "EVIL", 4, static_cast<off_t>(size - 4)), 4);
+  }
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, big.c_str(), times, 0), 0);
+  auto digest = pin->identity.Sha256();
+  ASSERT_FALSE(digest.ok()) << "hashed the changed bytes as the pinned ones";
+  EXPECT_EQ(digest.error().err, EAGAIN);
+  std::vector<ToolPin> pins = {pin.value()};
+  Fd fd(::open(big.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st;
+  ASSERT_EQ(::fstat(fd.get(), &st), 0);
+  auto d = DecideExec(pins, st, fd.get());
+  EXPECT_FALSE(d.allow) << d.reason;
+  EXPECT_NE(d.reason.find("could not be hashed when it was pinned"), std::string::npos) << d.reason;
+}
+
 TEST(ChangeWatch, EveryKindOfChangeEndsTheQuiet) {
   ScratchTree t;
   const std::string f = t.Ws("f");
@@ -271,7 +306,9 @@ TEST(ParseTools, PolicyFileToolsArePinnedAtLoad) {
   ASSERT_EQ(::stat(kRg, &st), 0);
   EXPECT_EQ(p.tools[0].name, "rg");
   EXPECT_EQ(p.tools[0].identity.ino, st.st_ino);
-  EXPECT_EQ(p.tools[0].identity.sha256.size(), 64u);
+  auto digest = p.tools[0].identity.Sha256();
+  ASSERT_TRUE(digest.ok()) << Describe(digest.error());
+  EXPECT_EQ(digest.value().size(), 64u);
   for (const char* bad : {R"({"tools": {"rg": "/usr/bin/rg"}})",
                           R"({"tools": [{"name": "x", "path": "relative"}]})",
                           R"({"tools": [{"name": "x", "path": "/nonexistent/x"}]})",
