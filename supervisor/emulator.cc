@@ -642,11 +642,10 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   // A name that exists is EEXIST before anything else, as from the kernel
   // (which looks the name up before it asks Landlock): `mkdir -p` and
   // cmake make every ancestor, /tmp and the workspace's parents included.
-  // The tool may stat any path, so this tells it nothing new.
+  // Only where the tool's own stat would find it (ToolSeesEntry).
   auto exists = [&] {
     auto abs = Absolute(req.tid, dirfd, name.value());
-    struct stat st;
-    return abs && ::lstat(ForTool(abs.value(), req.tid).c_str(), &st) == 0;
+    return abs && ToolSeesEntry(abs.value());
   };
   if (!p) {
     if (p.error().err == EACCES && exists()) return Reply::Errno(EEXIST);

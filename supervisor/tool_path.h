@@ -18,6 +18,13 @@ namespace cordon::supervisor {
 // ".." after a name is refused (EACCES).
 Result<std::string> Absolute(pid_t tid, int dirfd, const std::string& path);
 
+// Whether the entry at `abs` exists as the tool could see it: every
+// ancestor a real directory (no symlink) that the tool's uid and groups may
+// search by its mode bits, the entry itself present. False for anything
+// else, /proc included: the supervisor's capabilities must not tell the
+// tool of names its own lookups could not reach.
+bool ToolSeesEntry(const std::string& abs);
+
 // The supervisor resolves "self" for the tool, not for itself. The thread
 // group is read only for such a path (ReadToolCreds is not cheap).
 std::string ForTool(const std::string& abs, pid_t tid);

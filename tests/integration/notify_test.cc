@@ -96,6 +96,16 @@ TEST_P(NotifyTest, MakingAnExistingNameIsEexistEvenOutside) {
   EXPECT_FALSE(Exists(t_.Out("newdir")));
   EXPECT_EQ(Probe({"symlink", "x", t_.Out("newlink")}), EACCES) << last_.err;
   EXPECT_FALSE(Exists(t_.Out("newlink")));
+  // Not where the tool's own lookup could not reach: a directory of another
+  // user's that only its owner may search hides its names from the tool,
+  // and the supervisor's capabilities must not tell them.
+  ASSERT_EQ(::mkdir(t_.Out("theirs").c_str(), 0700), 0);
+  WriteFile(t_.Out("theirs/hidden"), "x\n");
+  ASSERT_EQ(::chown(t_.Out("theirs").c_str(), 4242, 4242), 0);
+  EXPECT_EQ(Probe({"mkdir", t_.Out("theirs/hidden")}), EACCES) << last_.err;
+  EXPECT_EQ(Probe({"mkdir", t_.Out("theirs/absent")}), EACCES) << last_.err;
+  ASSERT_EQ(::symlink(t_.outside().c_str(), t_.Out("via-link").c_str()), 0);
+  EXPECT_EQ(Probe({"mkdir", t_.Out("via-link/secret.txt")}), EACCES) << "no symlink on the way";
 }
 
 TEST_P(NotifyTest, HardLinkToAnOutsideFileCannotBeOpenedForWriting) {
