@@ -13,12 +13,14 @@
 // beneath this kernel's notice: no watch is given there, and the caller
 // hashes again. Writes to the block device under a mounted filesystem are
 // outside what cordon defends (README, "Honest limits").
+//
+// All watches of a process share one inotify instance: the instances are
+// few per user (fs.inotify.max_user_instances, 128 by default) and the
+// host's own services need theirs.
 #pragma once
 
+#include <cstdint>
 #include <memory>
-#include <mutex>
-
-#include "policy/fd.h"
 
 namespace cordon::policy {
 
@@ -30,14 +32,12 @@ class ChangeWatch {
 
   // True while no event has come for the file since Start(). Once false,
   // false for good. Thread-safe.
-  bool Quiet();
+  bool Quiet() const;
 
  private:
-  explicit ChangeWatch(Fd inotify) : inotify_(std::move(inotify)) {}
-
-  std::mutex mu_;
-  Fd inotify_;            // guarded by mu_
-  bool changed_ = false;  // guarded by mu_
+  ChangeWatch(int wd, uint64_t since) : wd_(wd), since_(since) {}
+  int wd_;          // in the process's one inotify instance
+  uint64_t since_;  // the events its descriptor had seen when it started
 };
 
 }  // namespace cordon::policy

@@ -252,6 +252,26 @@ TEST(ChangeWatch, EveryKindOfChangeEndsTheQuiet) {
     EXPECT_FALSE(w->Quiet()) << "for good";
     ::unlink(t.Ws("g").c_str());
   }
+  // One inotify instance serves every watch: a change is the changed
+  // file's alone, and a file watched anew starts quiet.
+  WriteFile(t.Ws("a"), "a\n");
+  WriteFile(t.Ws("b"), "b\n");
+  Fd fa(::open(t.Ws("a").c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fb(::open(t.Ws("b").c_str(), O_RDONLY | O_CLOEXEC));
+  auto wa = policy::ChangeWatch::Start(fa.get());
+  auto wb = policy::ChangeWatch::Start(fb.get());
+  ASSERT_NE(wa, nullptr);
+  ASSERT_NE(wb, nullptr);
+  ASSERT_EQ(::truncate(t.Ws("a").c_str(), 1), 0);
+  EXPECT_FALSE(wa->Quiet());
+  EXPECT_TRUE(wb->Quiet()) << "another file's change";
+  auto again = policy::ChangeWatch::Start(fa.get());
+  ASSERT_NE(again, nullptr);
+  EXPECT_TRUE(again->Quiet()) << "watched anew after the change";
+  EXPECT_FALSE(wa->Quiet()) << "the first watch of the same file saw the change all the same";
+  ASSERT_EQ(::truncate(t.Ws("a").c_str(), 0), 0);
+  EXPECT_FALSE(again->Quiet());
+  EXPECT_TRUE(wb->Quiet());
   // procfs is no filesystem whose changes this kernel reports: no watch.
   Fd proc(::open("/proc/self/status", O_RDONLY | O_CLOEXEC));
   EXPECT_EQ(policy::ChangeWatch::Start(proc.get()), nullptr);
