@@ -85,6 +85,15 @@ bool IsAbsoluteNormal(const std::string& p) {
   return true;
 }
 
+const PathRule* GoverningRule(const std::vector<PathRule>& rules, const std::string& path) {
+  const PathRule* best = nullptr;
+  for (const PathRule& r : rules) {
+    if (IsWithin(path, r.path) && (best == nullptr || r.path.size() >= best->path.size()))
+      best = &r;
+  }
+  return best;
+}
+
 bool IsWithin(const std::string& path, const std::string& dir) {
   if (dir == "/") return !path.empty() && path[0] == '/';
   if (path.size() < dir.size() || path.compare(0, dir.size(), dir) != 0) return false;

@@ -370,6 +370,18 @@ int Launch(const LaunchRequest& req) {
     std::string what(failure.what, strnlen(failure.what, sizeof(failure.what)));
     if (failure.stage == ChildStage::kExec) {
       spdlog::error("cannot execute {}: {}", argv[0], std::strerror(failure.err));
+      // Most often a command found on a PATH entry the policy does not
+      // grant (a shim under the caller's home): say which, and how.
+      const policy::PathRule* r =
+          failure.err == EACCES
+              ? policy::GoverningRule(policy::EffectiveRules(p, tmp.path()), argv[0])
+              : nullptr;
+      if (failure.err == EACCES && (r == nullptr || r->access == policy::Access::kDenied)) {
+        spdlog::error(
+            "{} lies outside what the policy lets the tool read and execute; --ro {} "
+            "would grant it",
+            argv[0], argv[0].substr(0, argv[0].rfind('/')));
+      }
     } else {
       spdlog::error("sandbox setup failed at {}: {}", what, std::strerror(failure.err));
     }

@@ -16,17 +16,9 @@ namespace {
 
 std::string Value(const std::string& entry) { return entry.substr(entry.find('=') + 1); }
 
-// Whether `path` (absolute, canonical) is readable under `rules`: the
-// deepest rule over it decides, as Landlock's carve-outs do.
 bool ReadableUnder(const std::vector<policy::PathRule>& rules, const std::string& path) {
-  size_t best = 0;
-  bool readable = false;
-  for (const policy::PathRule& r : rules) {
-    if (!policy::IsWithin(path, r.path) || r.path.size() < best) continue;
-    best = r.path.size();
-    readable = r.access != policy::Access::kDenied;
-  }
-  return readable;
+  const policy::PathRule* r = policy::GoverningRule(rules, path);
+  return r != nullptr && r->access != policy::Access::kDenied;
 }
 
 // The granted paths strictly inside `home`, as links from the private home;

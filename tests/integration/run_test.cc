@@ -200,6 +200,32 @@ TEST(RunContract, AnUnreadableHomeIsReplacedByAPrivateOne) {
   EXPECT_EQ(kept.out, home + "\nFrom The Home\n");
 }
 
+// A command found on a PATH entry the policy does not grant (a shim under
+// the caller's home) cannot run: exit 126, and cordon says where it lies and
+// which --ro would grant it. Granted, it runs.
+TEST(RunContract, ACommandOutsideTheGrantsIsNamedWithTheGrantItNeeds) {
+  ScratchTree t;
+  const std::string bin = t.Out("bin");
+  ASSERT_EQ(::mkdir(bin.c_str(), 0755), 0);
+  ASSERT_EQ(std::system(("cp /bin/true '" + bin + "/mytool'").c_str()), 0);
+  const std::vector<std::string> env = {"PATH=" + bin + ":/usr/bin:/bin"};
+  RunResult refused = RunCordon({"run", "--workspace", t.ws(), "--", "mytool"}, "", env);
+  EXPECT_EQ(refused.status, 126) << refused.err;
+  EXPECT_NE(refused.err.find(bin +
+                             "/mytool lies outside what the policy lets the tool read and "
+                             "execute; --ro " +
+                             bin + " would grant it"),
+            std::string::npos)
+      << refused.err;
+  RunResult granted =
+      RunCordon({"run", "--workspace", t.ws(), "--ro", bin, "--", "mytool"}, "", env);
+  EXPECT_EQ(granted.status, 0) << granted.err;
+  // A file the grants cover that is no program gets no such hint.
+  RunResult noexec = RunCordon({"run", "--workspace", t.ws(), "--", "/etc/passwd"});
+  EXPECT_EQ(noexec.status, 126) << noexec.err;
+  EXPECT_EQ(noexec.err.find("would grant it"), std::string::npos) << noexec.err;
+}
+
 int ListenLoopback(int& port) {
   int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in sin{};
