@@ -1,6 +1,7 @@
 #include "policy/digest.h"
 
 #include <dlfcn.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <unistd.h>
 
@@ -14,6 +15,10 @@ namespace {
 // libcrypto is loaded on the first hash, not at startup: its ~20,000
 // relocations cost a few milliseconds per launch (README, "Speed") and most
 // runs hash nothing. The EVP calls are the same; only the binding is late.
+// It is initialised without the system's openssl.cnf: a SHA-256 of bytes
+// needs no configured provider, and a config naming one that is absent (or
+// an OPENSSL_CONF of the caller's) would otherwise stop every hash; the
+// config's parse was also ~0.7 ms of the first one.
 struct Evp {
   decltype(&::EVP_sha256) sha256;
   decltype(&::EVP_MD_CTX_new) ctx_new;
@@ -32,7 +37,7 @@ bool Bind(void* lib, const char* name, F* out) {
 // A hash that cannot be computed must not be replaced by anything else:
 // without libcrypto cordon stops, as it does on an unsupported kernel.
 [[noreturn]] void Unavailable(const char* what) {
-  std::fprintf(stderr, "cordon: cannot load OpenSSL libcrypto (%s)\n", what);
+  std::fprintf(stderr, "cordon: OpenSSL libcrypto cannot hash (%s)\n", what);
   ::_exit(125);
 }
 
@@ -42,6 +47,9 @@ const Evp& Crypto() {
   std::call_once(once, [] {
     void* lib = ::dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) Unavailable(::dlerror());
+    decltype(&::OPENSSL_init_crypto) init_crypto;
+    if (!Bind(lib, "OPENSSL_init_crypto", &init_crypto)) Unavailable(::dlerror());
+    if (init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) != 1) Unavailable("OPENSSL_init_crypto");
     if (!Bind(lib, "EVP_sha256", &evp.sha256) || !Bind(lib, "EVP_MD_CTX_new", &evp.ctx_new) ||
         !Bind(lib, "EVP_MD_CTX_free", &evp.ctx_free) ||
         !Bind(lib, "EVP_DigestInit_ex", &evp.init) ||

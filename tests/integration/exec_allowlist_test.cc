@@ -27,6 +27,27 @@ RunResult RunPinned(const ScratchTree& t, std::vector<std::string> opts, std::ve
   return RunCordon(args);
 }
 
+// The pins' SHA-256 needs no configured OpenSSL provider: an openssl.cnf
+// (here the caller's OPENSSL_CONF) naming a provider that is not installed
+// stops nothing, and the audit log still records each pin's digest.
+TEST(ExecAllowlist, ABrokenOpensslConfigDoesNotStopThePinsHash) {
+  ScratchTree t;
+  const std::string cnf = t.Out("broken.cnf");
+  WriteFile(cnf,
+            "openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n"
+            "[provider_sect]\nabsent = absent_sect\n[absent_sect]\nactivate = 1\n");
+  const std::string audit = t.Out("audit.log");
+  RunResult r = RunCordon(
+      {"run", "--workspace", t.ws(), "--audit", audit, "--tool=true=/bin/true", "--", "/bin/true"},
+      "", {"OPENSSL_CONF=" + cnf});
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::string log = ReadFile(audit);
+  size_t at = log.find("\"sha256\":\"");
+  ASSERT_NE(at, std::string::npos) << log.substr(0, 2000);
+  std::string digest = log.substr(at + 10, 64);
+  EXPECT_EQ(digest.find_first_not_of("0123456789abcdef"), std::string::npos) << digest;
+}
+
 TEST(ExecAllowlist, UnlistedBinaryCannotBeExecutedEvenByAStaticProgram) {
   ScratchTree t;
   const std::string pin_probe = std::string("--tool=probe=") + PROBE_STATIC;
