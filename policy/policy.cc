@@ -42,7 +42,12 @@ std::vector<PathRule> SystemPaths() {
   for (const char* p : {"/dev/null", "/dev/zero", "/dev/full"}) {
     v.push_back({p, Access::kReadWrite, false});
   }
-  for (const char* p : {"/dev/random", "/dev/urandom", "/proc"}) {
+  // The CPU and memory a tool may use, read by language runtimes to size
+  // their thread pools and heaps (glibc's nprocs, Rust's and Go's cgroup
+  // quota, the JVM's container support): without them a tool in a
+  // container with a CPU quota starts a thread per host CPU.
+  for (const char* p :
+       {"/dev/random", "/dev/urandom", "/proc", "/sys/fs/cgroup", "/sys/devices/system/cpu"}) {
     v.push_back(PathRule::ReadOnlyNoExec(p));
   }
   return v;

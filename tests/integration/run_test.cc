@@ -286,6 +286,35 @@ TEST_P(RunTest, ThePasswordLockFileIsOutOfReach) {
   EXPECT_EQ(Probe("", {"lock", "/etc/passwd"}), 0) << last_.err;
 }
 
+// The CPU and memory limits a runtime sizes itself by are readable (a
+// tool in a container with a CPU quota would otherwise start a thread per
+// host CPU), read-only; the rest of /sys stays out of reach.
+TEST_P(RunTest, CpuAndCgroupLimitsAreReadableAndNothingElseInSys) {
+  std::string quota;
+  for (const char* f : {"/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us",
+                        "/sys/fs/cgroup/cgroup.controllers"}) {
+    if (::access(f, R_OK) == 0) {
+      quota = f;
+      break;
+    }
+  }
+  if (quota.empty()) GTEST_SKIP() << "no cgroup CPU file on this machine";
+  // On the notify-all rung the supervisor resolves reads beneath each
+  // granted directory without crossing a mount: cgroup v1 mounts each
+  // controller beneath /sys/fs/cgroup (README, "Honest limits").
+  struct stat top, file;
+  ASSERT_EQ(::stat("/sys/fs/cgroup", &top), 0);
+  ASSERT_EQ(::stat(quota.c_str(), &file), 0);
+  const bool across_a_mount = top.st_dev != file.st_dev;
+  EXPECT_EQ(Probe("", {"read", quota}), notify_all() && across_a_mount ? EACCES : 0) << last_.err;
+  EXPECT_EQ(Probe("", {"read", "/sys/devices/system/cpu/online"}), 0) << last_.err;
+  const std::string before = ReadFile(quota);
+  EXPECT_EQ(Probe("workspace-write", {"write", quota}), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(quota), before);
+  EXPECT_EQ(Probe("", {"read", "/sys/kernel/mm/transparent_hugepage/enabled"}), EACCES)
+      << last_.err;
+}
+
 TEST_P(RunTest, KernelAttackSurfaceIsRefused) {
   EXPECT_EQ(Probe("", {"io_uring"}), ENOSYS);
   EXPECT_EQ(Probe("", {"ptrace-parent"}), EPERM);
