@@ -90,13 +90,13 @@ bool IsAbsoluteNormal(const std::string& p) {
   return true;
 }
 
-const PathRule* GoverningRule(const std::vector<PathRule>& rules, const std::string& path) {
+bool ReadableUnder(const std::vector<PathRule>& rules, const std::string& path) {
   const PathRule* best = nullptr;
   for (const PathRule& r : rules) {
     if (IsWithin(path, r.path) && (best == nullptr || r.path.size() >= best->path.size()))
       best = &r;
   }
-  return best;
+  return best != nullptr && best->access != Access::kDenied;
 }
 
 bool IsWithin(const std::string& path, const std::string& dir) {

@@ -102,10 +102,10 @@ std::vector<PathRule> SystemPaths();
 // file of ExecClosure(tools) (exec_closure.h), appended last.
 std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private_tmp);
 
-// The rule that decides `path` (absolute, canonical) among `rules`: the
-// deepest one over it, as Landlock's carve-outs do (the later of two rules
-// of one path). Null when none covers it.
-const PathRule* GoverningRule(const std::vector<PathRule>& rules, const std::string& path);
+// Whether the tool may read `path` (absolute, canonical) under `rules`: the
+// deepest rule over it decides, as Landlock's carve-outs do (the later of
+// two rules of one path), and it must not be a denial.
+bool ReadableUnder(const std::vector<PathRule>& rules, const std::string& path);
 
 // Lexically normal absolute path: no "." or ".." or duplicate slashes, no
 // trailing slash (except "/"). Returns false on a relative path.

@@ -643,17 +643,16 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   // (which looks the name up before it asks Landlock): `mkdir -p` and
   // cmake make every ancestor, /tmp and the workspace's parents included.
   // Only where the tool's own stat would find it (ToolSeesEntry).
-  auto exists = [&] {
-    auto abs = Absolute(req.tid, dirfd, name.value());
-    return abs && ToolSeesEntry(abs.value());
-  };
   if (!p) {
-    if (p.error().err == EACCES && exists()) return Reply::Errno(EEXIST);
+    if (p.error().err == EACCES) {
+      auto abs = Absolute(req.tid, dirfd, name.value());  // Resolve's, unlocated
+      if (abs && ToolSeesEntry(abs.value())) return Reply::Errno(EEXIST);
+    }
     return Reply::Errno(p.error().err, "create: " + Describe(p.error()));
   }
   if (p->loc.rel.empty()) return Reply::Errno(EEXIST);
   if (Protected(p->loc)) {
-    if (exists()) return Reply::Errno(EEXIST);
+    if (ToolSeesEntry(p->abs)) return Reply::Errno(EEXIST);
     return Reply::Errno(EACCES, "create " + p->abs + ": protected path");
   }
   auto parent = WriteRoots::OpenParent(p->loc);

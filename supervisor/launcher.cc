@@ -372,11 +372,8 @@ int Launch(const LaunchRequest& req) {
       spdlog::error("cannot execute {}: {}", argv[0], std::strerror(failure.err));
       // Most often a command found on a PATH entry the policy does not
       // grant (a shim under the caller's home): say which, and how.
-      const policy::PathRule* r =
-          failure.err == EACCES
-              ? policy::GoverningRule(policy::EffectiveRules(p, tmp.path()), argv[0])
-              : nullptr;
-      if (failure.err == EACCES && (r == nullptr || r->access == policy::Access::kDenied)) {
+      if (failure.err == EACCES &&
+          !policy::ReadableUnder(policy::EffectiveRules(p, tmp.path()), argv[0])) {
         spdlog::error(
             "{} lies outside what the policy lets the tool read and execute; --ro {} "
             "would grant it",

@@ -16,18 +16,13 @@ namespace {
 
 std::string Value(const std::string& entry) { return entry.substr(entry.find('=') + 1); }
 
-bool ReadableUnder(const std::vector<policy::PathRule>& rules, const std::string& path) {
-  const policy::PathRule* r = policy::GoverningRule(rules, path);
-  return r != nullptr && r->access != policy::Access::kDenied;
-}
-
 // The granted paths strictly inside `home`, as links from the private home;
 // one beneath another granted path is reached through that one's link.
 std::vector<HomeLink> LinksInto(const std::vector<policy::PathRule>& rules, const std::string& home,
                                 const std::string& private_home) {
   std::vector<std::string> granted;
   for (const policy::PathRule& r : rules) {
-    if (r.path != home && policy::IsWithin(r.path, home) && ReadableUnder(rules, r.path)) {
+    if (r.path != home && policy::IsWithin(r.path, home) && policy::ReadableUnder(rules, r.path)) {
       granted.push_back(r.path);
     }
   }
@@ -61,7 +56,7 @@ ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Po
     caller_home = real;
   }
   const std::vector<policy::PathRule> rules = policy::EffectiveRules(p, "");
-  const bool move_home = !caller_home.empty() && !ReadableUnder(rules, caller_home);
+  const bool move_home = !caller_home.empty() && !policy::ReadableUnder(rules, caller_home);
   if (move_home) {
     out.private_home = private_tmp + "/home";
     out.home_links = LinksInto(rules, caller_home, out.private_home);
