@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <future>
 #include <memory>
@@ -132,12 +132,15 @@ int Search(SearchKind kind, SearchOptions& o) {
   if (!pinned) p.tools.push_back(std::move(pin.value()));
 
   std::vector<std::string> argv = RipgrepTemplate(kind, rg_path, pattern, o.output, args);
+  std::vector<std::string> caller;
+  for (char** e = environ; e && *e; ++e) caller.emplace_back(*e);
+  std::vector<std::string> env = ScrubbedEnv(caller);
   if (!o.run.audit.empty() || spdlog::should_log(spdlog::level::info)) {
     // The template with its two holes, and the version of the binary pinned
     // above (the session header records the filled-in argv besides).
     std::vector<std::string> tmpl =
         RipgrepTemplate(kind, rg_path, kPatternHole, o.output, {kPathsHole});
-    std::string version = RipgrepVersion(rg_path);
+    std::string version = RipgrepVersion(o.run, p, rg_path, env);
     std::string line;
     for (const auto& a : tmpl) line += (line.empty() ? "" : " ") + a;
     spdlog::info("ripgrep template ({}): {}", version, line);
@@ -145,9 +148,6 @@ int Search(SearchKind kind, SearchOptions& o) {
                                     {"ripgrep_template", tmpl},
                                     {"ripgrep_version", version}};
   }
-  std::vector<std::string> caller;
-  for (char** e = environ; e && *e; ++e) caller.emplace_back(*e);
-  std::vector<std::string> env = ScrubbedEnv(caller);
   return finish(RunTool(o.run, p, std::move(argv), &env));
 }
 
@@ -201,27 +201,43 @@ std::vector<std::string> ScrubbedEnv(const std::vector<std::string>& caller) {
   return env;
 }
 
-std::string RipgrepVersion(const std::string& rg_path) {
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return {};
-  Fd rd(pipefd[0]), wr(pipefd[1]);
-  pid_t pid = ::fork();
-  if (pid < 0) return {};
-  if (pid == 0) {
-    ::dup2(wr.get(), 1);
-    char* const argv[] = {const_cast<char*>(rg_path.c_str()), const_cast<char*>("--version"),
-                          nullptr};
-    char* const envp[] = {nullptr};
-    ::execve(rg_path.c_str(), argv, envp);
-    _exit(127);
+std::string RipgrepVersion(const RunOptions& run, const policy::Policy& p,
+                           const std::string& rg_path, const std::vector<std::string>& env) {
+  // The probe's own fence: the search's policy with nothing writable, no
+  // private TMPDIR, no audit session, no approvals and no tree gate.
+  RunOptions probe = run;
+  probe.audit.clear();
+  probe.audit_header = nlohmann::json::object();
+  probe.exec_gate = nullptr;
+  probe.session.clear();
+  probe.approvals = "deny";
+  policy::Policy fence = p;
+  fence.profile = policy::Profile::kReadOnly;
+  fence.private_tmp = false;
+  for (policy::PathRule& r : fence.paths) {
+    if (r.access == policy::Access::kReadWrite) r.access = policy::Access::kReadOnly;
   }
+  // ripgrep's stdout is a pipe that never blocks it (a pipe holds far more
+  // than a version line); cordon's own stdout is put back afterwards.
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0) return {};
+  Fd rd(pipefd[0]), wr(pipefd[1]);
+  Fd saved(::fcntl(1, F_DUPFD_CLOEXEC, 3));
+  if (!saved || ::dup2(wr.get(), 1) < 0) return {};
   wr.reset();
+  spdlog::level::level_enum level = spdlog::get_level();
+  spdlog::set_level(std::max(level, spdlog::level::warn));
+  int status = RunTool(probe, fence, {rg_path, "--version"}, &env);
+  spdlog::set_level(level);
+  ::dup2(saved.get(), 1);
+  if (status != 0) {
+    spdlog::warn("ripgrep --version exited with status {}: no version recorded", status);
+    return {};
+  }
   std::string out;
   char buf[512];
   ssize_t n;
   while ((n = ::read(rd.get(), buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  int status = 0;
-  ::waitpid(pid, &status, 0);
   return out.substr(0, out.find('\n'));
 }
 

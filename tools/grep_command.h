@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "policy/policy.h"
+#include "tools/run_command.h"
+
 namespace cordon::tools {
 
 enum class SearchKind { kGrep, kGlob };
@@ -37,9 +40,12 @@ std::vector<std::string> RipgrepTemplate(SearchKind kind, const std::string& rg_
 // and no LD_*.
 std::vector<std::string> ScrubbedEnv(const std::vector<std::string>& caller);
 
-// First line of `rg --version` (run once, outside the sandbox, with an empty
-// environment); empty when it cannot be read.
-std::string RipgrepVersion(const std::string& rg_path);
+// First line of `rg --version`, asked of the pinned ripgrep inside the
+// search's own fence made read-only (never unconfined: this exec is checked
+// against the pin like the search's), with the search's environment `env`;
+// empty when it cannot be read.
+std::string RipgrepVersion(const RunOptions& run, const policy::Policy& p,
+                           const std::string& rg_path, const std::vector<std::string>& env);
 
 void RegisterGrep(CLI::App& app, int& exit_code);
 

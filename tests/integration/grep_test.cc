@@ -2,7 +2,10 @@
 // real ripgrep, the real kernel. Ground truth is bare rg on the same tree
 // and marker files a hostile preprocessor would leave.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -123,6 +126,34 @@ TEST_F(GrepTest, AuditLogRecordsTheTemplateAndRipgrepVersion) {
   RunResult verify = RunCordon({"audit", "verify", log});
   EXPECT_EQ(verify.status, 0) << verify.out << verify.err;
   EXPECT_NE(verify.out.find("intact"), std::string::npos) << verify.out;
+}
+
+TEST_F(GrepTest, RipgrepsVersionIsAskedInsideTheFence) {
+  // The version probe runs the pinned binary like the search does: confined.
+  // A stand-in for ripgrep, bind-mounted over /usr/bin/rg in a mount
+  // namespace of this test's own, says whether it could write to /tmp.
+  std::string log = t_.Out("audit.jsonl");
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount(FAKE_RG, kRg, nullptr, MS_BIND, nullptr) != 0) {
+      _exit(200);
+    }
+    _exit(Cordon({"grep", "--audit", log, "--", "needle"}).status);
+  }
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st));
+  if (WEXITSTATUS(st) == 200) GTEST_SKIP() << "cannot bind-mount over " << kRg << " here";
+  EXPECT_EQ(WEXITSTATUS(st), 1) << "the stand-in finds nothing";
+  std::string header;
+  std::stringstream lines(ReadFile(log));
+  std::getline(lines, header);
+  EXPECT_NE(header.find("\"ripgrep_version\":\"ripgrep 0.0.0-fake (outside write refused)\""),
+            std::string::npos)
+      << header;
 }
 
 TEST_F(GrepTest, GlobListsTheSameFilesAsBareRipgrep) {
