@@ -839,7 +839,6 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
 
 Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
                      const std::function<bool()>& valid) {
-  (void)at_flags;  // symlinks are refused whether or not the call follows them
   auto raw = ReadToolString(req.tid, path, PATH_MAX);
   if (!raw) return Reply::Errno(raw.error().err, "unreadable path");
   // "/proc/self/fd/N": the file the tool holds as fd N (glibc's fchmodat
@@ -856,7 +855,15 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   if (!fd) return Reply::Errno(fd.error().err);
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
-  if (const char* why = RefuseEntry(st); why != nullptr) {
+  if (S_ISLNK(st.st_mode) && (at_flags & AT_SYMLINK_NOFOLLOW) && st.st_nlink == 1) {
+    // The link itself, not what it points to: tar and cp -a give each link
+    // they make its owner and times (lchown, utimensat NOFOLLOW). A link has
+    // no mode and takes no user xattr, as the kernel answers.
+    if (kind == SCMP_SYS(fchmodat) || kind == uapi::kNrFchmodat2) return Reply::Errno(EOPNOTSUPP);
+    if (kind != SCMP_SYS(lchown) && kind != SCMP_SYS(fchownat) && kind != SCMP_SYS(utimensat)) {
+      return Reply::Errno(EPERM, "change metadata of " + p->abs + ": symbolic link");
+    }
+  } else if (const char* why = RefuseEntry(st); why != nullptr) {
     return Reply::Errno(EACCES, "change metadata of " + p->abs + ": " + why);
   }
   Reply rep = ApplyAttr(req, fd->get(), st, creds.value(), false, valid);

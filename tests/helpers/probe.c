@@ -238,6 +238,15 @@ int main(int argc, char** argv) {
   if (!strcmp(op, "utimes")) return result(syscall(SYS_utimes, a, kTimes));
   if (!strcmp(op, "futimesat")) return result(syscall(SYS_futimesat, AT_FDCWD, a, kTimes));
   if (!strcmp(op, "lchown")) return result(syscall(SYS_lchown, a, getuid(), getgid()));
+  if (!strcmp(op, "fchownat-nofollow")) {
+    return result(syscall(SYS_fchownat, AT_FDCWD, a, getuid(), getgid(), AT_SYMLINK_NOFOLLOW));
+  }
+  if (!strcmp(op, "lutimens")) {
+    const struct timespec ts[2] = {{1000000000, 0}, {1000000000, 0}};
+    return result(syscall(SYS_utimensat, AT_FDCWD, a, ts, AT_SYMLINK_NOFOLLOW));
+  }
+  if (!strcmp(op, "lchmod2")) return result(syscall(452, AT_FDCWD, a, 0700, AT_SYMLINK_NOFOLLOW));
+  if (!strcmp(op, "lsetxattr")) return result(syscall(SYS_lsetxattr, a, "user.cordon", "x", 1, 0));
   if (!strcmp(op, "removexattr")) return result(syscall(SYS_removexattr, a, "user.cordon"));
   if (!strcmp(op, "lremovexattr")) return result(syscall(SYS_lremovexattr, a, "user.cordon"));
   if (!strcmp(op, "mknod-reg")) return result(syscall(SYS_mknod, a, S_IFREG | 0644, 0));

@@ -102,6 +102,38 @@ TEST_P(NotifiedSyscallTest, TimesAndOwners) {
   EXPECT_EQ(ReadFile(t_.Ws("truncate.txt")), "");
 }
 
+TEST_P(NotifiedSyscallTest, ALinksOwnOwnerAndTimesChangeButNeverItsTarget) {
+  // tar and cp -a give each link they make its owner and times with calls
+  // that do not follow it; the target, inside or outside, stays as it was.
+  std::string mine = Mine("target.txt");
+  ASSERT_EQ(::symlink("target.txt", t_.Ws("in-link").c_str()), 0);
+  ASSERT_EQ(::symlink(secret_.c_str(), t_.Ws("out-link").c_str()), 0);
+  std::string target_before = State(mine), secret_before = State(secret_);
+  for (const char* link : {"in-link", "out-link"}) {
+    for (const char* op : {"lutimens", "lchown", "fchownat-nofollow"}) {
+      SCOPED_TRACE(std::string(op) + " " + link);
+      EXPECT_EQ(Outside({op, t_.Ws(link)}), 0) << last_.err;
+    }
+    EXPECT_EQ(Mtime(t_.Ws(link)), kProbeTime) << link;
+    // A link has no mode of its own and takes no user xattr (the kernel's
+    // answers); the calls that follow it are refused.
+    EXPECT_EQ(Outside({"lchmod2", t_.Ws(link)}), EOPNOTSUPP) << last_.err;
+    EXPECT_EQ(Outside({"lsetxattr", t_.Ws(link)}), EPERM) << last_.err;
+    for (const char* op : {"utimes", "chown", "chmod", "setxattr"}) {
+      EXPECT_EQ(Outside({op, t_.Ws(link)}), EACCES) << op << " " << link;
+    }
+  }
+  EXPECT_EQ(State(mine), target_before);
+  EXPECT_EQ(State(secret_), secret_before);
+  // A link with a second name may have it outside: not even the link changes.
+  ASSERT_EQ(::linkat(AT_FDCWD, t_.Ws("in-link").c_str(), AT_FDCWD, t_.Out("twin").c_str(), 0), 0);
+  const timespec later[2] = {{2000000000, 0}, {2000000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, t_.Out("twin").c_str(), later, AT_SYMLINK_NOFOLLOW), 0);
+  EXPECT_EQ(Outside({"lutimens", t_.Ws("in-link")}), EACCES);
+  EXPECT_EQ(Outside({"lchown", t_.Ws("in-link")}), EACCES);
+  EXPECT_EQ(Mtime(t_.Out("twin")), 2000000000);
+}
+
 TEST_P(NotifiedSyscallTest, ExtendedAttributes) {
   if (!xattrs_) GTEST_SKIP() << "SKIPPED LOUDLY: " << t_.root() << " has no user xattrs";
   for (const char* op : {"setxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr"}) {
