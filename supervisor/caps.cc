@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 
 #include <cerrno>
+#include <cstdlib>
 
 namespace cordon::supervisor {
 namespace {
@@ -49,6 +50,28 @@ int DropThreadCapabilities() {
   CapPtr none(cap_init());
   if (!none) return -ENOMEM;
   return cap_set_proc(none.get()) == 0 ? 0 : -errno;
+}
+
+ToolPermissions::ToolPermissions() {
+  CapPtr cur(cap_get_proc());
+  if (!cur) return;
+  CapPtr lowered(cap_dup(cur.get()));
+  if (!lowered || cap_clear_flag(lowered.get(), CAP_EFFECTIVE) != 0) return;
+  if (cap_compare(cur.get(), lowered.get()) == 0) {
+    lowered_ = true;  // no effective capability to begin with
+    return;
+  }
+  if (cap_set_proc(lowered.get()) != 0) return;
+  saved_ = cur.release();
+  lowered_ = true;
+}
+
+ToolPermissions::~ToolPermissions() {
+  if (saved_ == nullptr) return;
+  // Only the effective set was cleared, and the permitted set still holds
+  // every bit of it: raising it again cannot fail but for a kernel bug.
+  if (cap_set_proc(saved_) != 0) std::abort();
+  cap_free(saved_);
 }
 
 bool HoldsNoCapabilities() {

@@ -41,6 +41,24 @@ int DropAllCapabilities();
 // tool and must be refused what the tool is refused. Returns 0 or -errno.
 int DropThreadCapabilities();
 
+// Lowers the calling thread's effective set while it lives and raises it
+// again after (the permitted set is kept): the kernel then checks file
+// permissions on this thread as it does for the tool, which holds no
+// capability. For lookups and opens made on the tool's behalf. When
+// lowered() is false nothing may be done for the tool with it.
+class ToolPermissions {
+ public:
+  ToolPermissions();
+  ~ToolPermissions();
+  ToolPermissions(const ToolPermissions&) = delete;
+  ToolPermissions& operator=(const ToolPermissions&) = delete;
+  bool lowered() const { return lowered_; }
+
+ private:
+  cap_t saved_ = nullptr;  // null: there was nothing to lower
+  bool lowered_ = false;
+};
+
 // True when the calling process holds no capability in any set.
 bool HoldsNoCapabilities();
 

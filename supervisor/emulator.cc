@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "supervisor/caps.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
 #include "supervisor/tool_memory.h"
@@ -158,6 +159,11 @@ Emulator::Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
       opts_(std::move(opts)) {}
 
 Result<Fd> ReadFence::Open(std::string abs, uint64_t flags, bool follow) const {
+  // Looked up and opened with the tool's file permissions, not the
+  // supervisor's: a capless root tool may not read another user's 0600
+  // file or learn what a 0700 directory holds.
+  ToolPermissions as_tool;
+  if (!as_tool.lowered()) return SysError{EACCES, "cannot lower capabilities"};
   std::string name;
   if (!follow) {
     while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
@@ -220,6 +226,8 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
   const std::string& abs = abs_or.value();
   std::string target = ForTool(abs, req.tid);
   if (read_fence_) {
+    ToolPermissions as_tool;
+    if (!as_tool.lowered()) return Reply::Errno(EACCES, "cannot lower capabilities");
     auto loc = Canonical(read_fence_->executable, target);
     if (!loc) return Reply::Errno(loc.error().err, "execute " + abs + ": " + loc.error().op);
   }

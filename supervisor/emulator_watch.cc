@@ -15,6 +15,7 @@
 
 #include <string>
 
+#include "supervisor/caps.h"
 #include "supervisor/emulator.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
@@ -47,6 +48,9 @@ Reply Emulator::Watch(const Request& req, int inotify_fd, uint64_t path, uint32_
   auto instance = GetToolFd(creds->tgid, inotify_fd);
   if (!instance) return Reply::Errno(EBADF);
   // The magic link is followed to the inode held, a symlink's own included.
+  // The kernel asks for read permission on it: the tool's, as for the open.
+  ToolPermissions as_tool;
+  if (!as_tool.lowered()) return Reply::Errno(EACCES, "cannot lower capabilities");
   int wd = ::inotify_add_watch(instance->get(), ProcPath(fd->get()).c_str(),
                                mask & ~static_cast<uint32_t>(IN_DONT_FOLLOW));
   if (wd < 0) return Reply::Errno(errno);

@@ -54,6 +54,39 @@ TEST_P(NotifyTest, AFifoIsRefusedWithoutWaiting) {
   EXPECT_EQ(Probe({"opath-write", "mine.txt"}), 0) << last_.err;
 }
 
+// The tool holds no capability, so the kernel checks file permissions for
+// it: a root tool cannot read another user's 0600 file or look into a 0700
+// directory. Where the supervisor looks up and opens for the tool (every
+// read on the notify-all rung, inotify watches on both), it does so with
+// its own effective capabilities lowered, and answers as the kernel would.
+TEST_P(NotifyTest, ReadsAndWatchesGetTheToolsFilePermissions) {
+  constexpr uid_t kNobody = 65534;
+  WriteFile(t_.Ws("others.txt"), "others\n");
+  WriteFile(t_.Ws("shared.txt"), "shared\n");
+  ASSERT_EQ(::mkdir(t_.Ws("private").c_str(), 0700), 0);
+  WriteFile(t_.Ws("private/x"), "x\n");
+  if (::chown(t_.Ws("others.txt").c_str(), kNobody, kNobody) != 0 ||
+      ::chown(t_.Ws("shared.txt").c_str(), kNobody, kNobody) != 0 ||
+      ::chown(t_.Ws("private").c_str(), kNobody, kNobody) != 0) {
+    GTEST_SKIP() << "SKIPPED LOUDLY: cannot give files to uid " << kNobody << " (not root?)";
+  }
+  ::chmod(t_.Ws("others.txt").c_str(), 0600);
+  ::chmod(t_.Ws("shared.txt").c_str(), 0644);
+  if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED LOUDLY: the tool must be a capless root";
+  EXPECT_EQ(Probe({"read", "others.txt"}), EACCES) << last_.err;
+  EXPECT_EQ(Probe({"read", "private/x"}), EACCES) << last_.err;
+  EXPECT_EQ(Probe({"read", "private/absent"}), EACCES) << "no word of what it holds\n" << last_.err;
+  EXPECT_EQ(Probe({"exec", "private/absent"}), EACCES) << last_.err;
+  EXPECT_EQ(Probe({"inotify", "others.txt"}), EACCES) << last_.err;
+  EXPECT_EQ(Probe({"inotify", "private/x"}), EACCES) << last_.err;
+  // The honest neighbours: what the permissions let anyone read.
+  EXPECT_EQ(Probe({"read", "shared.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"inotify", "shared.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"inotify", "private"}), EACCES) << "watching needs read permission\n"
+                                                   << last_.err;
+  EXPECT_EQ(Probe({"read", "absent"}), ENOENT) << last_.err;
+}
+
 // "cmake ..", "gcc -I../include", "tar czf ../x.tgz": the leading ".." of a
 // relative path climb the tool's cwd or dirfd, which the kernel names by its
 // physical path, so there is no alias to refuse. A ".." after a name is one

@@ -1,8 +1,8 @@
-// inotify watches: Landlock does not check them, and a root tool passes
-// the kernel's DAC check everywhere, so a watch outside would report the
-// names and timing of every change there (another run's workspace,
-// /root/.ssh). The supervisor adds watches on what the tool may read only
-// (supervisor/emulator_watch.cc).
+// inotify watches: Landlock does not check them, and a root tool owns most
+// of the files there are, so a watch outside would report the names and
+// timing of every change there (another run's workspace, /root/.ssh). The
+// supervisor adds watches on what the tool may read only, with the tool's
+// file permissions (supervisor/emulator_watch.cc).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>

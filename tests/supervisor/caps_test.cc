@@ -1,10 +1,13 @@
 #include "supervisor/caps.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/capability.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <thread>
 
 namespace cordon::supervisor {
@@ -85,6 +88,50 @@ TEST(Caps, RootDoesNotRegainCapabilitiesAtExec) {
 TEST(Caps, AThreadDropsItsOwnCapabilitiesOnly) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root";
   EXPECT_EXIT(DropOnOneThread(), ::testing::ExitedWithCode(0), "");
+}
+
+// ToolPermissions: while it lives, this thread opens files as a capless
+// root would (another user's 0600 file is refused); afterwards it holds
+// what it held before, and another thread never lost anything.
+[[noreturn]] void LowerWhileOpening(const char* others) {
+  std::atomic<int> step{0};
+  bool other_thread_kept = false;
+  std::thread other([&] {  // started before the guard: its capabilities are its own
+    while (step.load() != 1) std::this_thread::yield();
+    int fd = ::open(others, O_RDONLY | O_CLOEXEC);
+    other_thread_kept = fd >= 0;
+    if (fd >= 0) ::close(fd);
+    step = 2;
+  });
+  bool refused_inside = false;
+  {
+    ToolPermissions as_tool;
+    if (!as_tool.lowered()) _exit(1);
+    int fd = ::open(others, O_RDONLY | O_CLOEXEC);
+    refused_inside = fd < 0 && errno == EACCES;
+    if (fd >= 0) ::close(fd);
+    step = 1;
+    while (step.load() != 2) std::this_thread::yield();
+  }
+  other.join();
+  if (!refused_inside) _exit(2);
+  if (!other_thread_kept) _exit(3);
+  int fd = ::open(others, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) _exit(4);
+  ::close(fd);
+  _exit(0);
+}
+
+TEST(Caps, ToolPermissionsLowerThisThreadForAWhile) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  char path[] = "/tmp/cordon-caps-XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  ASSERT_EQ(::chown(path, 65534, 65534), 0);
+  ASSERT_EQ(::chmod(path, 0600), 0);
+  EXPECT_EXIT(LowerWhileOpening(path), ::testing::ExitedWithCode(0), "");
+  ::unlink(path);
 }
 
 }  // namespace
