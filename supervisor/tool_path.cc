@@ -12,6 +12,7 @@
 
 #include "policy/path_admission.h"
 #include "policy/policy.h"
+#include "supervisor/caps.h"
 #include "supervisor/tool_creds.h"
 
 namespace cordon::supervisor {
@@ -63,24 +64,10 @@ Result<std::string> Absolute(pid_t tid, int dirfd, const std::string& path) {
 
 bool ToolSeesEntry(const std::string& abs) {
   std::string norm;
-  if (!NormaliseNoDotDot(abs, norm) || norm == "/" || policy::IsWithin(norm, "/proc")) return false;
-  // The tool runs with cordon's uid and groups, without its capabilities.
-  const uid_t uid = ::geteuid();
-  gid_t groups[NGROUPS_MAX + 1];
-  int n = ::getgroups(NGROUPS_MAX, groups);
-  if (n < 0) return false;
-  groups[n++] = ::getegid();
-  auto searchable = [&](const struct stat& d) {
-    if (d.st_uid == uid) return (d.st_mode & S_IXUSR) != 0;
-    if (std::find(groups, groups + n, d.st_gid) != groups + n) return (d.st_mode & S_IXGRP) != 0;
-    return (d.st_mode & S_IXOTH) != 0;
-  };
+  if (!NormaliseNoDotDot(abs, norm) || policy::IsWithin(norm, "/proc")) return false;
+  ToolPermissions as_tool;
   struct stat st;
-  for (size_t slash = 0; slash != std::string::npos; slash = norm.find('/', slash + 1)) {
-    std::string dir = slash == 0 ? "/" : norm.substr(0, slash);
-    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !searchable(st)) return false;
-  }
-  return ::lstat(norm.c_str(), &st) == 0;
+  return as_tool.lowered() && ::lstat(norm.c_str(), &st) == 0;
 }
 
 std::string ForTool(const std::string& abs, pid_t tid) {

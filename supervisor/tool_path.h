@@ -18,11 +18,10 @@ namespace cordon::supervisor {
 // ".." after a name is refused (EACCES).
 Result<std::string> Absolute(pid_t tid, int dirfd, const std::string& path);
 
-// Whether the entry at `abs` exists as the tool could see it: every
-// ancestor a real directory (no symlink) that the tool's uid and groups may
-// search by its mode bits, the entry itself present. False for anything
-// else, /proc included: the supervisor's capabilities must not tell the
-// tool of names its own lookups could not reach.
+// Whether the tool's own lstat of `abs` would find an entry: looked up with
+// the supervisor's effective capabilities lowered (ToolPermissions), so a
+// directory the tool may not search hides what it holds. False for /proc,
+// whose "self" would be the supervisor's.
 bool ToolSeesEntry(const std::string& abs);
 
 // The supervisor resolves "self" for the tool, not for itself. The thread
