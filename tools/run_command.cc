@@ -60,23 +60,40 @@ void CheckApprovalSocket(const std::string& path, const policy::Policy& p,
 }  // namespace
 
 void AddRunOptions(CLI::App* cmd, RunOptions& o) {
-  cmd->add_option("--workspace", o.workspace, "workspace directory (default: current directory)");
-  cmd->add_option("--session", o.session, "run in this session's managed workspace (cordon workspace)");
-  cmd->add_option("--workspaces-root", o.workspaces_root,
-                  "where managed workspaces live (default ${XDG_STATE_HOME:-~/.local/state}/cordon)");
+  // An empty value (an unset shell variable) is refused rather than taken
+  // for the default: `--workspace "$WS"` must not grant the current directory.
+  const CLI::Validator non_empty(
+      [](const std::string& v) {
+        return v.empty() ? std::string("must not be empty") : std::string();
+      },
+      "NONEMPTY");
+  cmd->add_option("--workspace", o.workspace, "workspace directory (default: current directory)")
+      ->check(non_empty);
+  cmd->add_option("--session", o.session,
+                  "run in this session's managed workspace (cordon workspace)")
+      ->check(non_empty);
+  cmd->add_option(
+         "--workspaces-root", o.workspaces_root,
+         "where managed workspaces live (default ${XDG_STATE_HOME:-~/.local/state}/cordon)")
+      ->check(non_empty);
   cmd->add_option("--profile", o.profile, "read-only (default) or workspace-write")
       ->check(CLI::IsMember({"read-only", "workspace-write"}));
-  cmd->add_option("--policy", o.policy_file, "policy file (docs/policy.md); flags override it");
+  cmd->add_option("--policy", o.policy_file, "policy file (docs/policy.md); flags override it")
+      ->check(non_empty);
   cmd->add_option("--receipt", o.receipt, "receipt naming the policy file's SHA-256")
+      ->check(non_empty)
       ->needs("--policy");
   auto* on = cmd->add_flag("--sandbox", o.sandbox, "confine this run even if the policy disables it");
   cmd->add_flag("--no-sandbox", o.no_sandbox, "run unconfined (needs sandbox.allowBypass)")
       ->excludes(on);
   cmd->add_option("--ro", o.ro, "extra read-only path (repeatable)")
+      ->check(non_empty)
       ->allow_extra_args(false);
   cmd->add_option("--rw", o.rw, "extra read-write path (repeatable)")
+      ->check(non_empty)
       ->allow_extra_args(false);
   cmd->add_option("--deny", o.deny, "path the tool may not reach, even inside an allowed one")
+      ->check(non_empty)
       ->allow_extra_args(false);
   cmd->add_option("--network", o.network, "none (default) or allow")
       ->check(CLI::IsMember({"none", "allow"}));
@@ -91,7 +108,8 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
                   "rules:FILE or socket:PATH");
   cmd->add_option("--approval-timeout", o.approval_timeout_s,
                   "seconds to wait for an approval before refusing (default 60)");
-  cmd->add_option("--audit", o.audit, "append a hash-chained JSON-lines audit log to FILE");
+  cmd->add_option("--audit", o.audit, "append a hash-chained JSON-lines audit log to FILE")
+      ->check(non_empty);
 }
 
 bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
