@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "policy/exec_closure.h"
+#include "policy/kernel_interfaces.h"
 
 namespace cordon::policy {
 
@@ -59,6 +60,14 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
                                                         : PathRule::ReadOnly(p.workspace));
   if (!private_tmp.empty()) rules.push_back(PathRule::ReadWrite(private_tmp));
   rules.insert(rules.end(), p.paths.begin(), p.paths.end());
+  // A grant of /dev's parent (`--ro /`) leaves /dev out; the system set's
+  // devices are deeper rules and stay (kernel_interfaces.h).
+  for (const PathRule& r : p.paths) {
+    if (r.access != Access::kDenied && r.path != kDeviceDir && IsWithin(kDeviceDir, r.path)) {
+      rules.push_back({kDeviceDir, Access::kDenied, false, "device nodes"});
+      break;
+    }
+  }
   if (p.profile == Profile::kWorkspaceWrite) {
     // Read-only holes in the read-write workspace (PlanGrants carves them).
     for (const std::string& f : p.protected_paths) {
@@ -128,6 +137,7 @@ std::vector<std::string> Validate(const Policy& p) {
       errors.push_back("the root directory cannot be read-write");
     }
   }
+  for (std::string& e : KernelInterfaceProblems(p)) errors.push_back(std::move(e));
   return errors;
 }
 

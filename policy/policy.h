@@ -97,7 +97,8 @@ std::vector<PathRule> SystemPaths();
 
 // Everything the tool may reach, in order: the system set, the workspace
 // (read-only or read-write by profile), the private TMPDIR (when not
-// empty), then the policy's own rules.
+// empty), then the policy's own rules (with /dev carved out of a grant of
+// its parent).
 // With tools pinned, no rule carries EXECUTE except one read-only rule per
 // file of ExecClosure(tools) (exec_closure.h), appended last.
 std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private_tmp);
@@ -114,7 +115,8 @@ bool IsAbsoluteNormal(const std::string& p);
 // True when `path` equals `dir` or lies beneath it (both absolute, normal).
 bool IsWithin(const std::string& path, const std::string& dir);
 
-// Every problem with the policy, one line each; empty when valid.
+// Every problem with the policy, one line each; empty when valid. Grants
+// of the kernel's interfaces are problems (kernel_interfaces.h).
 std::vector<std::string> Validate(const Policy& p);
 
 }  // namespace cordon::policy

@@ -315,6 +315,21 @@ TEST_P(RunTest, CpuAndCgroupLimitsAreReadableAndNothingElseInSys) {
       << last_.err;
 }
 
+// No grant opens up the kernel's interfaces (policy/kernel_interfaces.h):
+// asking for one is an error, and a grant of / leaves /dev out but for the
+// system set's devices.
+TEST_P(RunTest, KernelInterfacesAreNeverGranted) {
+  if (::access("/dev/kmsg", F_OK) != 0) GTEST_SKIP() << "SKIPPED LOUDLY: no /dev/kmsg here";
+  EXPECT_EQ(Probe("", {"open-nohang", "/dev/kmsg", "r"}, {"--ro", "/"}), EACCES) << last_.err;
+  EXPECT_EQ(Probe("", {"open-nohang", "/dev/urandom", "r"}, {"--ro", "/"}), 0) << last_.err;
+  EXPECT_EQ(Probe("", {"open-nohang", "/etc/hostname", "r"}, {"--ro", "/"}), 0) << last_.err;
+  EXPECT_EQ(Probe("", {"open-nohang", "/dev/kmsg", "r"}, {"--ro", "/dev/kmsg"}), 125);
+  EXPECT_NE(last_.err.find("--ro /dev/kmsg: a device node"), std::string::npos) << last_.err;
+  EXPECT_EQ(Probe("", {"read", "/proc/sys/vm/swappiness"}, {"--rw", "/proc/sys/vm"}), 125);
+  EXPECT_NE(last_.err.find("a kernel control filesystem, never writable"), std::string::npos)
+      << last_.err;
+}
+
 TEST_P(RunTest, KernelAttackSurfaceIsRefused) {
   EXPECT_EQ(Probe("", {"io_uring"}), ENOSYS);
   EXPECT_EQ(Probe("", {"ptrace-parent"}), EPERM);
