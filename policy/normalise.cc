@@ -21,8 +21,8 @@ Result<std::string> ResolveWorkspace(const std::string& path) {
   if (!real) return real;
   struct stat st;
   if (::stat(real->c_str(), &st) != 0) return Errno("stat", path);
-  if (!S_ISDIR(st.st_mode)) return SysError{ENOTDIR, "workspace", path};
-  if (*real == "/") return SysError{EINVAL, "workspace must not be /", path};
+  if (!S_ISDIR(st.st_mode)) return SysError{ENOTDIR, "stat", path};
+  if (*real == "/") return SysError{EINVAL, "the root directory is refused"};
   return real;
 }
 

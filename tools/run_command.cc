@@ -135,7 +135,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   if (!ws.empty()) {
     auto real = policy::ResolveWorkspace(ws);
     if (real) p.workspace = std::move(real.value());
-    else errors.push_back("workspace " + ws + ": " + Describe(real.error()));
+    else errors.push_back("workspace: " + Describe(real.error()));
   }
   if (o.profile == "workspace-write") {
     p.profile = policy::Profile::kWorkspaceWrite;
