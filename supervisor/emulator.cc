@@ -222,6 +222,11 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
   if (!s) return Reply::Errno(s.error().err);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   auto abs_or = Absolute(req.tid, dirfd, s.value());
+  if (!abs_or && s.value().empty() && abs_or.error().err == ENOENT) {
+    // An fd exec (AT_EMPTY_PATH) of a file with no name left, a memfd or a
+    // deleted file: no pin and no readable path can be this file.
+    return Reply::Errno(EACCES, "execute fd " + std::to_string(dirfd) + ": a file with no name");
+  }
   if (!abs_or) return Reply::Errno(abs_or.error().err);
   const std::string& abs = abs_or.value();
   std::string target = ForTool(abs, req.tid);

@@ -6,7 +6,7 @@
  *   probe read PATH | write PATH | create PATH | append PATH | trunc PATH | overwrite PATH
  *   probe unlink PATH | rmdir PATH | mkdir PATH | rename A B | link A B
  *   probe symlink TARGET PATH | chmod PATH | chown PATH | utimens PATH
- *   probe setxattr PATH | fchmod-ro PATH | exec PATH [ARG...]
+ *   probe setxattr PATH | fchmod-ro PATH | exec PATH [ARG...] | memfd-exec PATH
  *   probe connect PORT | io_uring | ptrace-parent | mount | unshare-user
  *   probe connect-unix PATH | bind-unix PATH | connect-abstract NAME
  *   probe unix-echo PATH (binds PATH, connects to it, passes a byte)
@@ -292,6 +292,18 @@ int main(int argc, char** argv) {
     struct { unsigned long long xflags; unsigned extsize, nextents, projid, cowextsize; } fa = {
         FS_XFLAG_NODUMP, 0, 0, 0, 0};
     return result(syscall(469, AT_FDCWD, a, &fa, sizeof fa, 0));
+  }
+  if (!strcmp(op, "memfd-exec")) { /* a copy of A in a memfd, exec'd by fd */
+    int src = open(a, O_RDONLY | O_CLOEXEC), m = memfd_create("copy", MFD_CLOEXEC);
+    if (src < 0 || m < 0) return errno;
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(src, buf, sizeof buf)) > 0) {
+      if (write(m, buf, (size_t)n) != n) return errno;
+    }
+    char* const args[] = {"copy", NULL};
+    syscall(SYS_execveat, m, "", args, environ, AT_EMPTY_PATH);
+    return errno;
   }
   if (!strcmp(op, "exec")) {
     execv(a, argv + 2);

@@ -60,6 +60,12 @@ TEST(ExecAllowlist, UnlistedBinaryCannotBeExecutedEvenByAStaticProgram) {
   RunResult listed = RunPinned(t, {pin_probe, "--tool=id=/usr/bin/id"}, {PROBE_STATIC, "exec", "/usr/bin/id"});
   EXPECT_EQ(listed.status, 0) << "a listed one runs: " << listed.err;
   EXPECT_NE(listed.out.find("uid="), std::string::npos);
+
+  // A copy in a memfd, exec'd by fd, has no name to be pinned by.
+  RunResult copy = RunPinned(t, {pin_probe, "--tool=id=/usr/bin/id"},
+                             {PROBE_STATIC, "memfd-exec", "/usr/bin/id"});
+  EXPECT_EQ(copy.status, EACCES) << copy.err;
+  EXPECT_EQ(copy.out.find("uid="), std::string::npos);
 }
 
 // With pins, the supervisor hashes what an exec would load: a FIFO there is
