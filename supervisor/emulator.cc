@@ -1,5 +1,6 @@
 #include "supervisor/emulator.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <seccomp.h>
@@ -157,6 +158,26 @@ Emulator::Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
       read_fence_(std::move(read_fence)),
       run_start_ns_(run_start_ns),
       opts_(std::move(opts)) {}
+
+Emulator::~Emulator() {
+  for (const WriteRoot& root : roots_.roots()) {
+    if (!root.own_entries_only) continue;
+    int fd = ::openat(root.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR* dir = fd < 0 ? nullptr : ::fdopendir(fd);
+    if (dir == nullptr) {
+      if (fd >= 0) ::close(fd);
+      continue;
+    }
+    while (const dirent* e = ::readdir(dir)) {
+      struct stat st;
+      if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+          created_.Contains(st.st_dev, st.st_ino) && ::unlinkat(fd, e->d_name, 0) == 0) {
+        spdlog::debug("removed {}/{}, left by the tool", root.path, e->d_name);
+      }
+    }
+    ::closedir(dir);
+  }
+}
 
 Result<Fd> ReadFence::Open(std::string abs, uint64_t flags, bool follow) const {
   // Looked up and opened with the tool's file permissions, not the
@@ -442,6 +463,9 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     }
   }
   if (probed && !RestoreStatusFlags(fd->get(), open_flags)) return Reply::Errno(errno);
+  if (!created && NotOwn(*loc, st)) {
+    return Reply::Errno(EACCES, "open for writing " + p.abs + ": not made by this run (shared)");
+  }
   if (!created) {
     Reply r = InstallReply(std::move(fd.value()), flags);
     // A file this call created is empty already: no truncate for it.
@@ -533,6 +557,9 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   if (roots_.IsPinned(st.st_dev, st.st_ino)) {
     return Reply::Errno(EACCES, "delete " + p->abs + ": holds a denied or protected path");
   }
+  if (NotOwn(p->loc, st)) {
+    return Reply::Errno(EACCES, "delete " + p->abs + ": not made by this run (shared)");
+  }
   bool want_dir = flags & AT_REMOVEDIR;
   bool free_delete = opts_.sensitive_delete_allowed || BornInRun(entry) ||
                      S_ISDIR(st.st_mode) != want_dir;  // the kernel's own error follows
@@ -622,12 +649,17 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   // (renaming a name onto itself removes nothing): one syscall fewer for a
   // plain rename.
   struct stat src {};
-  if (roots_.HasPins() || replaces) {
+  const bool shared = from->loc.root->own_entries_only;
+  if (roots_.HasPins() || replaces || shared) {
     if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) != 0) {
       return Reply::Errno(errno);
     }
     if (roots_.IsPinned(src.st_dev, src.st_ino)) {
       return Reply::Errno(EACCES, "rename " + from->abs + ": holds a denied or protected path");
+    }
+    if (NotOwn(from->loc, src) || (dst_exists && NotOwn(to->loc, dst.st))) {
+      return Reply::Errno(
+          EACCES, "rename " + from->abs + " -> " + to->abs + ": not made by this run (shared)");
     }
   }
   if (::renameat2(pf->get(), from->loc.name.c_str(), pt, to->loc.name.c_str(), flags) != 0) {
@@ -664,6 +696,9 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
     return Reply::Errno(p.error().err, "create: " + Describe(p.error()));
   }
   if (p->loc.rel.empty()) return Reply::Errno(EEXIST);
+  if (p->loc.root->own_entries_only && kind != S_IFREG) {
+    return Reply::Errno(EACCES, "create " + p->abs + ": only files in a shared directory");
+  }
   if (Protected(p->loc)) {
     if (ToolSeesEntry(p->abs)) return Reply::Errno(EEXIST);
     return Reply::Errno(EACCES, "create " + p->abs + ": protected path");
@@ -716,6 +751,11 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0 &&
       roots_.IsPinned(src.st_dev, src.st_ino)) {
     return Reply::Errno(EACCES, "link " + from->abs + ": a denied or protected path");
+  }
+  if (from->loc.root->own_entries_only &&
+      (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) != 0 ||
+       NotOwn(from->loc, src))) {
+    return Reply::Errno(EACCES, "link " + from->abs + ": not made by this run (shared)");
   }
   if (::linkat(pf->get(), from->loc.name.c_str(), pt->get(), to->loc.name.c_str(), 0) != 0) {
     return Reply::Errno(errno);
@@ -868,6 +908,9 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   if (!fd) return Reply::Errno(fd.error().err);
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+  if (NotOwn(p->loc, st)) {
+    return Reply::Errno(EACCES, "change metadata of " + p->abs + ": not made by this run (shared)");
+  }
   if (S_ISLNK(st.st_mode) && (at_flags & AT_SYMLINK_NOFOLLOW) && st.st_nlink == 1) {
     // The link itself, not what it points to: tar and cp -a give each link
     // they make its owner and times (lchown, utimensat NOFOLLOW). A link has
@@ -913,6 +956,9 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
     return Reply::Errno(EACCES, "change metadata of " + path + ": " + why);
   }
   if (Protected(*loc)) return Reply::Errno(EACCES, "change metadata of " + path + ": protected path");
+  if (NotOwn(*loc, st)) {
+    return Reply::Errno(EACCES, "change metadata of " + path + ": not made by this run (shared)");
+  }
   return ApplyAttr(req, fd->get(), st, creds, true, valid);
 }
 

@@ -126,6 +126,12 @@ class Emulator {
  public:
   Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
            std::unique_ptr<ReadFence> read_fence = nullptr);
+  // Removes what the tool left in the shared directories (its semaphores and
+  // shared memory in /dev/shm): the host's tmpfs is no place for a finished
+  // run's files, as the private TMPDIR is removed too.
+  ~Emulator();
+  Emulator(const Emulator&) = delete;
+  Emulator& operator=(const Emulator&) = delete;
 
   const EmulatorOptions& options() const { return opts_; }
 
@@ -183,6 +189,11 @@ class Emulator {
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
   bool BornInRun(const EntryStat& e);
   bool Protected(const Located& loc) const;
+  // An entry of a shared directory (WriteRoot::own_entries_only) that this
+  // supervisor did not make for the tool: someone else's, untouchable.
+  bool NotOwn(const Located& loc, const struct stat& st) const {
+    return loc.root->own_entries_only && !created_.Contains(st.st_dev, st.st_ino);
+  }
 
   WriteRoots roots_;
   std::unique_ptr<ReadFence> read_fence_;  // null unless on the notify-all rung

@@ -147,7 +147,8 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
                                             int64_t run_start_ns) {
   auto listener = ReceiveFd(notify_sock);
   if (!listener) return listener.error();
-  auto roots = WriteRoots::Open(WritableDirs(p, tmp), p.workspace, ExcludedPaths(p, tmp));
+  auto roots =
+      WriteRoots::Open(WritableDirs(p, tmp), p.workspace, ExcludedPaths(p, tmp), req.shared_dirs);
   if (!roots) return SysError{roots.error().err, "write roots", Describe(roots.error())};
   std::unique_ptr<ReadFence> fence;
   if (req.rung == Rung::kNotifyAll) {
@@ -168,6 +169,17 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
 }
 
 }  // namespace
+
+std::vector<std::string> SharedDirs(const policy::Policy& p, const ToolFilterOptions& filter) {
+  constexpr const char* kShm = "/dev/shm";
+  if (!DecidesEveryChange(filter)) return {};
+  for (const auto& r : p.paths) {
+    if (policy::IsWithin(kShm, r.path)) return {};  // the policy's own word on it
+  }
+  struct stat st;
+  if (::lstat(kShm, &st) != 0 || !S_ISDIR(st.st_mode)) return {};
+  return {kShm};
+}
 
 int64_t NowRealtimeNs() {
   timespec ts;

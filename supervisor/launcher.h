@@ -38,7 +38,16 @@ struct LaunchRequest {
   // CLOCK_REALTIME ns when the run began (0: when Launch is called). Files
   // born after it, or created by the supervisor, are the run's own.
   int64_t run_start_ns = 0;
+  // Directories the host shares where the tool may make files and use only
+  // those (WriteRoot::own_entries_only): SharedDirs().
+  std::vector<std::string> shared_dirs;
 };
+
+// /dev/shm, where glibc makes POSIX semaphores and shared memory (Python's
+// multiprocessing, concurrent.futures), when the supervisor decides every
+// change (so it can tell the run's files from the host's) and no rule of
+// the policy names /dev/shm or a directory above it. Empty otherwise.
+std::vector<std::string> SharedDirs(const policy::Policy& p, const ToolFilterOptions& filter);
 
 // CLOCK_REALTIME in ns: the clock of LaunchRequest::run_start_ns.
 int64_t NowRealtimeNs();

@@ -236,6 +236,10 @@ void FenceSocketFamilies(SeccompBuilder& b, policy::Network network) {
 
 }  // namespace
 
+bool DecidesEveryChange(const ToolFilterOptions& o) {
+  return NotifiesWriteOpens(o) && NotifiesDeletes(o) && NotifiesRenames(o);
+}
+
 void NotifyWhatPolicyNeeds(const policy::Policy& p, ToolFilterOptions* o) {
   // A protected path past a cut-short scan has no kernel carve-out: the
   // supervisor must refuse it by name, whatever links and delete relax.

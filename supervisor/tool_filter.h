@@ -37,6 +37,9 @@ struct ToolFilterOptions {
 // relax when the protected-path scan stopped at its bound (fail closed).
 void NotifyWhatPolicyNeeds(const policy::Policy& p, ToolFilterOptions* o);
 
+// Whether every write open, delete and rename goes to the supervisor.
+bool DecidesEveryChange(const ToolFilterOptions& o);
+
 // The program for `opts`, from the table compiled at build time.
 Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts);
 

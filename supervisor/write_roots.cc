@@ -35,12 +35,18 @@ bool NormaliseNoDotDot(const std::string& in, std::string& out) {
 
 Result<WriteRoots> WriteRoots::Open(const std::vector<std::string>& paths,
                                     const std::string& workspace,
-                                    const std::vector<std::string>& excluded) {
+                                    const std::vector<std::string>& excluded,
+                                    const std::vector<std::string>& shared) {
   WriteRoots r;
   for (const auto& p : paths) {
     Fd fd(::open(p.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!fd) return Errno("open write root", p);
     r.roots_.push_back({p, std::move(fd), p == workspace});
+  }
+  for (const auto& p : shared) {
+    Fd fd(::open(p.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) return Errno("open shared directory", p);
+    r.roots_.push_back({p, std::move(fd), false, true});
   }
   for (const auto& x : excluded) {
     const WriteRoot* root = nullptr;
@@ -74,6 +80,9 @@ Result<Located> WriteRoots::Locate(const std::string& abs_path) const {
   Located loc;
   loc.root = best;
   loc.rel = norm.size() == best->path.size() ? "" : norm.substr(best->path.size() + 1);
+  if (best->own_entries_only && loc.rel.find('/') != std::string::npos) {
+    return SysError{EACCES, "below the top level of a shared directory", best->path};
+  }
   if (!loc.rel.empty()) {
     auto slash = loc.rel.rfind('/');
     loc.parent_rel = slash == std::string::npos ? "." : loc.rel.substr(0, slash);

@@ -22,6 +22,9 @@ struct WriteRoot {
   std::string path;  // absolute, realpath
   Fd fd;             // O_PATH | O_DIRECTORY
   bool workspace = false;
+  // A directory the host shares (/dev/shm): the tool may make files at its
+  // top level and use, rename and remove those it made, nothing else there.
+  bool own_entries_only = false;
 };
 
 // Where an absolute path lands: a root and the path relative to it ("" for
@@ -38,9 +41,11 @@ class WriteRoots {
   // `excluded`: paths inside the roots the tool may not change (denied,
   // read-only, protected). Their inodes and their ancestors' up to the root
   // are pinned, so renaming a parent cannot move them out of the way.
+  // `shared`: directories opened as own_entries_only roots.
   static Result<WriteRoots> Open(const std::vector<std::string>& paths,
                                  const std::string& workspace,
-                                 const std::vector<std::string>& excluded = {});
+                                 const std::vector<std::string>& excluded = {},
+                                 const std::vector<std::string>& shared = {});
 
   // True for the inode of an excluded path or a directory on the way to one:
   // it may not be renamed, deleted or linked.
@@ -49,7 +54,8 @@ class WriteRoots {
   bool HasPins() const { return !pinned_.empty(); }
 
   // Lexical only: refuses a raw ".." segment (EACCES), normalises "." and
-  // repeated slashes, and finds the root (EACCES when none holds it).
+  // repeated slashes, and finds the root (EACCES when none holds it, or
+  // when the path lies below the top level of an own_entries_only root).
   Result<Located> Locate(const std::string& abs_path) const;
 
   // openat2 beneath the root: ELOOP/EXDEV (a symlink or mount on the way)

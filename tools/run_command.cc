@@ -312,6 +312,7 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
   // decision only against an exec allowlist (Landlock's EXECUTE rights are
   // the fence otherwise).
   supervisor::NotifyWhatPolicyNeeds(p, &req.filter);
+  req.shared_dirs = supervisor::SharedDirs(p, req.filter);
 }
 
 void RegisterRun(CLI::App& app, int& exit_code) {

@@ -18,6 +18,14 @@ std::string EnvValue(const std::vector<std::string>& env, const std::string& key
   return {};
 }
 
+// What the preload admits: the policy, and the shared directories where the
+// supervisor decides each change (so the preload lets them through to it).
+policy::Policy PreloadView(const policy::Policy& p, const std::vector<std::string>& shared) {
+  policy::Policy view = p;
+  for (const std::string& d : shared) view.paths.push_back(policy::PathRule::ReadWrite(d));
+  return view;
+}
+
 }  // namespace
 
 std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_policy,
@@ -40,8 +48,8 @@ std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_polic
   supervisor::PreloadEnv env;
   if (library.empty()) {
     why = "libcordon_preload.so not found";
-  } else if (supervisor::MakePreloadEnv(run_policy, library, caller_ld_preload, log_refusals,
-                                        &env, &why)) {
+  } else if (supervisor::MakePreloadEnv(PreloadView(run_policy, req.shared_dirs), library,
+                                        caller_ld_preload, log_refusals, &env, &why)) {
     supervisor::ApplyPreloadEnv(&req.env, env.set);
     for (const auto& path : env.read_only) {
       run_policy.paths.push_back(policy::PathRule::ReadOnlyNoExec(path));

@@ -7,6 +7,7 @@
  *   probe unlink PATH | rmdir PATH | mkdir PATH | rename A B | link A B
  *   probe symlink TARGET PATH | chmod PATH | chown PATH | utimens PATH
  *   probe setxattr PATH | fchmod-ro PATH | exec PATH [ARG...] | memfd-exec PATH
+ *   probe shm-cycle PREFIX
  *   probe connect PORT | io_uring | ptrace-parent | mount | unshare-user
  *   probe connect-unix PATH | bind-unix PATH | connect-abstract NAME
  *   probe unix-echo PATH (binds PATH, connects to it, passes a byte)
@@ -292,6 +293,24 @@ int main(int argc, char** argv) {
     struct { unsigned long long xflags; unsigned extsize, nextents, projid, cowextsize; } fa = {
         FS_XFLAG_NODUMP, 0, 0, 0, 0};
     return result(syscall(469, AT_FDCWD, a, &fa, sizeof fa, 0));
+  }
+  if (!strcmp(op,
+              "shm-cycle")) { /* sem_open's way with files named A.*: make, link, rename, drop */
+    char tmp[512], name[512], moved[512], left[512];
+    snprintf(tmp, sizeof tmp, "%s.tmp", a);
+    snprintf(name, sizeof name, "%s.sem", a);
+    snprintf(moved, sizeof moved, "%s.moved", a);
+    snprintf(left, sizeof left, "%s.left", a);
+    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || write(fd, "semaphore", 9) != 9 || ftruncate(fd, 4096) != 0) return errno;
+    close(fd);
+    if (link(tmp, name) != 0 || unlink(tmp) != 0) return errno;
+    if (rename(name, moved) != 0 || chmod(moved, 0640) != 0) return errno;
+    if ((fd = open(moved, O_RDWR | O_CLOEXEC)) < 0) return errno;
+    close(fd);
+    if (unlink(moved) != 0) return errno;
+    fd = open(left, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600); /* left for cordon to remove */
+    return fd < 0 ? errno : 0;
   }
   if (!strcmp(op, "memfd-exec")) { /* a copy of A in a memfd, exec'd by fd */
     int src = open(a, O_RDONLY | O_CLOEXEC), m = memfd_create("copy", MFD_CLOEXEC);

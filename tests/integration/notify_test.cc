@@ -87,6 +87,60 @@ TEST_P(NotifyTest, ReadsAndWatchesGetTheToolsFilePermissions) {
   EXPECT_EQ(Probe({"read", "absent"}), ENOENT) << last_.err;
 }
 
+// /dev/shm is the host's: glibc makes POSIX semaphores and shared memory
+// there (Python's multiprocessing), so a run may make files at its top
+// level and use, link, rename and remove those, and what it leaves is
+// removed when it ends. Nothing it did not make there can be opened,
+// changed, moved or removed, and no directory or link can be made.
+TEST_P(NotifyTest, SharedMemoryHoldsTheRunsOwnFilesOnly) {
+  struct stat st;
+  if (::stat("/dev/shm", &st) != 0 || !S_ISDIR(st.st_mode)) {
+    GTEST_SKIP() << "SKIPPED LOUDLY: no /dev/shm directory here";
+  }
+  const std::string prefix =
+      "/dev/shm/cordon-test-" + std::to_string(::getpid()) + "-" + std::to_string(::time(nullptr));
+  const std::string host = prefix + "-host";
+  WriteFile(host, "host\n");
+  ::chmod(host.c_str(), 0644);
+  EXPECT_EQ(Probe({"shm-cycle", prefix}), 0) << last_.err;
+  for (const char* s : {".tmp", ".sem", ".moved", ".left"}) {
+    EXPECT_FALSE(Exists(prefix + s)) << prefix + s << ": dropped by the tool or removed by cordon";
+  }
+  for (const std::vector<std::string>& op :
+       std::vector<std::vector<std::string>>{{"write", host},
+                                             {"trunc", host},
+                                             {"unlink", host},
+                                             {"rename", host, prefix + "-moved"},
+                                             {"link", host, prefix + "-link"},
+                                             {"chmod", host},
+                                             {"read", host},
+                                             {"mkdir", prefix + "-dir"},
+                                             {"symlink", host, prefix + "-sym"}}) {
+    EXPECT_EQ(Probe(op), EACCES) << op[0] << ": " << last_.err;
+  }
+  EXPECT_EQ(ReadFile(host), "host\n");
+  ASSERT_EQ(::stat(host.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  for (const char* s : {"-moved", "-link", "-dir", "-sym"}) EXPECT_FALSE(Exists(prefix + s)) << s;
+  // Where the kernel takes the writes (links: kernel, deletes allowed),
+  // nothing tells the run's files from the host's: /dev/shm stays shut.
+  // Not on the notify-all rung, where the supervisor decides all the same.
+  WriteFile(t_.Out("fast.json"), R"({"links": "kernel", "sensitive": {"delete": "allow"}})");
+  EXPECT_EQ(Probe({"create", prefix + "-fast"}, {"--policy", t_.Out("fast.json")}),
+            notify_all() ? 0 : EACCES)
+      << last_.err;
+  EXPECT_FALSE(Exists(prefix + "-fast"));
+  // Deletes allowed or not, the host's file is not the run's to delete.
+  EXPECT_EQ(Probe({"unlink", host}, {"--policy", t_.Out("fast.json")}), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(host), "host\n");
+  // Only the top level: a directory of the host's holds nothing of the run.
+  ASSERT_EQ(::mkdir((prefix + "-hostdir").c_str(), 0755), 0);
+  EXPECT_EQ(Probe({"create", prefix + "-hostdir/x"}), EACCES) << last_.err;
+  EXPECT_FALSE(Exists(prefix + "-hostdir/x"));
+  ::rmdir((prefix + "-hostdir").c_str());
+  ::unlink(host.c_str());
+}
+
 // "cmake ..", "gcc -I../include", "tar czf ../x.tgz": the leading ".." of a
 // relative path climb the tool's cwd or dirfd, which the kernel names by its
 // physical path, so there is no alias to refuse. A ".." after a name is one

@@ -128,6 +128,22 @@ TEST_F(PreloadRun, PythonIsRefusedOutsideAndWritesInside) {
       << r.err;
 }
 
+// multiprocessing's locks and queues are POSIX semaphores in /dev/shm: a
+// process pool works under the strict default, read-only profile included.
+TEST_F(PreloadRun, PythonProcessPoolsWork) {
+  if (::access("/usr/bin/python3", X_OK) != 0)
+    GTEST_SKIP() << "SKIPPED LOUDLY: no /usr/bin/python3";
+  RunResult r = Run({"/usr/bin/python3", "-c",
+                     "import multiprocessing as mp, concurrent.futures as cf\n"
+                     "def sq(x): return x * x\n"
+                     "if __name__ == '__main__':\n"
+                     "  with mp.Pool(2) as p: print(p.map(sq, [1, 2, 3]))\n"
+                     "  with cf.ProcessPoolExecutor(2) as ex: print(list(ex.map(sq, [4, 5])))\n"},
+                    "", {}, "read-only");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "[1, 4, 9]\n[16, 25]\n");
+}
+
 // "preload reports: R received (F refused), D dropped by the tool, U unaccounted, ..."
 struct Tally {
   long received = -1, dropped = -1, unaccounted = -1, exited = -1;
