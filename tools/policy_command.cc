@@ -97,6 +97,30 @@ std::vector<std::string> Notified(const policy::Policy& p) {
   return names;
 }
 
+// The shared directories where a run may use its own files (/dev/shm).
+std::vector<std::string> SharedDirs(const policy::Policy& p) {
+  supervisor::ToolFilterOptions o;
+  supervisor::NotifyWhatPolicyNeeds(p, &o);
+  return supervisor::SharedDirs(p, o);
+}
+
+// /dev/shm (POSIX semaphores and shared memory), as SharedDirs decides it.
+std::string SharedMemoryLine(const policy::Policy& p) {
+  supervisor::ToolFilterOptions o;
+  supervisor::NotifyWhatPolicyNeeds(p, &o);
+  if (!SharedDirs(p).empty()) {
+    return "/dev/shm: files the run makes there, and only those (removed when the run ends)";
+  }
+  for (const auto& r : p.paths) {
+    if (policy::IsWithin("/dev/shm", r.path)) return "/dev/shm: as the paths below say";
+  }
+  if (!supervisor::DecidesEveryChange(o)) {
+    return "none: the kernel takes writes under this policy, and could not tell the run's files "
+           "in /dev/shm from the host's (process pools fail)";
+  }
+  return "none: no /dev/shm here";
+}
+
 nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
   using nlohmann::json;
   json paths = json::array();
@@ -137,6 +161,7 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
         {"delete_bytes", p.limits.max_delete_bytes}}},
       {"rung", rung},
       {"notified_syscalls", Notified(p)},
+      {"own_files_only", SharedDirs(p)},
       {"notes", p.notes},
   };
 }
@@ -158,6 +183,7 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
                       (p.allow_bypass ? "; --no-sandbox is allowed for one run"
                                       : "; --no-sandbox is refused"));
   line("Temp files", p.private_tmp ? "a private TMPDIR, removed when the run ends" : "none");
+  line("Shared mem", SharedMemoryLine(p));
   line("Deleting", std::string("files that existed before the run: ") +
                        DeleteLine(p.sensitive_delete) + "; files the run created: freely");
   line("Links", p.links == policy::LinkMode::kStrict

@@ -475,6 +475,9 @@ TEST(PolicyCommand, ExplainSaysWhatEachRelaxationLeavesToTheKernel) {
   EXPECT_THAT(fast, ::testing::Not(HasSubstr(" rename")));
   EXPECT_THAT(fast, HasSubstr(" mkdir"));
   EXPECT_THAT(out, HasSubstr("is NOT refused"));
+  EXPECT_THAT(out, HasSubstr("Shared mem   none: the kernel takes writes under this policy"));
+  decided_by("{}");
+  EXPECT_THAT(out, HasSubstr("Shared mem   /dev/shm: files the run makes there, and only those"));
 }
 
 // explain shows what a run does when the protected-path scan stops at its
