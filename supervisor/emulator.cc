@@ -160,6 +160,7 @@ Emulator::Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
       opts_(std::move(opts)) {}
 
 Emulator::~Emulator() {
+  if (!made_shared_.load()) return;
   for (const WriteRoot& root : roots_.roots()) {
     if (!root.own_entries_only) continue;
     int fd = ::openat(root.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -473,6 +474,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     return r;
   }
   Born(st);
+  if (loc->root->own_entries_only) made_shared_ = true;
   Reply installed = InstallReply(std::move(fd.value()), flags);
   // The kernel takes the fd before it creates anything: a file made for an
   // fd that cannot be installed is removed again, if it is still ours.
@@ -722,6 +724,7 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   if (rc != 0) return Reply::Errno(errno);
   struct stat st;
   if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) Born(st);
+  if (p->loc.root->own_entries_only) made_shared_ = true;
   return Reply{};
 }
 

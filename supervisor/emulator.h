@@ -18,6 +18,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -226,6 +227,8 @@ class Emulator {
   // Inodes this supervisor created for the tool: the run's own whatever
   // their birth time says (a coarse timestamp can predate run_start_ns_).
   InodeSet created_;
+  // Whether a file was made in a shared directory (the destructor's sweep).
+  std::atomic<bool> made_shared_{false};
   // Both sets name inodes by number, and a filesystem gives a freed number
   // to its next new file (git's index.lock, made and renamed over index
   // again and again). An inode the supervisor creates is new whatever its
