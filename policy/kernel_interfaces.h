@@ -16,6 +16,9 @@ namespace cordon::policy {
 // Where the machine's device nodes live; a grant of an ancestor (`--ro /`)
 // gets it carved out (EffectiveRules), the system set's devices excepted.
 inline constexpr const char* kDeviceDir = "/dev";
+// The source EffectiveRules gives that carve-out (policy explain shows it).
+inline constexpr const char* kDeviceCarveOut =
+    "device nodes, carved out of a grant of their parent";
 
 // Every rule (the workspace included) that would open a kernel interface,
 // one line each; empty when there is none. Refused: a writable path on a

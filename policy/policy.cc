@@ -64,7 +64,7 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
   // devices are deeper rules and stay (kernel_interfaces.h).
   for (const PathRule& r : p.paths) {
     if (r.access != Access::kDenied && r.path != kDeviceDir && IsWithin(kDeviceDir, r.path)) {
-      rules.push_back({kDeviceDir, Access::kDenied, false, "device nodes"});
+      rules.push_back({kDeviceDir, Access::kDenied, false, kDeviceCarveOut});
       break;
     }
   }

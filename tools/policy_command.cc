@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "policy/kernel_interfaces.h"
 #include "policy/normalise.h"
 #include "policy/policy.h"
 #include "supervisor/landlock.h"
@@ -97,6 +98,16 @@ std::vector<std::string> Notified(const policy::Policy& p) {
   return names;
 }
 
+// What the enforced rules add to the policy's own paths: /dev out of a
+// grant of its parent (policy/kernel_interfaces.h).
+std::vector<policy::PathRule> CarveOuts(const policy::Policy& p) {
+  std::vector<policy::PathRule> out;
+  for (auto& r : policy::EffectiveRules(p, "")) {
+    if (r.source == policy::kDeviceCarveOut) out.push_back(std::move(r));
+  }
+  return out;
+}
+
 // The shared directories where a run may use its own files (/dev/shm).
 std::vector<std::string> SharedDirs(const policy::Policy& p) {
   supervisor::ToolFilterOptions o;
@@ -132,6 +143,10 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
                    {"source", "workspace"}});
   for (const auto& r : p.paths) {
     paths.push_back({{"path", r.path}, {"access", policy::AccessName(r.access)}, {"source", r.source}});
+  }
+  for (const auto& r : CarveOuts(p)) {
+    paths.push_back(
+        {{"path", r.path}, {"access", policy::AccessName(r.access)}, {"source", r.source}});
   }
   if (p.profile == policy::Profile::kWorkspaceWrite) {
     for (const auto& f : p.protected_paths) {
@@ -204,6 +219,10 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
   for (const auto& r : p.paths) {
     std::printf("  %-10s  %s\n  %-10s  (from %s)\n", policy::AccessName(r.access), r.path.c_str(),
                 "", r.source.c_str());
+  }
+  for (const auto& r : CarveOuts(p)) {
+    std::printf("  %-10s  %s\n  %-10s  (%s)\n", policy::AccessName(r.access), r.path.c_str(), "",
+                r.source.c_str());
   }
   std::printf("\nProtected paths (read-only even when the workspace is read-write):\n");
   std::string pats;

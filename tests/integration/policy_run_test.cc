@@ -447,6 +447,30 @@ TEST(PolicyCommand, ExplainListsDroppedPathsAndWhy) {
   EXPECT_THAT(r.out, HasSubstr("\"profile\": \"read-only\""));
 }
 
+// A grant of / is enforced without /dev (policy/kernel_interfaces.h), and
+// explain shows that carve-out beside the policy's own paths; a device
+// node asked for is an error, as in a run.
+TEST(PolicyCommand, ExplainShowsDevCarvedOutOfTheRoot) {
+  ScratchTree t;
+  std::string f = t.root() + "/p.json";
+  WriteFile(f, R"({"sandbox":{"filesystem":{"readonlyPaths":["/"]}}})");
+  RunResult r = RunCordon({"policy", "explain", f, "--workspace", t.ws()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("denied      /dev\n              (device nodes, carved out of a "
+                               "grant of their parent)"));
+  r = RunCordon({"policy", "explain", f, "--workspace", t.ws(), "--json"});
+  EXPECT_THAT(r.out,
+              HasSubstr("\"source\": \"device nodes, carved out of a grant of their parent\""));
+  WriteFile(f, R"({"sandbox":{"filesystem":{"readonlyPaths":["/opt"]}}})");
+  r = RunCordon({"policy", "explain", f, "--workspace", t.ws()});
+  EXPECT_THAT(r.out, Not(HasSubstr("carved out")));
+  WriteFile(f, R"({"sandbox":{"filesystem":{"readwritePaths":["/dev/shm", "/dev"]}}})");
+  r = RunCordon({"policy", "explain", f, "--workspace", t.ws()});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_THAT(r.err, HasSubstr("/dev: the machine's device nodes")) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("/dev/shm:"))) << r.err;
+}
+
 // explain names what goes to the supervisor under each relaxation, from
 // the same mapping a run uses, and says what links: kernel gives up.
 TEST(PolicyCommand, ExplainSaysWhatEachRelaxationLeavesToTheKernel) {
