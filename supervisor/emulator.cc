@@ -1,6 +1,5 @@
 #include "supervisor/emulator.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <seccomp.h>
@@ -18,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "policy/dir_listing.h"
 #include "supervisor/caps.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
@@ -163,20 +163,25 @@ Emulator::~Emulator() {
   if (!made_shared_.load()) return;
   for (const WriteRoot& root : roots_.roots()) {
     if (!root.own_entries_only) continue;
-    int fd = ::openat(root.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR* dir = fd < 0 ? nullptr : ::fdopendir(fd);
-    if (dir == nullptr) {
-      if (fd >= 0) ::close(fd);
-      continue;
-    }
-    while (const dirent* e = ::readdir(dir)) {
+    Fd dir(::openat(root.fd.get(), ".", policy::kWalkDirFlags));
+    if (!dir) continue;
+    // Listed whole first, then removed: a listing is not changed under it.
+    std::vector<std::string> files;
+    auto buf = std::make_unique<char[]>(policy::kListingBytes);
+    policy::ListDirectory(dir.get(), policy::ShortReadEndsListing(dir.get()), buf.get(),
+                          policy::kListingBytes, [&](const dirent64& e) {
+                            if (e.d_type == DT_REG || e.d_type == DT_UNKNOWN)
+                              files.emplace_back(e.d_name);
+                            return true;
+                          });
+    for (const std::string& name : files) {
       struct stat st;
-      if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-          created_.Contains(st.st_dev, st.st_ino) && ::unlinkat(fd, e->d_name, 0) == 0) {
-        spdlog::debug("removed {}/{}, left by the tool", root.path, e->d_name);
+      if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISREG(st.st_mode) && created_.Contains(st.st_dev, st.st_ino) &&
+          ::unlinkat(dir.get(), name.c_str(), 0) == 0) {
+        spdlog::debug("removed {}/{}, left by the tool", root.path, name);
       }
     }
-    ::closedir(dir);
   }
 }
 
@@ -751,13 +756,12 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   auto pt = WriteRoots::OpenParent(to->loc);
   if (!pt) return Reply::Errno(pt.error().err);
   struct stat src;
-  if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0 &&
-      roots_.IsPinned(src.st_dev, src.st_ino)) {
+  const bool src_known =
+      ::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0;
+  if (src_known && roots_.IsPinned(src.st_dev, src.st_ino)) {
     return Reply::Errno(EACCES, "link " + from->abs + ": a denied or protected path");
   }
-  if (from->loc.root->own_entries_only &&
-      (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) != 0 ||
-       NotOwn(from->loc, src))) {
+  if (from->loc.root->own_entries_only && (!src_known || NotOwn(from->loc, src))) {
     return Reply::Errno(EACCES, "link " + from->abs + ": not made by this run (shared)");
   }
   if (::linkat(pf->get(), from->loc.name.c_str(), pt->get(), to->loc.name.c_str(), 0) != 0) {
