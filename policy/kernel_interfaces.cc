@@ -40,9 +40,10 @@ std::string Problem(const std::string& path, Access access) {
       (IsWithin(path, "/proc") || IsWithin(path, "/sys") || OnPseudoFs(path))) {
     return "a kernel control filesystem, never writable";
   }
-  if (IsSystemDevice(path) || IsWithin(path, "/dev/shm")) return {};
+  if (IsWithin(path, kSharedMemoryDir)) return {};
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode))) {
+    if (IsSystemDevice(path)) return {};
     return "a device node (only /dev/null, /dev/zero, /dev/full and the random devices are "
            "granted)";
   }

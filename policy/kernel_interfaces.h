@@ -16,6 +16,10 @@ namespace cordon::policy {
 // Where the machine's device nodes live; a grant of an ancestor (`--ro /`)
 // gets it carved out (EffectiveRules), the system set's devices excepted.
 inline constexpr const char* kDeviceDir = "/dev";
+// Where glibc makes POSIX semaphores and shared memory: the one place under
+// /dev a policy may grant, and the shared directory a run may make its own
+// files in (supervisor::SharedDirs).
+inline constexpr const char* kSharedMemoryDir = "/dev/shm";
 // The source EffectiveRules gives that carve-out (policy explain shows it).
 inline constexpr const char* kDeviceCarveOut =
     "device nodes, carved out of a grant of their parent";

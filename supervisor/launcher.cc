@@ -22,6 +22,7 @@
 
 #include "policy/fd.h"
 #include "policy/fs_plan.h"
+#include "policy/kernel_interfaces.h"
 #include "supervisor/child.h"
 #include "supervisor/landlock.h"
 #include "supervisor/notify_loop.h"
@@ -171,14 +172,14 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
 }  // namespace
 
 std::vector<std::string> SharedDirs(const policy::Policy& p, const ToolFilterOptions& filter) {
-  constexpr const char* kShm = "/dev/shm";
+  const char* shm = policy::kSharedMemoryDir;
   if (!DecidesEveryChange(filter)) return {};
   for (const auto& r : p.paths) {
-    if (policy::IsWithin(kShm, r.path)) return {};  // the policy's own word on it
+    if (policy::IsWithin(shm, r.path)) return {};  // the policy's own word on it
   }
   struct stat st;
-  if (::lstat(kShm, &st) != 0 || !S_ISDIR(st.st_mode)) return {};
-  return {kShm};
+  if (::lstat(shm, &st) != 0 || !S_ISDIR(st.st_mode)) return {};
+  return {shm};
 }
 
 int64_t NowRealtimeNs() {

@@ -119,11 +119,12 @@ std::vector<std::string> SharedDirs(const policy::Policy& p) {
 std::string SharedMemoryLine(const policy::Policy& p) {
   supervisor::ToolFilterOptions o;
   supervisor::NotifyWhatPolicyNeeds(p, &o);
-  if (!SharedDirs(p).empty()) {
+  if (!supervisor::SharedDirs(p, o).empty()) {
     return "/dev/shm: files the run makes there, and only those (removed when the run ends)";
   }
   for (const auto& r : p.paths) {
-    if (policy::IsWithin("/dev/shm", r.path)) return "/dev/shm: as the paths below say";
+    if (policy::IsWithin(policy::kSharedMemoryDir, r.path))
+      return "/dev/shm: as the paths below say";
   }
   if (!supervisor::DecidesEveryChange(o)) {
     return "none: the kernel takes writes under this policy, and could not tell the run's files "
