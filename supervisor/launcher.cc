@@ -381,7 +381,13 @@ int Launch(const LaunchRequest& req) {
 
   if (failed) {
     std::string what(failure.what, strnlen(failure.what, sizeof(failure.what)));
-    if (failure.stage == ChildStage::kExec) {
+    // An exec the gate refused is its owner's to explain (cordon grep's
+    // tree check): "cannot execute" would blame the binary.
+    const bool gated = failure.stage == ChildStage::kExec && failure.err == EACCES &&
+                       req.emulator.exec_gate && !req.emulator.exec_gate();
+    if (gated) {
+      spdlog::debug("exec of {} refused by the exec gate", argv[0]);
+    } else if (failure.stage == ChildStage::kExec) {
       spdlog::error("cannot execute {}: {}", argv[0], std::strerror(failure.err));
       // Most often a command found on a PATH entry the policy does not
       // grant (a shim under the caller's home): say which, and how.

@@ -32,6 +32,7 @@ struct RunOptions {
   nlohmann::json audit_header = nlohmann::json::object();  // set by grep/glob: added to the header
   // Set by grep/glob: must pass before the tool's exec (EmulatorOptions::
   // exec_gate). Without a supervisor (preload-only) it is asked before launch.
+  // A refusal is its setter's to report: cordon run prints no error for it.
   std::function<Status()> exec_gate;
   std::vector<std::string> command;
 };

@@ -226,6 +226,7 @@ TEST_F(GrepTest, RipgrepsExecWaitsForTheTreeChecksVerdict) {
   EXPECT_EQ(r.status, 125);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("a fifo is not searched"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cannot execute"), std::string::npos) << "rg is not to blame: " << r.err;
   std::string all = ReadFile(log);
   std::string refused;
   std::stringstream lines(all);
@@ -252,6 +253,7 @@ TEST_F(GrepTest, ABypassedSearchStillWaitsForTheTreeCheck) {
   EXPECT_EQ(r.status, 125);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("symbolic links are not searched"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cannot execute"), std::string::npos) << r.err;
   ASSERT_EQ(::unlink(t_.Ws("src/link.c").c_str()), 0);
   RunResult ok = Cordon({"grep", "--policy", policy, "--no-sandbox", "--", "needle_1"});
   EXPECT_EQ(ok.status, 0) << ok.err;
@@ -280,6 +282,7 @@ TEST_F(GrepTest, OversizedTreeIsRefusedWholeAndRipgrepNeverRuns) {
   EXPECT_EQ(r.status, 125);
   EXPECT_EQ(r.out, "") << "no partial search presented as complete";
   EXPECT_NE(r.err.find("more than 10000 entries"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cannot execute"), std::string::npos) << r.err;
   RunResult g = Cordon({"glob", "--", "*.c"});
   EXPECT_EQ(g.status, 125);
   EXPECT_EQ(g.out, "");
