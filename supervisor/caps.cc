@@ -52,26 +52,57 @@ int DropThreadCapabilities() {
   return cap_set_proc(none.get()) == 0 ? 0 : -errno;
 }
 
+namespace {
+// Whether the calling thread's effective set is lowered for the tool by a
+// ToolPermissions that still lives.
+thread_local bool t_acting_for_tool = false;
+}  // namespace
+
 ToolPermissions::ToolPermissions() {
+  if (t_acting_for_tool) {
+    lowered_ = true;
+    return;
+  }
   CapPtr cur(cap_get_proc());
   if (!cur) return;
   CapPtr lowered(cap_dup(cur.get()));
   if (!lowered || cap_clear_flag(lowered.get(), CAP_EFFECTIVE) != 0) return;
-  if (cap_compare(cur.get(), lowered.get()) == 0) {
-    lowered_ = true;  // no effective capability to begin with
-    return;
-  }
-  if (cap_set_proc(lowered.get()) != 0) return;
-  saved_ = cur.release();
+  if (cap_compare(cur.get(), lowered.get()) != 0) {
+    if (cap_set_proc(lowered.get()) != 0) return;
+    saved_ = cur.release();
+  }  // else no effective capability to begin with
   lowered_ = true;
+  marked_ = true;
+  t_acting_for_tool = true;
 }
 
 ToolPermissions::~ToolPermissions() {
+  if (marked_) t_acting_for_tool = false;
   if (saved_ == nullptr) return;
   // Only the effective set was cleared, and the permitted set still holds
   // every bit of it: raising it again cannot fail but for a kernel bug.
   if (cap_set_proc(saved_) != 0) std::abort();
   cap_free(saved_);
+}
+
+SupervisorPermissions::SupervisorPermissions() {
+  if (!t_acting_for_tool) return;
+  CapPtr cur(cap_get_proc());
+  if (!cur) return;  // stays lowered: the call it guards is refused
+  CapPtr raised(cap_dup(cur.get()));
+  if (!raised || cap_fill(raised.get(), CAP_EFFECTIVE, CAP_PERMITTED) != 0) return;
+  if (cap_set_proc(raised.get()) != 0) return;
+  saved_ = cur.release();
+  t_acting_for_tool = false;
+}
+
+SupervisorPermissions::~SupervisorPermissions() {
+  if (saved_ == nullptr) return;
+  // Lowering cannot fail but for a kernel bug; carrying on raised would act
+  // for the tool with the supervisor's permissions.
+  if (cap_set_proc(saved_) != 0) std::abort();
+  cap_free(saved_);
+  t_acting_for_tool = true;
 }
 
 bool HoldsNoCapabilities() {

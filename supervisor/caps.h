@@ -44,8 +44,10 @@ int DropThreadCapabilities();
 // Lowers the calling thread's effective set while it lives and raises it
 // again after (the permitted set is kept): the kernel then checks file
 // permissions on this thread as it does for the tool, which holds no
-// capability. For lookups and opens made on the tool's behalf. When
-// lowered() is false nothing may be done for the tool with it.
+// capability. For everything done on the tool's behalf: the notify loop's
+// threads hold one for their whole life, so one taken again there (nested)
+// costs nothing. When lowered() is false nothing may be done for the tool
+// with it.
 class ToolPermissions {
  public:
   ToolPermissions();
@@ -57,7 +59,37 @@ class ToolPermissions {
  private:
   cap_t saved_ = nullptr;  // null: there was nothing to lower
   bool lowered_ = false;
+  bool marked_ = false;  // this one marked the thread as lowered
 };
+
+// The inverse, for the supervisor's own business on a thread that acts for
+// the tool: the approver, the pinned binary's hash, reading the memory or
+// the descriptors of a tool that made itself undumpable. Raises the
+// effective set to the permitted one while it lives; on a thread that holds
+// no ToolPermissions it does nothing.
+class SupervisorPermissions {
+ public:
+  SupervisorPermissions();
+  ~SupervisorPermissions();
+  SupervisorPermissions(const SupervisorPermissions&) = delete;
+  SupervisorPermissions& operator=(const SupervisorPermissions&) = delete;
+
+ private:
+  cap_t saved_ = nullptr;  // the lowered set, restored at the end
+};
+
+// Runs `call` (returns < 0 with errno set on failure) as the thread is, and
+// again with SupervisorPermissions when the kernel refused it with EPERM or
+// EACCES: for the supervisor's reads of the tool's own state (its memory,
+// descriptors and /proc links), which the tool can deny a capless reader by
+// making itself undumpable.
+template <class Call>
+auto RetryAsSupervisor(Call&& call) -> decltype(call()) {
+  auto r = call();
+  if (r >= 0 || (errno != EPERM && errno != EACCES)) return r;
+  SupervisorPermissions raised;
+  return call();
+}
 
 // True when the calling process holds no capability in any set.
 bool HoldsNoCapabilities();

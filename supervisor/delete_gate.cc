@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <optional>
+
+#include "supervisor/caps.h"
 #include "supervisor/delete_preview.h"
 
 namespace cordon::supervisor {
@@ -13,7 +16,13 @@ DeleteGate MakeApprovalGate(std::shared_ptr<policy::Approver> approver,
              const Request& req, int parent_fd, const std::string& name,
              const std::string& rel_path, const std::function<bool()>& still_valid,
              std::string& why) -> bool {
-    // O_NONBLOCK: a FIFO swapped in cannot stall us; MakePreview refuses it.
+    // The preview and the question are the supervisor's: a file the tool
+    // may delete but not read is shown too, and the approver is reached
+    // with the supervisor's rights. The unlink below is the tool's (the
+    // gate runs inside Emulator::Handle). O_NONBLOCK: a FIFO swapped in
+    // cannot stall us; MakePreview refuses it.
+    std::optional<SupervisorPermissions> raised;
+    raised.emplace();
     Fd fd(::openat(parent_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     if (!fd) {
       why = "delete " + rel_path + ": cannot hold the file for a preview";
@@ -31,6 +40,7 @@ DeleteGate MakeApprovalGate(std::shared_ptr<policy::Approver> approver,
     ask.tool_pid = req.tid;
     ask.tool_argv0 = argv0;
     policy::Outcome outcome = approver->Ask(ask, timeout);
+    raised.reset();
     if (outcome != policy::Outcome::kAllowedOnce) {
       why = "delete " + rel_path + ": approval " + policy::OutcomeName(outcome);
       return false;

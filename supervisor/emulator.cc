@@ -258,15 +258,18 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
   const std::string& abs = abs_or.value();
   std::string target = ForTool(abs, req.tid);
   if (read_fence_) {
-    ToolPermissions as_tool;
-    if (!as_tool.lowered()) return Reply::Errno(EACCES, "cannot lower capabilities");
     auto loc = Canonical(read_fence_->executable, target);
     if (!loc) return Reply::Errno(loc.error().err, "execute " + abs + ": " + loc.error().op);
   }
   if (!opts_.pins.empty()) {
-    // The pinned identity, re-hashed on the file the exec would load.
-    // O_NONBLOCK: a FIFO at the path is refused below, not waited on.
-    Fd fd(::open(target.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    // The pinned identity, re-hashed on the file the exec would load. The
+    // supervisor's read: a binary the tool may run but not read (0711)
+    // is hashed too. O_NONBLOCK: a FIFO at the path is refused below.
+    Fd fd;
+    {
+      SupervisorPermissions raised;
+      fd = Fd(::open(target.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    }
     struct stat st;
     if (!fd || ::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
     policy::ExecDecision d = policy::DecideExec(opts_.pins, st, fd.get());
@@ -302,6 +305,8 @@ Result<Emulator::Path> Emulator::Resolve(const Request& req, int dirfd, std::str
 }
 
 Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, bool may_block) {
+  ToolPermissions as_tool;  // free on the notify loop's threads, which hold one
+  if (!as_tool.lowered()) return Reply::Errno(EACCES, "cannot lower capabilities");
   umask_.Seen(r.tid);
   const uint64_t* a = r.args;
   auto i = [&](int k) { return static_cast<int>(a[k]); };
@@ -773,14 +778,13 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
 namespace {
 
 // Performs a metadata change on a verified file. `target` is an fd on it
-// (O_PATH or real); changes go through /proc/self/fd so O_PATH works. The
-// supervisor may hold privileges the tool dropped, so ownership rules the
-// kernel would apply to the tool are applied here first.
-Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolCreds& creds,
-                bool by_fd, const std::function<bool()>& valid) {
+// (O_PATH or real); changes go through /proc/self/fd so O_PATH works. Made
+// with the tool's permissions (Handle), so the kernel applies its ownership
+// rules: only the owner changes modes, times, ACLs and flags, and a chown
+// without CAP_CHOWN gives a file only to a group of the tool's.
+Reply ApplyAttr(const Request& r, int target, bool by_fd, const std::function<bool()>& valid) {
   const uint64_t* a = r.args;
   std::string proc = ProcPath(target);
-  auto owner_only = [&]() -> bool { return creds.fsuid == 0 ? st.st_uid == 0 : st.st_uid == creds.fsuid; };
   auto ret = [](int rc) { return rc == 0 ? Reply{} : Reply::Errno(errno); };
   switch (r.nr) {
     case SCMP_SYS(chmod):
@@ -789,7 +793,6 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
     case SCMP_SYS(fchmod): {
       bool at = r.nr == SCMP_SYS(fchmodat) || r.nr == uapi::kNrFchmodat2;
       mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
-      if (!owner_only()) return Reply::Errno(EPERM, "chmod of a file the tool does not own");
       if (mode & (S_ISUID | S_ISGID)) return Reply::Errno(EPERM, "set-id bits");
       return ret(::fchmodat(AT_FDCWD, proc.c_str(), mode & 07777, 0));
     }
@@ -798,13 +801,8 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
     case SCMP_SYS(fchownat):
     case SCMP_SYS(fchown): {
       int k = r.nr == SCMP_SYS(fchownat) ? 2 : 1;
-      uid_t uid = static_cast<uid_t>(a[k]);
-      gid_t gid = static_cast<gid_t>(a[k + 1]);
-      // No CAP_CHOWN for the tool: only no-op owners and its own group.
-      bool uid_ok = uid == static_cast<uid_t>(-1) || uid == st.st_uid;
-      bool gid_ok = gid == static_cast<gid_t>(-1) || gid == st.st_gid || gid == creds.fsgid;
-      if (!uid_ok || !gid_ok || !owner_only()) return Reply::Errno(EPERM, "chown");
-      return ret(::fchownat(AT_FDCWD, proc.c_str(), uid, gid, 0));
+      return ret(::fchownat(AT_FDCWD, proc.c_str(), static_cast<uid_t>(a[k]),
+                            static_cast<gid_t>(a[k + 1]), 0));
     }
     case SCMP_SYS(truncate): {
       Fd w(::open(proc.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK));
@@ -834,7 +832,6 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
           ts[1] = {tv[1].tv_sec, tv[1].tv_usec * 1000};
         }
         if (!valid()) return Reply::Errno(EACCES, "stale");
-        if (!owner_only()) return Reply::Errno(EPERM, "utimes of a file the tool does not own");
       }
       return ret(::utimensat(AT_FDCWD, proc.c_str(), tsp, 0));
     }
@@ -852,7 +849,6 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
       // Other namespaces (trusted., security., the rest of system.) need
       // capabilities the tool does not have.
       const bool acl = *name == "system.posix_acl_access" || *name == "system.posix_acl_default";
-      if (acl && !owner_only()) return Reply::Errno(EPERM, "ACL of a file the tool does not own");
       if (!acl && name->rfind("user.", 0) != 0) {
         return Reply::Errno(EPERM, "xattr namespace " + *name);
       }
@@ -868,7 +864,6 @@ Reply ApplyAttr(const Request& r, int target, const struct stat& st, const ToolC
     }
     case SCMP_SYS(ioctl): {
       if (!by_fd) return Reply::Errno(EINVAL);
-      if (!owner_only()) return Reply::Errno(EPERM, "file flags of a file the tool does not own");
       unsigned long cmd = a[1] & 0xffffffffu;
       if (cmd == uapi::kFsIocSetflags) {
         int want = 0, have = 0;
@@ -906,9 +901,7 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   // change a file through it).
   if (int n = ToolFdAlias(raw.value()); n >= 0) return FdAttr(req, n, kind, valid);
   auto p = Resolve(req, dirfd, std::move(raw.value()), false);
-  auto creds = ReadToolCreds(req.tid);
   if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!creds) return Reply::Errno(ESRCH);
   if (!p) return Reply::Errno(p.error().err, "change metadata: " + Describe(p.error()));
   if (Protected(p->loc)) return Reply::Errno(EACCES, "change metadata of " + p->abs + ": protected path");
   auto fd = WriteRoots::OpenBeneath(*p->loc.root, p->loc.rel, O_PATH | O_NOFOLLOW, 0);
@@ -929,7 +922,7 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   } else if (const char* why = RefuseEntry(st); why != nullptr) {
     return Reply::Errno(EACCES, "change metadata of " + p->abs + ": " + why);
   }
-  Reply rep = ApplyAttr(req, fd->get(), st, creds.value(), false, valid);
+  Reply rep = ApplyAttr(req, fd->get(), false, valid);
   if (rep.error == EACCES || rep.error == EPERM) rep.why = "change metadata of " + p->abs + ": " + rep.why;
   return rep;
 }
@@ -966,7 +959,7 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   if (NotOwn(*loc, st)) {
     return Reply::Errno(EACCES, "change metadata of " + path + ": not made by this run (shared)");
   }
-  return ApplyAttr(req, fd->get(), st, creds, true, valid);
+  return ApplyAttr(req, fd->get(), true, valid);
 }
 
 }  // namespace cordon::supervisor

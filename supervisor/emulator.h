@@ -143,7 +143,9 @@ class Emulator {
   // caller runs Handle again on a thread of its own. A network connect or
   // bind says `defer` with `later`, the checked rest of the call, which the
   // caller runs on a thread without capabilities. Everything else is
-  // answered inline.
+  // answered inline. Everything is done with the tool's file permissions
+  // (ToolPermissions): what the kernel would refuse the capless tool, a
+  // write to another user's file included, it refuses the emulation too.
   Reply Handle(const Request& req, const std::function<bool()>& still_valid,
                bool may_block = true);
 

@@ -26,6 +26,7 @@ namespace cordon::supervisor {
 const ReadFence* Emulator::Readable() {
   if (read_fence_) return read_fence_.get();
   std::call_once(watch_fence_once_, [this] {
+    SupervisorPermissions raised;  // the fence is the supervisor's, made once
     if (opts_.read_fence_factory) watch_fence_ = opts_.read_fence_factory();
   });
   return watch_fence_.get();
@@ -48,9 +49,7 @@ Reply Emulator::Watch(const Request& req, int inotify_fd, uint64_t path, uint32_
   auto instance = GetToolFd(creds->tgid, inotify_fd);
   if (!instance) return Reply::Errno(EBADF);
   // The magic link is followed to the inode held, a symlink's own included.
-  // The kernel asks for read permission on it: the tool's, as for the open.
-  ToolPermissions as_tool;
-  if (!as_tool.lowered()) return Reply::Errno(EACCES, "cannot lower capabilities");
+  // The kernel asks for read permission on it: the tool's (Handle).
   int wd = ::inotify_add_watch(instance->get(), ProcPath(fd->get()).c_str(),
                                mask & ~static_cast<uint32_t>(IN_DONT_FOLLOW));
   if (wd < 0) return Reply::Errno(errno);

@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "supervisor/caps.h"
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
@@ -61,6 +62,10 @@ NotifyLoop::~NotifyLoop() {
 }
 
 void NotifyLoop::Run() {
+  // This thread acts for the tool: lowered once for its life, so Handle's
+  // own ToolPermissions costs no syscall per request. Threads it starts
+  // (deferred decisions) inherit the lowered set.
+  ToolPermissions as_tool;
   alignas(8) unsigned char buf[512];
   auto* n = reinterpret_cast<SeccompNotif*>(buf);
   if (notif_size_ > sizeof buf) return;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "supervisor/caps.h"
+
 namespace cordon::supervisor {
 
 Result<std::string> ReadToolString(pid_t tid, uint64_t addr, size_t max) {
@@ -18,7 +20,8 @@ Result<std::string> ReadToolString(pid_t tid, uint64_t addr, size_t max) {
     size_t want = std::min({to_page_end, sizeof buf, max + 1 - out.size()});
     iovec local{buf, want};
     iovec remote{reinterpret_cast<void*>(addr), want};
-    ssize_t n = ::process_vm_readv(tid, &local, 1, &remote, 1, 0);
+    ssize_t n =
+        RetryAsSupervisor([&] { return ::process_vm_readv(tid, &local, 1, &remote, 1, 0); });
     if (n <= 0) return SysError{n < 0 ? errno : EFAULT, "process_vm_readv"};
     const void* nul = std::memchr(buf, 0, static_cast<size_t>(n));
     if (nul != nullptr) {
@@ -35,7 +38,7 @@ Status ReadToolBytes(pid_t tid, uint64_t addr, void* out, size_t len) {
   if (addr == 0) return SysError{EFAULT, "read tool memory"};
   iovec local{out, len};
   iovec remote{reinterpret_cast<void*>(addr), len};
-  ssize_t n = ::process_vm_readv(tid, &local, 1, &remote, 1, 0);
+  ssize_t n = RetryAsSupervisor([&] { return ::process_vm_readv(tid, &local, 1, &remote, 1, 0); });
   if (n != static_cast<ssize_t>(len)) return SysError{n < 0 ? errno : EFAULT, "process_vm_readv"};
   return Ok();
 }

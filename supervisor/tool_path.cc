@@ -26,7 +26,7 @@ Result<std::string> BaseDir(pid_t tid, int dirfd) {
   else
     std::snprintf(link, sizeof link, "/proc/%d/fd/%d", tid, dirfd);
   char buf[PATH_MAX];
-  ssize_t n = ::readlink(link, buf, sizeof buf - 1);
+  ssize_t n = RetryAsSupervisor([&] { return ::readlink(link, buf, sizeof buf - 1); });
   if (n < 0) return SysError{errno == ENOENT ? EBADF : errno, "readlink", link};
   std::string s(buf, static_cast<size_t>(n));
   if (s.empty() || s[0] != '/') return SysError{ENOTDIR, "dirfd is not a directory"};
@@ -55,7 +55,8 @@ Result<std::string> Absolute(pid_t tid, int dirfd, const std::string& path) {
     // as from the kernel; a path below a file fails on its own later).
     struct stat st;
     std::string fd_link = "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(dirfd);
-    if (::stat(fd_link.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (RetryAsSupervisor([&] { return ::stat(fd_link.c_str(), &st); }) != 0 ||
+        !S_ISDIR(st.st_mode)) {
       return SysError{ENOTDIR, "dirfd is not a directory"};
     }
   }

@@ -80,6 +80,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
@@ -104,6 +105,12 @@ int main(int argc, char** argv) {
     if (chdir(argv[2]) != 0) return errno;
     argv += 2;
     argc -= 2;
+  }
+  if (argc > 2 &&
+      !strcmp(argv[1], "undumpable")) {  // "undumpable OP...": no ptrace by a capless peer
+    if (prctl(PR_SET_DUMPABLE, 0) != 0) return errno;
+    argv += 1;
+    argc -= 1;
   }
   if (argc < 2) return 100;
   const char* op = argv[1];

@@ -113,6 +113,24 @@ TEST_F(ApprovalRunTest, AllowedOnceDeletesAndTheLogShowsPreviewAndGrant) {
   EXPECT_EQ(RunCordon({"audit", "verify", log_}).status, 0);
 }
 
+// The preview is the supervisor's read, the unlink the tool's: a file the
+// capless tool may delete (its directory is the tool's) but not read is
+// shown and, once allowed, deleted.
+TEST_F(ApprovalRunTest, AFileTheToolCannotReadIsPreviewedAndDeleted) {
+  WriteFile(t_.Ws("private.txt"), "private\n");
+  if (::geteuid() != 0 || ::chown(t_.Ws("private.txt").c_str(), 65534, 65534) != 0) {
+    GTEST_SKIP() << "SKIPPED LOUDLY: needs root to give a file to uid 65534";
+  }
+  ASSERT_EQ(::chmod(t_.Ws("private.txt").c_str(), 0600), 0);
+  auto run = Start({PROBE_DYNAMIC, "unlink", "private.txt"});
+  nlohmann::json req = WaitForRequest();
+  EXPECT_EQ(req["preview"]["sha256"], policy::Sha256Hex("private\n"));
+  EXPECT_EQ(Allow(req), 0);
+  RunResult r = run.get();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(Exists(t_.Ws("private.txt")));
+}
+
 TEST_F(ApprovalRunTest, DenyLeavesTheFile) {
   auto run = Start({PROBE_DYNAMIC, "unlink", "notes.txt"});
   nlohmann::json req = WaitForRequest();

@@ -68,6 +68,22 @@ TEST(ExecAllowlist, UnlistedBinaryCannotBeExecutedEvenByAStaticProgram) {
   EXPECT_EQ(copy.out.find("uid="), std::string::npos);
 }
 
+// The pin's hash is the supervisor's read: a pinned binary the tool may
+// execute but not read (another user's, mode 0711) runs.
+TEST(ExecAllowlist, APinnedBinaryTheToolMayRunButNotReadRuns) {
+  ScratchTree t;
+  const std::string id = t.Out("id");
+  WriteFile(id, ReadFile("/usr/bin/id"));
+  if (::geteuid() != 0 || ::chown(id.c_str(), 65534, 65534) != 0) {
+    GTEST_SKIP() << "SKIPPED LOUDLY: needs root to give the binary to uid 65534";
+  }
+  ASSERT_EQ(::chmod(id.c_str(), 0711), 0);  // the capless root tool: execute only
+  RunResult r = RunPinned(t, {std::string("--tool=probe=") + PROBE_STATIC, "--tool=id=" + id},
+                          {PROBE_STATIC, "exec", id});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("uid="), std::string::npos) << r.out;
+}
+
 // With pins, the supervisor hashes what an exec would load: a FIFO there is
 // refused at once, not waited on (the notify thread would wait with it).
 TEST(ExecAllowlist, AFifoIsRefusedWithoutWaiting) {

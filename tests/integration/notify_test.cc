@@ -87,6 +87,78 @@ TEST_P(NotifyTest, ReadsAndWatchesGetTheToolsFilePermissions) {
   EXPECT_EQ(Probe({"read", "absent"}), ENOENT) << last_.err;
 }
 
+// The mutations the supervisor makes for the tool are made with the tool's
+// file permissions too, so the strict default grants nothing the kernel
+// would refuse the capless tool itself (as under links: kernel): no write
+// to another user's file, no entry made or moved in its directory, and its
+// modes, times and attributes stay its own.
+TEST_P(NotifyTest, MutationsGetTheToolsFilePermissions) {
+  constexpr uid_t kNobody = 65534;
+  WriteFile(t_.Ws("others.txt"), "others\n");
+  ASSERT_EQ(::mkdir(t_.Ws("theirs").c_str(), 0755), 0);
+  WriteFile(t_.Ws("theirs/in.txt"), "in\n");
+  WriteFile(t_.Ws("mine.txt"), "mine\n");
+  for (const char* p : {"others.txt", "theirs", "theirs/in.txt"}) {
+    if (::chown(t_.Ws(p).c_str(), kNobody, kNobody) != 0) {
+      GTEST_SKIP() << "SKIPPED LOUDLY: cannot give files to uid " << kNobody << " (not root?)";
+    }
+  }
+  ::chmod(t_.Ws("others.txt").c_str(), 0644);
+  if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED LOUDLY: the tool must be a capless root";
+  for (const std::vector<std::string>& op :
+       std::vector<std::vector<std::string>>{{"write", "others.txt"},
+                                             {"trunc", "others.txt"},
+                                             {"truncate", "others.txt"},
+                                             {"utimens", "others.txt"},
+                                             {"setxattr", "others.txt"},
+                                             {"write", "theirs/new.txt"},
+                                             {"mkdir", "theirs/dir"},
+                                             {"symlink", "mine.txt", "theirs/sym"},
+                                             {"link", "mine.txt", "theirs/link"},
+                                             {"rename", "theirs/in.txt", "theirs/moved.txt"},
+                                             {"rename", "mine.txt", "theirs/mine.txt"}}) {
+    EXPECT_EQ(Probe(op), EACCES) << op[0] << " " << op[1] << ": " << last_.err;
+  }
+  EXPECT_EQ(Probe({"chmod", "others.txt"}), EPERM) << last_.err;
+  EXPECT_EQ(Probe({"utimes", "others.txt"}), EPERM) << "explicit times: owner only\n" << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("others.txt")), "others\n");
+  EXPECT_EQ(ReadFile(t_.Ws("theirs/in.txt")), "in\n");
+  struct stat st;
+  ASSERT_EQ(::stat(t_.Ws("others.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  EXPECT_NE(st.st_mtime, 1000000000) << "utimes changed another user's file";
+  for (const char* p : {"theirs/new.txt", "theirs/dir", "theirs/sym", "theirs/link",
+                        "theirs/moved.txt", "theirs/mine.txt"}) {
+    EXPECT_FALSE(Exists(t_.Ws(p))) << p;
+  }
+  // The honest neighbours: the tool's own files and directories.
+  EXPECT_EQ(Probe({"write", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"chmod", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"utimes", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"setxattr", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"write", "new.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"mkdir", "dir"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"rename", "new.txt", "dir/new.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "probe\n");
+  EXPECT_TRUE(Exists(t_.Ws("dir/new.txt")));
+}
+
+// A tool that makes itself undumpable (ssh-agent, gpg-agent do) denies a
+// capless peer its memory and descriptors: the supervisor reads them with
+// its own permissions, and the mutation itself is still the tool's.
+TEST_P(NotifyTest, AnUndumpableToolIsStillServed) {
+  WriteFile(t_.Ws("mine.txt"), "mine\n");
+  EXPECT_EQ(Probe({"undumpable", "write", "mine.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"undumpable", "rename", "mine.txt", "moved.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"undumpable", "mkdir", "dir"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"in", "dir", "undumpable", "write", "rel.txt"}), 0) << last_.err;
+  EXPECT_EQ(Probe({"undumpable", "fchmod-ro", "moved.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("moved.txt")), "probe\n");
+  EXPECT_TRUE(Exists(t_.Ws("dir/rel.txt")));
+  EXPECT_EQ(Probe({"undumpable", "write", t_.Out("outside.txt")}), EACCES) << last_.err;
+  EXPECT_FALSE(Exists(t_.Out("outside.txt")));
+}
+
 // /dev/shm is the host's: glibc makes POSIX semaphores and shared memory
 // there (Python's multiprocessing), so a run may make files at its top
 // level and use, link, rename and remove those, and what it leaves is

@@ -134,5 +134,46 @@ TEST(Caps, ToolPermissionsLowerThisThreadForAWhile) {
   ::unlink(path);
 }
 
+// SupervisorPermissions raises a lowered thread for a while (the
+// supervisor's own reads on a notify thread); a ToolPermissions inside it
+// lowers again, and each guard's end restores what the thread had.
+[[noreturn]] void RaiseWhileLowered(const char* others) {
+  auto opens = [others] {
+    int fd = ::open(others, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) ::close(fd);
+    return fd >= 0;
+  };
+  {
+    ToolPermissions as_tool;
+    if (opens()) _exit(1);
+    {
+      SupervisorPermissions raised;
+      if (!opens()) _exit(2);
+      {
+        ToolPermissions again;
+        if (!again.lowered() || opens()) _exit(3);
+      }
+      if (!opens()) _exit(4);
+    }
+    if (opens()) _exit(5);
+    ToolPermissions nested;  // already lowered: nothing changes at its end
+    if (!nested.lowered()) _exit(6);
+  }
+  if (!opens()) _exit(7);
+  _exit(0);
+}
+
+TEST(Caps, SupervisorPermissionsRaiseALoweredThreadForAWhile) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  char path[] = "/tmp/cordon-caps-XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  ASSERT_EQ(::chown(path, 65534, 65534), 0);
+  ASSERT_EQ(::chmod(path, 0600), 0);
+  EXPECT_EXIT(RaiseWhileLowered(path), ::testing::ExitedWithCode(0), "");
+  ::unlink(path);
+}
+
 }  // namespace
 }  // namespace cordon::supervisor
