@@ -4,9 +4,10 @@
 //
 // The library is dlopen'ed with its configuration in the environment and
 // its exported hook called directly, as a tool's PLT call would reach it.
-// As under `cordon run`, the report channel is present and a thread drains
-// it like the supervisor; CORDON_BENCH_NO_REPORTS=1 leaves it out (as
-// `env -u CORDON_REPORT_FD` does).
+// As under `cordon run --audit` (or at --log-level info), the report channel
+// is present and a thread drains it like the supervisor.
+// CORDON_BENCH_NO_REPORTS=1 leaves it out, as a plain `cordon run` does: no
+// one would read the records, so the library only counts.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <fcntl.h>

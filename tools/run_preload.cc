@@ -54,6 +54,8 @@ std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_polic
     for (const auto& path : env.read_only) {
       run_policy.paths.push_back(policy::PathRule::ReadOnlyNoExec(path));
     }
+    spdlog::info("preload applied: {}", library);
+    if (!audit && !spdlog::should_log(spdlog::level::info)) return nullptr;
     auto tally = std::make_shared<supervisor::ReportTally>();
     req.on_report = [tally, audit](const void* data, size_t len) {
       tally->Add(data, len);
@@ -72,7 +74,6 @@ std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_polic
         spdlog::debug("{}", line);
       }
     };
-    spdlog::info("preload applied: {}", library);
     return tally;
   }
   spdlog::info("preload not applied ({}): kernel enforcement only", why);

@@ -14,9 +14,12 @@
 namespace cordon::tools {
 
 // `req.argv[0]` must be resolved. For a glibc dynamic executable: edits
-// `req.env` (caller's CORDON_* dropped, our LD_PRELOAD first), sets
-// `req.on_report`, adds the library to `run_policy` as read-only and returns
-// the tally to summarise after the run. Otherwise (static, musl, script of
+// `req.env` (caller's CORDON_* dropped, our LD_PRELOAD first) and adds the
+// library to `run_policy` as read-only; when someone will read the tool's
+// reports (an audit log, --log-level info or lower) it also sets
+// `req.on_report` and returns the tally to summarise after the run.
+// Without a reader no channel is opened: the library then only counts, and
+// the tool pays for no record per call. Otherwise (static, musl, script of
 // one, library missing) says at info level that kernel enforcement alone
 // applies and returns null; the caller's CORDON_* are dropped all the same.
 std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_policy,

@@ -89,6 +89,24 @@ TEST_F(PreloadRun, ReportsReachTheAuditLogAsUntrustedHints) {
   EXPECT_EQ(RunCordon({"audit", "verify", log}).status, 0);
 }
 
+// Reports cost the tool a record per call: a channel is opened only when
+// someone reads them (the audit log, --log-level info). A quiet run still
+// gets the preload's refusals, and the library only counts.
+TEST_F(PreloadRun, NoReportChannelWithoutAReader) {
+  const std::vector<std::string> env_cmd = {"/bin/sh", "-c", "env; cat a/../inside.txt"};
+  RunResult quiet = Run(env_cmd, "");
+  EXPECT_NE(quiet.status, 0) << "the preload still refuses";
+  EXPECT_TRUE(Has(quiet.out, "LD_PRELOAD=")) << quiet.out;
+  EXPECT_FALSE(Has(quiet.out, "CORDON_REPORT_FD=")) << quiet.out;
+  RunResult info = Run(env_cmd, "info");
+  EXPECT_TRUE(Has(info.out, "CORDON_REPORT_FD=")) << info.out;
+  EXPECT_TRUE(Has(info.err, "preload reports: ")) << "the summary: " << info.err;
+  RunResult audited = RunCordon({"run", "--workspace", t_.ws(), "--audit", t_.Out("audit.jsonl"),
+                                 "--", "/bin/sh", "-c", "env"});
+  EXPECT_EQ(audited.status, 0) << audited.err;
+  EXPECT_TRUE(Has(audited.out, "CORDON_REPORT_FD=")) << audited.out;
+}
+
 TEST_F(PreloadRun, CopyMoveRemoveOutsideRefusedInsideWork) {
   RunResult r = Run({"cp", "inside.txt", t_.Out("copy.txt")});
   EXPECT_NE(r.status, 0);
