@@ -171,11 +171,13 @@ __attribute__((hot)) void Note(wire::Call call, AdmitOp op, wire::ReportVerdict 
 
 void EndImage(bool exiting) {
   if (g_ch.fd < 0) return;
+  // A vfork child shares its parent's memory, batches and counters: they
+  // are the parent's to send when its own image ends. Sending them here
+  // would lose them whenever the child has closed the channel before its
+  // exec (Python's subprocess closes every fd from 3).
+  if (Pid() != g_ch.pid.load(std::memory_order_relaxed)) return;
   int saved = errno;
-  // A vfork child shares its parent's memory and counters: it sends what is
-  // batched, but the parent's image goes on, batching, with no final record.
-  bool own_image = Pid() == g_ch.pid.load(std::memory_order_relaxed);
-  if (exiting && own_image) g_ch.direct.store(true);
+  if (exiting) g_ch.direct.store(true);
   const uint64_t used = g_ch.used.load();
   for (unsigned i = 0; i < kSlots; ++i) {
     if (!(used & (uint64_t{1} << i))) continue;
@@ -199,7 +201,7 @@ void EndImage(bool exiting) {
     FlushHeld(i);
     Release(&s);
   }
-  if (own_image) SendFinal();
+  SendFinal();
   errno = saved;
 }
 

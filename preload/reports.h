@@ -7,9 +7,11 @@
 // A thread's batch is sent when it is full; at once after a refusal; and,
 // for every thread's batch, before exec and _exit (exit_hooks.cc) and from
 // the library destructor at exit, each followed by the image's final record
-// (its totals). A forked child discards the batches it inherited: they are
-// the parent's to send, so nothing is counted twice. A send that finds the
-// channel full drops the batch and counts it; the tool never waits.
+// (its totals). A forked child discards the batches it inherited, and a
+// vfork child leaves alone those it shares: they are the parent's to send,
+// so nothing is counted twice or sent on a channel the child closed. A
+// send that finds the channel full drops the batch and counts it; the tool
+// never waits.
 //
 // What can still be lost: the unsent batch (fewer than wire::kReportBatchMax records
 // per thread) of an image that ends without the library seeing it (killed by
@@ -42,8 +44,9 @@ void Note(wire::Call call, policy::AdmitOp op, wire::ReportVerdict v, policy::Pa
           int err, const char* path, size_t path_len);
 
 // The image is ending (exit, _exit) or about to be replaced (exec): sends
-// every thread's batch, then the final record, unless this is a vfork child
-// (its counters are its parent's). `exiting`: later records go out one by
+// every thread's batch, then the final record. In a vfork child it does
+// nothing: the batches and counters are its parent's, sent when the
+// parent's image ends. `exiting`: later records go out one by
 // one (another library's destructor may still open files).
 void EndImage(bool exiting);
 

@@ -11,6 +11,10 @@
  *                                       SIGALRM handler opens it too
  *   preload_stress vfork N PROG ARG...  N x (vfork, open in the child, exec
  *                                       PROG ARG..., wait)
+ *   preload_stress vfork-closefds N PROG ARG...  the same, with an open in
+ *                                       the parent before each vfork and the
+ *                                       child closing every fd from 3 before
+ *                                       its exec (Python's subprocess does)
  *   preload_stress exit N PATH         N opens of PATH, then _exit (no
  *                                       destructors run)
  */
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -122,9 +127,16 @@ int main(int argc, char** argv) {
     setitimer(ITIMER_REAL, &off, NULL);
     return Finish();
   }
-  if (!strcmp(argv[1], "vfork") && argc >= 4) {
+  const int close_fds = !strcmp(argv[1], "vfork-closefds");
+  if ((close_fds || !strcmp(argv[1], "vfork")) && argc >= 4) {
     long n = atol(argv[2]);
     for (long i = 0; i < n; ++i) {
+      if (close_fds) {
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return errno;
+        close(fd);
+        atomic_fetch_add(&g_calls, 1);
+      }
       pid_t pid = vfork();
       if (pid < 0) return errno;
       if (pid == 0) {
@@ -132,6 +144,7 @@ int main(int argc, char** argv) {
          * batched as the parent's. */
         int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (fd < 0) _exit(102);
+        if (close_fds && syscall(SYS_close_range, 3, ~0U, 0) != 0) _exit(105);
         execv(argv[3], argv + 3);
         _exit(103);
       }

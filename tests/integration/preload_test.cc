@@ -215,6 +215,19 @@ TEST_F(PreloadRun, VforkChildrenAreCountedOnce) {
   EXPECT_EQ(t.exited, 51) << r.err;
 }
 
+// A vfork child that closes the report channel before its exec (Python's
+// subprocess closes every fd from 3) leaves the parent's batch, which it
+// shares, to the parent: nothing is sent on the closed fd and lost.
+TEST_F(PreloadRun, AVforkChildClosingItsDescriptorsLosesNoRecordOfTheParent) {
+  RunResult r = Run({PRELOAD_STRESS, "vfork-closefds", "50", "/bin/true"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "calls 100\n");
+  Tally t = ParseTally(r.err);
+  EXPECT_EQ(t.dropped, 0) << r.err;
+  EXPECT_EQ(t.unaccounted, 0) << r.err;
+  EXPECT_GE(t.received, 100) << r.err;
+}
+
 // _exit skips destructors: the preload's _exit sends the batch first.
 TEST_F(PreloadRun, ExitWithoutDestructorsLosesNoRecord) {
   RunResult r = Run({PRELOAD_STRESS, "exit", "1000", "inside.txt"});
