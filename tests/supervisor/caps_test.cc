@@ -122,16 +122,28 @@ TEST(Caps, AThreadDropsItsOwnCapabilitiesOnly) {
   _exit(0);
 }
 
+// A file only uid 65534 may read, removed at the end of the test.
+class OthersFile {
+ public:
+  OthersFile() {
+    int fd = ::mkstemp(path_);
+    ok_ = fd >= 0 && ::fchown(fd, 65534, 65534) == 0 && ::fchmod(fd, 0600) == 0;
+    if (fd >= 0) ::close(fd);
+  }
+  ~OthersFile() { ::unlink(path_); }
+  bool ok() const { return ok_; }
+  const char* path() const { return path_; }
+
+ private:
+  char path_[32] = "/tmp/cordon-caps-XXXXXX";
+  bool ok_ = false;
+};
+
 TEST(Caps, ToolPermissionsLowerThisThreadForAWhile) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root";
-  char path[] = "/tmp/cordon-caps-XXXXXX";
-  int fd = ::mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ::close(fd);
-  ASSERT_EQ(::chown(path, 65534, 65534), 0);
-  ASSERT_EQ(::chmod(path, 0600), 0);
-  EXPECT_EXIT(LowerWhileOpening(path), ::testing::ExitedWithCode(0), "");
-  ::unlink(path);
+  OthersFile others;
+  ASSERT_TRUE(others.ok());
+  EXPECT_EXIT(LowerWhileOpening(others.path()), ::testing::ExitedWithCode(0), "");
 }
 
 // SupervisorPermissions raises a lowered thread for a while (the
@@ -165,14 +177,9 @@ TEST(Caps, ToolPermissionsLowerThisThreadForAWhile) {
 
 TEST(Caps, SupervisorPermissionsRaiseALoweredThreadForAWhile) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root";
-  char path[] = "/tmp/cordon-caps-XXXXXX";
-  int fd = ::mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ::close(fd);
-  ASSERT_EQ(::chown(path, 65534, 65534), 0);
-  ASSERT_EQ(::chmod(path, 0600), 0);
-  EXPECT_EXIT(RaiseWhileLowered(path), ::testing::ExitedWithCode(0), "");
-  ::unlink(path);
+  OthersFile others;
+  ASSERT_TRUE(others.ok());
+  EXPECT_EXIT(RaiseWhileLowered(others.path()), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
