@@ -119,13 +119,20 @@ TEST_P(NotifyTest, MutationsGetTheToolsFilePermissions) {
                                              {"rename", "mine.txt", "theirs/mine.txt"}}) {
     EXPECT_EQ(Probe(op), EACCES) << op[0] << " " << op[1] << ": " << last_.err;
   }
-  EXPECT_EQ(Probe({"chmod", "others.txt"}), EPERM) << last_.err;
+  for (const char* op : {"chmod", "chown", "fchown"}) {
+    EXPECT_EQ(Probe({op, "others.txt"}), EPERM) << op << ": " << last_.err;
+  }
   EXPECT_EQ(Probe({"utimes", "others.txt"}), EPERM) << "explicit times: owner only\n" << last_.err;
+  int acl = Probe({"setacl", "others.txt"});
+  if (acl != EOPNOTSUPP) {
+    EXPECT_EQ(acl, EPERM) << "an ACL is the owner's\n" << last_.err;
+  }
   EXPECT_EQ(ReadFile(t_.Ws("others.txt")), "others\n");
   EXPECT_EQ(ReadFile(t_.Ws("theirs/in.txt")), "in\n");
   struct stat st;
   ASSERT_EQ(::stat(t_.Ws("others.txt").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0644u);
+  EXPECT_EQ(st.st_uid, kNobody);
   EXPECT_NE(st.st_mtime, 1000000000) << "utimes changed another user's file";
   for (const char* p : {"theirs/new.txt", "theirs/dir", "theirs/sym", "theirs/link",
                         "theirs/moved.txt", "theirs/mine.txt"}) {
