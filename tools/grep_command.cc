@@ -203,6 +203,9 @@ std::vector<std::string> ScrubbedEnv(const std::vector<std::string>& caller) {
 
 std::string RipgrepVersion(const RunOptions& run, const policy::Policy& p,
                            const std::string& rg_path, const std::vector<std::string>& env) {
+  // A bypassed run has no fence to ask in: RunTool would exec ripgrep in
+  // place of cordon (RunUnconfined), and the search would never run.
+  if (!p.sandbox_enabled) return "not asked: sandbox bypassed";
   // The probe's own fence: the search's policy with nothing writable, no
   // private TMPDIR, no audit session, no approvals and no tree gate.
   RunOptions probe = run;

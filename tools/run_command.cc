@@ -204,7 +204,8 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   }
   // BuildPolicy admits a disabled sandbox only with allowBypass.
   if (!p.sandbox_enabled) {
-    return ExecGateOpen(o) ? RunUnconfined(p, std::move(argv), o.audit) : kExitNotExecutable;
+    return ExecGateOpen(o) ? RunUnconfined(p, std::move(argv), o.audit, o.audit_header, env)
+                           : kExitNotExecutable;
   }
   // Held until cordon exits, so a retire waits for this supervisor; taken
   // and the record re-validated before anything is granted.

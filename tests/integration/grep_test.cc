@@ -260,6 +260,27 @@ TEST_F(GrepTest, ABypassedSearchStillWaitsForTheTreeCheck) {
   EXPECT_EQ(ok.out, "src/a.c:int needle_1;\n");
 }
 
+// With an audit log or at info level the version of ripgrep is recorded;
+// a bypassed search has no fence to ask it in, and still searches.
+TEST_F(GrepTest, ABypassedSearchWithAnAuditLogStillSearches) {
+  std::string policy = t_.Out("bypass.json");
+  WriteFile(policy, R"({"sandbox":{"allowBypass":true}})");
+  std::string log = t_.Out("audit.jsonl");
+  RunResult r =
+      Cordon({"grep", "--policy", policy, "--no-sandbox", "--audit", log, "--", "needle_1"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "src/a.c:int needle_1;\n");
+  std::string text = ReadFile(log);
+  EXPECT_NE(text.find(R"("rung":"bypassed")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("ripgrep_template":[)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("ripgrep_version":"not asked: sandbox bypassed")"), std::string::npos)
+      << text;
+  RunResult info =
+      Cordon({"--log-level", "info", "grep", "--policy", policy, "--no-sandbox", "--", "needle_1"});
+  EXPECT_EQ(info.status, 0) << info.err;
+  EXPECT_EQ(info.out, "src/a.c:int needle_1;\n");
+}
+
 TEST_F(GrepTest, OversizedTreeIsRefusedWholeAndRipgrepNeverRuns) {
   // 4 existing entries (src, src/a.c, src/deep, src/deep/b.h, notes.txt = 5)
   // + 99 dirs * 100 files + 99 dirs = 10,004; trim to exactly 10,000.
