@@ -74,6 +74,9 @@ void RunChild(const ChildSpec& spec) {
     Fail(spec, ChildStage::kSetup, errno, "close_range");
   }
   if (spec.keep_fd >= 0) ::fcntl(spec.keep_fd, F_SETFD, 0);
+  if (spec.stdout_fd >= 0 && ::dup2(spec.stdout_fd, 1) < 0) {
+    Fail(spec, ChildStage::kSetup, errno, "stdout");
+  }
   rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
 

@@ -30,6 +30,7 @@ struct ChildSpec {
   int notify_sock = -1;          // where the seccomp listener fd is sent
   int status_pipe = -1;          // write end, O_CLOEXEC: EOF at exec means success
   int keep_fd = -1;              // survives exec (the preload's report fd)
+  int stdout_fd = -1;            // becomes the tool's fd 1 (-1: the caller's stays)
   const char* path = nullptr;
   char* const* argv = nullptr;
   char* const* envp = nullptr;

@@ -281,6 +281,7 @@ int Launch(const LaunchRequest& req) {
   spec.notify_sock = notify_child.get();
   spec.status_pipe = status_write.get();
   spec.keep_fd = reports.tool_fd();
+  spec.stdout_fd = req.stdout_fd;
   spec.path = cargv[0];
   spec.argv = cargv.data();
   spec.envp = cenv.data();

@@ -41,6 +41,8 @@ struct LaunchRequest {
   // Directories the host shares where the tool may make files and use only
   // those (WriteRoot::own_entries_only): SharedDirs().
   std::vector<std::string> shared_dirs;
+  // Becomes the tool's standard output (-1: cordon's own).
+  int stdout_fd = -1;
 };
 
 // /dev/shm, where glibc makes POSIX semaphores and shared memory (Python's

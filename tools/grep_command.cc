@@ -221,18 +221,16 @@ std::string RipgrepVersion(const RunOptions& run, const policy::Policy& p,
     if (r.access == policy::Access::kReadWrite) r.access = policy::Access::kReadOnly;
   }
   // ripgrep's stdout is a pipe that never blocks it (a pipe holds far more
-  // than a version line); cordon's own stdout is put back afterwards.
+  // than a version line).
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0) return {};
   Fd rd(pipefd[0]), wr(pipefd[1]);
-  Fd saved(::fcntl(1, F_DUPFD_CLOEXEC, 3));
-  if (!saved || ::dup2(wr.get(), 1) < 0) return {};
-  wr.reset();
+  probe.stdout_fd = wr.get();
   spdlog::level::level_enum level = spdlog::get_level();
   spdlog::set_level(std::max(level, spdlog::level::warn));
   int status = RunTool(probe, fence, {rg_path, "--version"}, &env);
   spdlog::set_level(level);
-  ::dup2(saved.get(), 1);
+  wr.reset();
   if (status != 0) {
     spdlog::warn("ripgrep --version exited with status {}: no version recorded", status);
     return {};

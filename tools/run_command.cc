@@ -258,6 +258,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   }
   if (rung == Rung::kPreloadOnly && !ExecGateOpen(o)) return kExitNotExecutable;
   req.emulator.exec_gate = o.exec_gate;
+  req.stdout_fd = o.stdout_fd;
   req.rung = rung;
   req.landlock_abi = k.landlock_abi;
   req.filter.network = p.network;

@@ -34,6 +34,7 @@ struct RunOptions {
   // exec_gate). Without a supervisor (preload-only) it is asked before launch.
   // A refusal is its setter's to report: cordon run prints no error for it.
   std::function<Status()> exec_gate;
+  int stdout_fd = -1;  // set by grep's version probe: the tool's fd 1 (-1: cordon's)
   std::vector<std::string> command;
 };
 
