@@ -56,6 +56,36 @@ namespace {
 // Whether the calling thread's effective set is lowered for the tool by a
 // ToolPermissions that still lives.
 thread_local bool t_acting_for_tool = false;
+
+// Empties the calling thread's effective set (`raise` false) or fills it
+// from the permitted set (true). False when that could not be done. When
+// the set changed, *saved holds what it was (the caller restores it with
+// Restore); when there was nothing to change, *saved stays null.
+bool SetEffective(bool raise, cap_t* saved) {
+  CapPtr cur(cap_get_proc());
+  if (!cur) return false;
+  CapPtr next(cap_dup(cur.get()));
+  if (!next) return false;
+  int rc = raise ? cap_fill(next.get(), CAP_EFFECTIVE, CAP_PERMITTED)
+                 : cap_clear_flag(next.get(), CAP_EFFECTIVE);
+  if (rc != 0) return false;
+  if (cap_compare(cur.get(), next.get()) == 0) return true;
+  if (cap_set_proc(next.get()) != 0) return false;
+  *saved = cur.release();
+  return true;
+}
+
+// Puts back a set SetEffective saved, keeping errno for the caller (a
+// guard's end follows the call it guarded). Only the effective set moved
+// and the permitted set still holds every bit of it, so this cannot fail
+// but for a kernel bug; carrying on in the wrong state would act for the
+// tool with the supervisor's permissions, or the reverse.
+void Restore(cap_t saved) {
+  int err = errno;
+  if (cap_set_proc(saved) != 0) std::abort();
+  cap_free(saved);
+  errno = err;
+}
 }  // namespace
 
 ToolPermissions::ToolPermissions() {
@@ -63,14 +93,7 @@ ToolPermissions::ToolPermissions() {
     lowered_ = true;
     return;
   }
-  CapPtr cur(cap_get_proc());
-  if (!cur) return;
-  CapPtr lowered(cap_dup(cur.get()));
-  if (!lowered || cap_clear_flag(lowered.get(), CAP_EFFECTIVE) != 0) return;
-  if (cap_compare(cur.get(), lowered.get()) != 0) {
-    if (cap_set_proc(lowered.get()) != 0) return;
-    saved_ = cur.release();
-  }  // else no effective capability to begin with
+  if (!SetEffective(false, &saved_)) return;
   lowered_ = true;
   marked_ = true;
   t_acting_for_tool = true;
@@ -78,30 +101,18 @@ ToolPermissions::ToolPermissions() {
 
 ToolPermissions::~ToolPermissions() {
   if (marked_) t_acting_for_tool = false;
-  if (saved_ == nullptr) return;
-  // Only the effective set was cleared, and the permitted set still holds
-  // every bit of it: raising it again cannot fail but for a kernel bug.
-  if (cap_set_proc(saved_) != 0) std::abort();
-  cap_free(saved_);
+  if (saved_ != nullptr) Restore(saved_);
 }
 
 SupervisorPermissions::SupervisorPermissions() {
-  if (!t_acting_for_tool) return;
-  CapPtr cur(cap_get_proc());
-  if (!cur) return;  // stays lowered: the call it guards is refused
-  CapPtr raised(cap_dup(cur.get()));
-  if (!raised || cap_fill(raised.get(), CAP_EFFECTIVE, CAP_PERMITTED) != 0) return;
-  if (cap_set_proc(raised.get()) != 0) return;
-  saved_ = cur.release();
+  // On failure the thread stays lowered: the call it guards is refused.
+  if (!t_acting_for_tool || !SetEffective(true, &saved_) || saved_ == nullptr) return;
   t_acting_for_tool = false;
 }
 
 SupervisorPermissions::~SupervisorPermissions() {
   if (saved_ == nullptr) return;
-  // Lowering cannot fail but for a kernel bug; carrying on raised would act
-  // for the tool with the supervisor's permissions.
-  if (cap_set_proc(saved_) != 0) std::abort();
-  cap_free(saved_);
+  Restore(saved_);
   t_acting_for_tool = true;
 }
 

@@ -66,7 +66,8 @@ class ToolPermissions {
 // the tool: the approver, the pinned binary's hash, reading the memory or
 // the descriptors of a tool that made itself undumpable. Raises the
 // effective set to the permitted one while it lives; on a thread that holds
-// no ToolPermissions it does nothing.
+// no ToolPermissions it does nothing. Like ToolPermissions, its end leaves
+// errno as the guarded call set it.
 class SupervisorPermissions {
  public:
   SupervisorPermissions();
