@@ -85,13 +85,18 @@ std::string DeleteLine(policy::SensitiveDelete d) {
   return "?";
 }
 
-// The syscalls sent to the supervisor under this policy (the same mapping
-// RunTool uses: approvals off and links: kernel need fewer round trips).
-std::vector<std::string> Notified(const policy::Policy& p) {
+// What the supervisor decides under this policy (the same mapping RunTool
+// uses: approvals off and links: kernel need fewer round trips).
+supervisor::ToolFilterOptions Decided(const policy::Policy& p) {
   supervisor::ToolFilterOptions o;
   supervisor::NotifyWhatPolicyNeeds(p, &o);
+  return o;
+}
+
+// The syscalls sent to the supervisor under this policy.
+std::vector<std::string> Notified(const policy::Policy& p) {
   std::vector<std::string> names;
-  for (int nr : supervisor::NotifiedSyscalls(o)) {
+  for (int nr : supervisor::NotifiedSyscalls(Decided(p))) {
     std::string n = supervisor::SyscallName(nr);
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   }
@@ -110,15 +115,12 @@ std::vector<policy::PathRule> CarveOuts(const policy::Policy& p) {
 
 // The shared directories where a run may use its own files (/dev/shm).
 std::vector<std::string> SharedDirs(const policy::Policy& p) {
-  supervisor::ToolFilterOptions o;
-  supervisor::NotifyWhatPolicyNeeds(p, &o);
-  return supervisor::SharedDirs(p, o);
+  return supervisor::SharedDirs(p, Decided(p));
 }
 
 // /dev/shm (POSIX semaphores and shared memory), as SharedDirs decides it.
 std::string SharedMemoryLine(const policy::Policy& p) {
-  supervisor::ToolFilterOptions o;
-  supervisor::NotifyWhatPolicyNeeds(p, &o);
+  const supervisor::ToolFilterOptions o = Decided(p);
   if (!supervisor::SharedDirs(p, o).empty()) {
     return "/dev/shm: files the run makes there, and only those (removed when the run ends)";
   }
