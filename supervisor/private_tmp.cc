@@ -31,11 +31,24 @@ Fd OpenBase(const std::string& base) {
   return fd;
 }
 
+// Takes `base` exclusively, waiting up to ~2 s for the runs being set up
+// (they hold it shared for a mkdtemp and a flock) and for another sweep.
+// Giving up at once would leave a dead run's directory behind whenever a
+// run ends while another starts, as under many runs at once; waiting for
+// ever would let a stuck cordon of this user hold every run's exit.
+bool LockForSweep(int base) {
+  for (int i = 0; i < 400; ++i) {
+    if (::flock(base, LOCK_EX | LOCK_NB) == 0) return true;
+    if (errno != EWOULDBLOCK) return false;
+    ::usleep(5000);
+  }
+  return false;
+}
+
 // Removes the directories under `base` that no run holds: their cordon died
-// before it could remove them. Skipped while a run is being set up or
-// another run sweeps.
+// before it could remove them.
 void SweepUnheld(int base, const std::string& base_path) {
-  if (::flock(base, LOCK_EX | LOCK_NB) != 0) return;
+  if (!LockForSweep(base)) return;
   for (const policy::DirEntry& e : policy::ListDir(base_path)) {
     const std::string& name = e.name;
     if (!name.starts_with(kRunPrefix)) continue;

@@ -1,9 +1,14 @@
 #include "supervisor/private_tmp.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <string>
 
@@ -63,6 +68,45 @@ TEST(PrivateTmp, ARunThatEndsRemovesTheDirectoriesOfDeadRunsOnly) {
   }
   EXPECT_FALSE(Exists(stale)) << "a dead run's directory outlived the sweep";
   EXPECT_TRUE(Exists(live.path())) << "a live run's directory was swept";
+}
+
+// Under many runs at once (ctest -j, a CI runner's parallel steps) another
+// run is often being set up, holding the parent shared, just when a run ends
+// and sweeps: the sweep waits for it instead of giving up, or a dead run's
+// directory would outlive every run that ends at such a moment
+// (RunContract.KillingCordonKillsTheTool failed that way now and then).
+TEST(PrivateTmp, TheSweepWaitsForARunBeingSetUp) {
+  ScratchTree t;
+  int pipefd[2];
+  ASSERT_EQ(::pipe(pipefd), 0);
+  pid_t dead = ::fork();
+  if (dead == 0) {
+    PrivateTmp tmp(t.root());
+    if (!tmp.Create().ok()) _exit(1);
+    (void)!::write(pipefd[1], tmp.path().c_str(), tmp.path().size());
+    _exit(0);  // no destructor: as if killed
+  }
+  ::close(pipefd[1]);
+  char buf[512] = {};
+  ASSERT_GT(::read(pipefd[0], buf, sizeof buf - 1), 0);
+  ::close(pipefd[0]);
+  ::waitpid(dead, nullptr, 0);
+  const std::string stale = buf;
+  ASSERT_TRUE(Exists(stale));
+  // A run being set up: the parent held shared for a while.
+  Fd base(::open(PrivateTmpBase(t.root()).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(base);
+  ASSERT_EQ(::flock(base.get(), LOCK_SH), 0);
+  std::thread setup([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::flock(base.get(), LOCK_UN);
+  });
+  {
+    PrivateTmp ending(t.root());
+    EXPECT_TRUE(ending.Create().ok());
+  }  // ends and sweeps
+  setup.join();
+  EXPECT_FALSE(Exists(stale)) << "the sweep gave up while a run was being set up";
 }
 
 // A per-user directory someone else could enter is not used: the run's
