@@ -240,7 +240,10 @@ bool DecidesEveryChange(const ToolFilterOptions& o) {
   return NotifiesWriteOpens(o) && NotifiesDeletes(o) && NotifiesRenames(o);
 }
 
-void NotifyWhatPolicyNeeds(const policy::Policy& p, ToolFilterOptions* o) {
+void NotifyWhatPolicyNeeds(const policy::Policy& p, Rung rung, int landlock_abi,
+                           ToolFilterOptions* o) {
+  o->notify_all_paths = rung == Rung::kNotifyAll;
+  o->notify_signals = rung == Rung::kNotifyAll || landlock_abi < 6;
   // A protected path past a cut-short scan has no kernel carve-out: the
   // supervisor must refuse it by name, whatever links and delete relax.
   o->notify_deletes =

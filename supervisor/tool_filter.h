@@ -12,6 +12,7 @@
 
 #include "policy/policy.h"
 #include "policy/result.h"
+#include "supervisor/probe.h"
 #include "supervisor/seccomp_filter.h"
 
 namespace cordon::supervisor {
@@ -35,7 +36,12 @@ struct ToolFilterOptions {
 // pre-existing file needs an approval, exec against an exec allowlist; and
 // write opens and deletes (so renames) whatever links and sensitive.delete
 // relax when the protected-path scan stopped at its bound (fail closed).
-void NotifyWhatPolicyNeeds(const policy::Policy& p, ToolFilterOptions* o);
+// Then what the rung needs: every path syscall on the notify-all rung, and
+// signals to other processes where Landlock has no signal scope (ABI < 6).
+// The one place that maps a policy and a rung to a filter: `cordon run`
+// builds the filter from it, `policy explain` says it.
+void NotifyWhatPolicyNeeds(const policy::Policy& p, Rung rung, int landlock_abi,
+                           ToolFilterOptions* o);
 
 // Whether every write open, delete and rename goes to the supervisor.
 bool DecidesEveryChange(const ToolFilterOptions& o);

@@ -52,12 +52,18 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
   return errors.empty();
 }
 
-// The rung `cordon run` would pick here (same probe as RunTool).
+// What `cordon run` would probe here (same probe as RunTool).
+supervisor::KernelProbe Probed() {
+  supervisor::KernelProbe k;
+  k.landlock_abi = supervisor::ProbeLandlockAbi();
+  k.user_notif = k.addfd = k.addfd_send = true;
+  return k;
+}
+
+// The rung `cordon run` would pick here.
 std::string RungLine() {
   using namespace cordon::supervisor;
-  KernelProbe k;
-  k.landlock_abi = ProbeLandlockAbi();
-  k.user_notif = k.addfd = k.addfd_send = true;
+  KernelProbe k = Probed();
   Rung r = ChooseRung(k, false);
   std::string s = RungName(r);
   if (r == Rung::kLandlockNotify) {
@@ -89,7 +95,8 @@ std::string DeleteLine(policy::SensitiveDelete d) {
 // uses: approvals off and links: kernel need fewer round trips).
 supervisor::ToolFilterOptions Decided(const policy::Policy& p) {
   supervisor::ToolFilterOptions o;
-  supervisor::NotifyWhatPolicyNeeds(p, &o);
+  supervisor::KernelProbe k = Probed();
+  supervisor::NotifyWhatPolicyNeeds(p, supervisor::ChooseRung(k, false), k.landlock_abi, &o);
   return o;
 }
 

@@ -263,8 +263,6 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.landlock_abi = k.landlock_abi;
   req.filter.network = p.network;
   req.emulator.network = p.network;
-  req.filter.notify_all_paths = rung == Rung::kNotifyAll;
-  req.filter.notify_signals = rung == Rung::kNotifyAll || k.landlock_abi < 6;
   ConfigureDecisions(p, services, req);
   // The preload (issue 5): glibc tools get early, precise refusals.
   policy::Policy run_policy = p;
@@ -313,7 +311,7 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
   // Notify only what the policy needs decided (DESIGN.md); an exec needs a
   // decision only against an exec allowlist (Landlock's EXECUTE rights are
   // the fence otherwise).
-  supervisor::NotifyWhatPolicyNeeds(p, &req.filter);
+  supervisor::NotifyWhatPolicyNeeds(p, req.rung, req.landlock_abi, &req.filter);
   req.shared_dirs = supervisor::SharedDirs(p, req.filter);
 }
 
