@@ -25,7 +25,7 @@ bool g_filtered = false;
 void InstallOnce() {
   if (g_filtered) return;
   g_filtered = true;
-  auto roots = cordon::supervisor::WriteRoots::Open({g_dir}, g_dir);
+  auto roots = cordon::supervisor::WriteRoots::Open({cordon::policy::PathRule::ReadWrite(g_dir)}, g_dir);
   if (!roots) std::abort();
   auto emulator = std::make_shared<cordon::supervisor::Emulator>(
       std::move(roots.value()), 0, cordon::supervisor::EmulatorOptions{});

@@ -182,12 +182,12 @@ BENCHMARK(BM_InterposedOpenCloseRelative);
 void BM_AdmitPath(benchmark::State& state) {
   using namespace cordon::policy;
   AdmissionTable t;
-  t.SetWorkspace(S().dir, RuleKind::kReadWrite);
+  t.SetWorkspace(S().dir, Access::kReadWrite);
   for (const char* p : {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/proc"}) {
-    t.Add(p, RuleKind::kReadOnly);
+    t.Add(p, Access::kReadOnly);
   }
-  for (const char* p : {"/etc/shadow", "/etc/gshadow", "/etc/sudoers"}) t.Add(p, RuleKind::kDenied);
-  for (const char* p : {"/dev/null", "/dev/zero", "/dev/full"}) t.Add(p, RuleKind::kReadWrite);
+  for (const char* p : {"/etc/shadow", "/etc/gshadow", "/etc/sudoers"}) t.Add(p, Access::kDenied);
+  for (const char* p : {"/dev/null", "/dev/zero", "/dev/full"}) t.Add(p, Access::kReadWrite);
   std::string_view path = S().file;
   for (auto _ : state) {
     Admission a = AdmitPath(t, AdmitOp::kRead, path, nullptr);

@@ -66,10 +66,11 @@ std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirListe
   std::vector<Grant> out;
   for (const PathRule& r : rules) {
     if (r.access == Access::kDenied) continue;
-    // A denial of the path itself or of an ancestor removes the grant unless
-    // the rule is more specific than the denial (then the rule wins).
-    bool covered = std::any_of(denied.begin(), denied.end(), [&](const std::string* d) {
-      return *d == r.path;
+    // A stricter rule of the same path wins the tie (rule_lookup.h): the
+    // grant is left to it. A denial of an ancestor carves this rule's path
+    // out of that ancestor's grant, so the more specific rule stands.
+    bool covered = std::any_of(rules.begin(), rules.end(), [&](const PathRule& o) {
+      return o.path == r.path && Strictness(o.access) > Strictness(r.access);
     });
     if (covered) continue;
     std::vector<Hole> below;

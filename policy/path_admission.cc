@@ -133,16 +133,6 @@ __attribute__((noinline)) bool InReadOnlySetThroughDotDot(const AdmissionTable& 
          table.Classify(std::string_view(resolved, static_cast<std::size_t>(r))) == PathClass::kReadOnly;
 }
 
-// Stricter kinds win ties between rules of the same path.
-int Strictness(RuleKind k) {
-  switch (k) {
-    case RuleKind::kDenied: return 2;
-    case RuleKind::kReadOnly: return 1;
-    case RuleKind::kReadWrite: return 0;
-  }
-  return 2;
-}
-
 }  // namespace
 
 long NormalizePath(std::string_view path, const char* base, char* out) {
@@ -160,7 +150,7 @@ long NormalizePath(std::string_view path, const char* base, char* out) {
   return len;
 }
 
-int AdmissionTable::Insert(std::string_view path, RuleKind kind) {
+int AdmissionTable::Insert(std::string_view path, Access kind) {
   if (!IsNormalAbsolute(path) || count_ >= kAdmissionMaxRules) return -1;
   if (used_ + path.size() > kAdmissionArenaBytes) return -1;
   std::memcpy(arena_ + used_, path.data(), path.size());
@@ -170,41 +160,24 @@ int AdmissionTable::Insert(std::string_view path, RuleKind kind) {
   return static_cast<int>(count_++);
 }
 
-bool AdmissionTable::SetWorkspace(std::string_view root, RuleKind kind) {
-  if (kind == RuleKind::kDenied || root == "/") return false;
+bool AdmissionTable::SetWorkspace(std::string_view root, Access kind) {
+  if (kind == Access::kDenied || root == "/") return false;
   int i = Insert(root, kind);
   if (i < 0) return false;
   workspace_ = i;
   return true;
 }
 
-bool AdmissionTable::Add(std::string_view path, RuleKind kind) { return Insert(path, kind) >= 0; }
+bool AdmissionTable::Add(std::string_view path, Access kind) { return Insert(path, kind) >= 0; }
 
 PathClass AdmissionTable::Classify(std::string_view normal) const {
-  int best = -1;
-  std::size_t best_len = 0;
-  for (std::size_t i = 0; i < count_; ++i) {
-    const Rule& r = rules_[i];
-    std::string_view rule(arena_ + r.offset, r.len);
-    // The byte after the leading '/' and the rule's last byte reject most
-    // rules before memcmp (this runs on every call the preload sees).
-    bool within = rule.size() == 1  // "/"
-                      ? true
-                      : normal.size() >= rule.size() && normal[1] == rule[1] &&
-                            normal[rule.size() - 1] == rule.back() &&
-                            (normal.size() == rule.size() || normal[rule.size()] == '/') &&
-                            std::memcmp(normal.data(), rule.data(), rule.size()) == 0;
-    if (!within) continue;
-    bool better = best < 0 || r.len > best_len ||
-                  (r.len == best_len && Strictness(r.kind) > Strictness(rules_[best].kind));
-    if (better) {
-      best = static_cast<int>(i);
-      best_len = r.len;
-    }
-  }
+  long best = CoveringRule(
+      count_, normal,
+      [this](std::size_t i) { return std::string_view(arena_ + rules_[i].offset, rules_[i].len); },
+      [this](std::size_t i) { return rules_[i].kind; });
   if (best < 0) return PathClass::kOutside;
   const Rule& r = rules_[best];
-  if (r.kind == RuleKind::kDenied) return PathClass::kDenied;
+  if (r.kind == Access::kDenied) return PathClass::kDenied;
   // A rule with the workspace's own path and the workspace's kind is the
   // workspace (the tie-break may have picked a duplicate entry).
   if (workspace_ >= 0) {
@@ -214,7 +187,7 @@ PathClass AdmissionTable::Classify(std::string_view normal) const {
       return PathClass::kWorkspace;
     }
   }
-  return r.kind == RuleKind::kReadWrite ? PathClass::kReadWrite : PathClass::kReadOnly;
+  return r.kind == Access::kReadWrite ? PathClass::kReadWrite : PathClass::kReadOnly;
 }
 
 Admission AdmitPath(const AdmissionTable& table, AdmitOp op, std::string_view path,

@@ -14,8 +14,8 @@
 //      segments ("../include", "../../x") climb the base: the base is the
 //      kernel's physical name of that directory, so its lexical parent is
 //      the one the kernel walks to, and there is no alias to refuse.
-//   4. The longest rule that contains the result classifies it (on a tie the
-//      stricter rule wins). Reads need any rule but kDenied; mutations need a
+//   4. The rule that covers the result classifies it (the one rule lookup,
+//      rule_lookup.h: the most specific rule, the stricter on a tie). Reads need any rule but kDenied; mutations need a
 //      read-write rule (the workspace under workspace-write, declared rw
 //      paths, the private TMPDIR). Anything else is EACCES.
 //
@@ -32,6 +32,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "policy/rule_lookup.h"
+
 namespace cordon::policy {
 
 inline constexpr std::size_t kAdmissionMaxPath = 4096;    // PATH_MAX, NUL included
@@ -39,9 +41,6 @@ inline constexpr std::size_t kAdmissionMaxRules = 128;
 inline constexpr std::size_t kAdmissionArenaBytes = 32768;
 
 enum class AdmitOp : std::uint8_t { kRead = 0, kMutate = 1 };
-
-// What a rule grants. Values are part of the preload wire format.
-enum class RuleKind : std::uint8_t { kReadOnly = 0, kReadWrite = 1, kDenied = 2 };
 
 // Where the normalised path fell.
 enum class PathClass : std::uint8_t {
@@ -70,25 +69,25 @@ class AdmissionTable {
   // Sets the workspace root and its kind (kReadWrite under workspace-write,
   // kReadOnly under read-only). False when the path is not absolute and
   // normal or the table is full.
-  bool SetWorkspace(std::string_view root, RuleKind kind);
+  bool SetWorkspace(std::string_view root, Access kind);
   // Adds an absolute, normal path with its kind. False when malformed or full.
-  bool Add(std::string_view path, RuleKind kind);
+  bool Add(std::string_view path, Access kind);
   bool has_workspace() const { return workspace_ >= 0; }
   bool workspace_writable() const {
-    return workspace_ >= 0 && rules_[workspace_].kind == RuleKind::kReadWrite;
+    return workspace_ >= 0 && rules_[workspace_].kind == Access::kReadWrite;
   }
   std::size_t size() const { return count_; }
 
-  // Classifies `normal` (absolute and normal): the longest containing rule.
+  // Classifies `normal` (absolute and normal) by its covering rule.
   PathClass Classify(std::string_view normal) const;
 
  private:
   struct Rule {
     std::uint32_t offset;
     std::uint32_t len;
-    RuleKind kind;
+    Access kind;
   };
-  int Insert(std::string_view path, RuleKind kind);
+  int Insert(std::string_view path, Access kind);
 
   Rule rules_[kAdmissionMaxRules] = {};
   std::size_t count_ = 0;

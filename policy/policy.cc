@@ -1,6 +1,9 @@
 #include "policy/policy.h"
 
+#include <cerrno>
 #include <string_view>
+
+#include "policy/path_admission.h"
 
 #include "policy/exec_closure.h"
 #include "policy/kernel_interfaces.h"
@@ -24,6 +27,21 @@ const char* AccessName(Access a) {
   return "?";
 }
 
+bool IsWritableDevice(std::string_view path) {
+  for (const char* d : kWritableDevices) {
+    if (path == d) return true;
+  }
+  return false;
+}
+
+bool IsReadableDevice(std::string_view path) {
+  if (IsWritableDevice(path)) return true;
+  for (const char* d : kReadOnlyDevices) {
+    if (path == d) return true;
+  }
+  return false;
+}
+
 std::vector<PathRule> SystemPaths() {
   std::vector<PathRule> v;
   for (const char* p : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}) {
@@ -40,15 +58,13 @@ std::vector<PathRule> SystemPaths() {
         "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key", "/etc/.pwd.lock"}) {
     v.push_back(PathRule::Denied(p));
   }
-  for (const char* p : {"/dev/null", "/dev/zero", "/dev/full"}) {
-    v.push_back({p, Access::kReadWrite, false});
-  }
+  for (const char* p : kWritableDevices) v.push_back({p, Access::kReadWrite, false});
   // The CPU and memory a tool may use, read by language runtimes to size
   // their thread pools and heaps (glibc's nprocs, Rust's and Go's cgroup
   // quota, the JVM's container support): without them a tool in a
   // container with a CPU quota starts a thread per host CPU.
-  for (const char* p :
-       {"/dev/random", "/dev/urandom", "/proc", "/sys/fs/cgroup", "/sys/devices/system/cpu"}) {
+  for (const char* p : kReadOnlyDevices) v.push_back(PathRule::ReadOnlyNoExec(p));
+  for (const char* p : {"/proc", "/sys/fs/cgroup", "/sys/devices/system/cpu"}) {
     v.push_back(PathRule::ReadOnlyNoExec(p));
   }
   return v;
@@ -99,20 +115,43 @@ bool IsAbsoluteNormal(const std::string& p) {
   return true;
 }
 
-bool ReadableUnder(const std::vector<PathRule>& rules, const std::string& path) {
-  const PathRule* best = nullptr;
-  for (const PathRule& r : rules) {
-    if (IsWithin(path, r.path) && (best == nullptr || r.path.size() >= best->path.size()))
-      best = &r;
-  }
-  return best != nullptr && best->access != Access::kDenied;
+const PathRule* CoveringRule(const std::vector<PathRule>& rules, std::string_view path) {
+  long i = policy::CoveringRule(
+      rules.size(), path, [&](std::size_t k) { return std::string_view(rules[k].path); },
+      [&](std::size_t k) { return rules[k].access; });
+  return i < 0 ? nullptr : &rules[static_cast<std::size_t>(i)];
 }
 
-bool IsWithin(const std::string& path, const std::string& dir) {
-  if (dir == "/") return !path.empty() && path[0] == '/';
-  if (path.size() < dir.size() || path.compare(0, dir.size(), dir) != 0) return false;
-  return path.size() == dir.size() || path[dir.size()] == '/';
+Covered CoverPath(const std::vector<PathRule>& rules, std::string_view abs, bool reads) {
+  Covered c;
+  char buf[kAdmissionMaxPath];
+  long n = abs.empty() || abs[0] != '/' ? -EINVAL : NormalizePath(abs, nullptr, buf);
+  if (n < 0) {
+    c.err = n == -ENAMETOOLONG ? ENAMETOOLONG : EACCES;
+    c.why = n == -EACCES ? "raw .. segment" : n == -ENAMETOOLONG ? "path too long" : "not an absolute path";
+    return c;
+  }
+  c.path.assign(buf, static_cast<std::size_t>(n));
+  c.rule = CoveringRule(rules, c.path);
+  if (c.rule == nullptr) {
+    c.err = EACCES;
+    c.why = "outside every allowed path";
+  } else if (c.rule->access == Access::kDenied) {
+    c.err = EACCES;
+    c.why = "denied path";
+  } else if (c.rule->access == Access::kReadOnly && !reads) {
+    c.err = EACCES;
+    c.why = "read-only or protected path";
+  }
+  return c;
 }
+
+bool ReadableUnder(const std::vector<PathRule>& rules, const std::string& path) {
+  const PathRule* r = CoveringRule(rules, path);
+  return r != nullptr && r->access != Access::kDenied;
+}
+
+bool IsWithin(const std::string& path, const std::string& dir) { return PathWithin(path, dir); }
 
 std::vector<std::string> Validate(const Policy& p) {
   std::vector<std::string> errors;
@@ -126,12 +165,6 @@ std::vector<std::string> Validate(const Policy& p) {
     if (!IsAbsoluteNormal(r.path)) {
       errors.push_back("path '" + r.path + "' must be absolute and normalised");
       continue;
-    }
-    for (std::size_t j = i + 1; j < p.paths.size(); ++j) {
-      if (p.paths[j].path == r.path && p.paths[j].access != r.access) {
-        errors.push_back("path '" + r.path + "' is both " + AccessName(r.access) + " and " +
-                         AccessName(p.paths[j].access));
-      }
     }
     if (r.access == Access::kReadWrite && r.path == "/") {
       errors.push_back("the root directory cannot be read-write");

@@ -5,8 +5,10 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "policy/rule_lookup.h"
 #include "policy/tool_pin.h"
 
 namespace cordon::policy {
@@ -14,14 +16,11 @@ namespace cordon::policy {
 enum class Profile { kReadOnly, kWorkspaceWrite };
 enum class Network { kNone, kAllow };
 
-// What a path grants the tool. kDenied carves a hole in an allowed parent.
-enum class Access { kReadOnly, kReadWrite, kDenied };
-
 // What deleting a file that existed before the run does (seed 002's
 // sensitive operation): ask the approval service, refuse, or allow.
 enum class SensitiveDelete { kAsk, kDeny, kAllow };
 // kStrict: the supervisor refuses writes and deletes through symlinks and
-// on hard-linked or special files (policy/fs_checks.h); kKernel: only what
+// on hard-linked or special files (policy/decide.h); kKernel: only what
 // Landlock refuses.
 enum class LinkMode { kStrict, kKernel };
 
@@ -91,6 +90,13 @@ struct Policy {
   std::vector<ToolPin> tools;
 };
 
+// The devices every run may open: read and written, or read only. The
+// system set grants them; the supervisor opens them as they are.
+inline constexpr const char* kWritableDevices[] = {"/dev/null", "/dev/zero", "/dev/full"};
+inline constexpr const char* kReadOnlyDevices[] = {"/dev/random", "/dev/urandom"};
+bool IsWritableDevice(std::string_view path);
+bool IsReadableDevice(std::string_view path);
+
 // The read-only system set every run gets, before user rules: the binaries
 // and libraries a tool needs, /etc minus secrets, a few devices, /proc.
 std::vector<PathRule> SystemPaths();
@@ -103,9 +109,23 @@ std::vector<PathRule> SystemPaths();
 // file of ExecClosure(tools) (exec_closure.h), appended last.
 std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private_tmp);
 
+// The rule of `rules` that covers `path` (absolute, normal) by the one rule
+// lookup (rule_lookup.h), or null when none does.
+const PathRule* CoveringRule(const std::vector<PathRule>& rules, std::string_view path);
+
+// The path step of every decision the supervisor makes: `abs` lexically
+// normalised (a raw ".." segment refused as written), then its covering rule,
+// which must grant: read-write, or with `reads` anything but a denial.
+struct Covered {
+  int err = 0;             // 0 when a granting rule covers the path
+  const char* why = "";    // static: the refusal's reason
+  std::string path;        // the normalised path (empty when malformed)
+  const PathRule* rule = nullptr;  // the covering rule (may refuse)
+};
+Covered CoverPath(const std::vector<PathRule>& rules, std::string_view abs, bool reads = false);
+
 // Whether the tool may read `path` (absolute, canonical) under `rules`: the
-// deepest rule over it decides, as Landlock's carve-outs do (the later of
-// two rules of one path), and it must not be a denial.
+// covering rule is not a denial.
 bool ReadableUnder(const std::vector<PathRule>& rules, const std::string& path);
 
 // Lexically normal absolute path: no "." or ".." or duplicate slashes, no

@@ -297,8 +297,13 @@ void CheckContradictions(Ctx& c) {
       if (a.access == b.access) {
         c.Error(b.pointer, "'" + b.path + "' is listed twice (also " + a.pointer + ")");
       } else {
-        c.Error(b.pointer, "'" + b.path + "' is both " + AccessName(a.access) + " (" + a.pointer +
-                               ") and " + AccessName(b.access));
+        // Not an error: the one rule lookup settles a tie (rule_lookup.h),
+        // whatever the order, and explain says how.
+        Access won = Strictness(a.access) > Strictness(b.access) ? a.access : b.access;
+        c.p.notes.push_back("'" + b.path + "' is both " + AccessName(a.access) + " (" +
+                            a.pointer + ") and " + AccessName(b.access) + " (" + b.pointer +
+                            "): the stricter rule of one path wins, so it is " +
+                            AccessName(won));
       }
     }
   }

@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "preload/cwd_cache.h"
-#include "preload/fd_alias.h"
+#include "policy/fd_alias.h"
 #include "preload/reports.h"
 
 namespace cordon::preload {
@@ -29,7 +29,7 @@ namespace {
 using policy::AdmitOp;
 using policy::AdmitVerdict;
 using policy::PathClass;
-using policy::RuleKind;
+using policy::Access;
 
 struct Config {
   bool enabled = false;
@@ -73,7 +73,7 @@ __attribute__((cold)) void Warn(const char* what, const char* detail) {
 }
 
 // Adds each ':'-separated path of `list` with `kind`; false on a bad entry.
-__attribute__((cold)) bool AddList(const char* list, RuleKind kind, const char** bad) {
+__attribute__((cold)) bool AddList(const char* list, Access kind, const char** bad) {
   if (list == nullptr) return true;
   std::string_view rest(list);
   while (!rest.empty()) {
@@ -107,7 +107,7 @@ __attribute__((cold)) void ReadConfig() {
     return;
   }
   const char* mode = getenv(wire::kEnvWorkspaceMode);
-  RuleKind kind = mode && strcmp(mode, "rw") == 0 ? RuleKind::kReadWrite : RuleKind::kReadOnly;
+  Access kind = mode && strcmp(mode, "rw") == 0 ? Access::kReadWrite : Access::kReadOnly;
   if (mode == nullptr || (strcmp(mode, "rw") != 0 && strcmp(mode, "ro") != 0)) {
     Warn("malformed ", wire::kEnvWorkspaceMode);
     return;
@@ -117,16 +117,16 @@ __attribute__((cold)) void ReadConfig() {
     return;
   }
   const char* bad = nullptr;
-  if (!AddList(getenv(wire::kEnvReadOnly), RuleKind::kReadOnly, &bad) ||
-      !AddList(getenv(wire::kEnvReadWrite), RuleKind::kReadWrite, &bad) ||
-      !AddList(getenv(wire::kEnvDenied), RuleKind::kDenied, &bad)) {
+  if (!AddList(getenv(wire::kEnvReadOnly), Access::kReadOnly, &bad) ||
+      !AddList(getenv(wire::kEnvReadWrite), Access::kReadWrite, &bad) ||
+      !AddList(getenv(wire::kEnvDenied), Access::kDenied, &bad)) {
     Warn("malformed path list: ", bad);
     return;
   }
   const char* tmp_flag = getenv(wire::kEnvPrivateTmp);
   const char* tmpdir = getenv("TMPDIR");
   if (tmp_flag && strcmp(tmp_flag, "1") == 0 && tmpdir && *tmpdir) {
-    if (!g_config.table.Add(tmpdir, RuleKind::kReadWrite)) {
+    if (!g_config.table.Add(tmpdir, Access::kReadWrite)) {
       Warn("malformed TMPDIR: ", tmpdir);
       return;
     }
@@ -223,19 +223,22 @@ __attribute__((cold)) bool Refuse(wire::Call call, AdmitOp op, const char* path,
 // Returns 1 (admit), 0 (refused) or -1 (not decided here: the path rules).
 __attribute__((cold)) int AdmitHeldFd(wire::Call call, AdmitOp op, int fd, int flags,
                                       const char* path) {
-  switch (JudgeHeldFd(fd, flags)) {
-    case HeldFd::kCovered:
+  int saved = errno;
+  long held = ::syscall(SYS_fcntl, fd, F_GETFL);
+  errno = saved;
+  switch (policy::JudgeHeldFd(held, flags)) {
+    case policy::HeldFd::kCovered:
       Note(call, op, wire::ReportVerdict::kAdmitted, PathClass::kHeldFd, 0, path, ReportLen(path));
       return 1;
-    case HeldFd::kNotHeld:  // the kernel says ENOENT
+    case policy::HeldFd::kNotHeld:  // the kernel says ENOENT
       Note(call, op, wire::ReportVerdict::kPassed, PathClass::kHeldFd, 0, path, ReportLen(path));
       return 1;
-    case HeldFd::kNotCovered:
+    case policy::HeldFd::kNotCovered:
       Refuse(call, op, path,
              {policy::AdmitVerdict::kRefuse, PathClass::kHeldFd, EACCES,
               "the descriptor it names is not open for that access"});
       return 0;
-    case HeldFd::kPathOnly:
+    case policy::HeldFd::kPathOnly:
       break;
   }
   return -1;
@@ -276,7 +279,7 @@ __attribute__((hot)) bool AdmitOne(wire::Call call, AdmitOp op, int dirfd, const
                                    int open_flags = -1) {
   if (path == nullptr) return true;  // the kernel answers EFAULT
   if (open_flags >= 0 && path[0] == '/') {
-    if (int fd = FdAliasNumber(path); fd >= 0) {
+    if (int fd = policy::FdAliasNumber(path); fd >= 0) {
       if (int held = AdmitHeldFd(call, op, fd, open_flags, path); held >= 0) return held == 1;
     }
   }

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "policy/dir_listing.h"
+#include "policy/fd_alias.h"
 #include "supervisor/caps.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
@@ -30,29 +31,6 @@ namespace {
 
 constexpr uint64_t kBareTmpfile = 020000000;
 constexpr size_t kMaxXattrValue = 64 * 1024;
-
-// "/dev/stdout", "/dev/fd/3", "/proc/self/fd/3" -> 1, 3, 3; -1 otherwise.
-int ToolFdAlias(const std::string& p) {
-  if (p == "/dev/stdin") return 0;
-  if (p == "/dev/stdout") return 1;
-  if (p == "/dev/stderr") return 2;
-  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
-    size_t n = std::strlen(prefix);
-    if (p.compare(0, n, prefix) == 0 && p.size() > n &&
-        p.find_first_not_of("0123456789", n) == std::string::npos) {
-      return std::atoi(p.c_str() + n);
-    }
-  }
-  return -1;
-}
-
-bool IsWritableDevice(const std::string& p) {
-  return p == "/dev/null" || p == "/dev/zero" || p == "/dev/full";
-}
-
-bool IsReadableDevice(const std::string& p) {
-  return IsWritableDevice(p) || p == "/dev/random" || p == "/dev/urandom";
-}
 
 // What open(2) honours with O_PATH (it ignores every other flag), and all
 // openat2(2) accepts with it: anything more is EINVAL there.
@@ -81,18 +59,6 @@ Reply InstallReply(Fd fd, uint64_t flags) {
   }
   rep.install = std::move(fd);
   return rep;
-}
-
-bool LeadsToProtected(const EmulatorOptions& o, const Located& loc, bool any_depth = false) {
-  return loc.root->workspace && o.leads_to_protected && o.leads_to_protected(loc.rel, any_depth);
-}
-
-// Refuses what the admission rules forbid for an existing entry.
-const char* RefuseEntry(const struct stat& st) {
-  if (S_ISLNK(st.st_mode)) return "symbolic link";
-  if (S_ISREG(st.st_mode) && st.st_nlink > 1) return "hard-linked file (nlink > 1)";
-  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return "special file";
-  return nullptr;
 }
 
 // An open made for the tool must not wait on a FIFO: this thread would wait
@@ -285,20 +251,20 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
 }
 
 Result<Emulator::Path> Emulator::ResolvePath(const Request& req, int dirfd, uint64_t addr,
-                                             bool empty_ok) {
+                                             bool empty_ok, Change change) {
   auto s = ReadToolString(req.tid, addr, PATH_MAX);
   if (!s) return s.error().err == ENAMETOOLONG ? SysError{ENAMETOOLONG, "path"} : s.error();
-  return Resolve(req, dirfd, std::move(s.value()), empty_ok);
+  return Resolve(req, dirfd, std::move(s.value()), empty_ok, change);
 }
 
 Result<Emulator::Path> Emulator::Resolve(const Request& req, int dirfd, std::string path,
-                                         bool empty_ok) {
+                                         bool empty_ok, Change change) {
   if (path.empty() && !empty_ok) return SysError{ENOENT, "empty path"};
   Path p;
   auto abs = Absolute(req.tid, dirfd, path);
   if (!abs) return abs.error();
   p.abs = std::move(abs.value());
-  auto loc = roots_.Locate(p.abs);
+  auto loc = roots_.Locate(p.abs, change);
   if (!loc) return loc.error();
   p.loc = std::move(loc.value());
   return p;
@@ -394,25 +360,29 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (flags & O_PATH) flags &= kOPathFlags;  // as open(2): no write bit counts
   Reply rep;
   rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-  if (IsWritableDevice(raw) || (read_fence_ && IsReadableDevice(raw) && (flags & O_ACCMODE) == O_RDONLY)) {
+  if (policy::IsWritableDevice(raw) || (read_fence_ && policy::IsReadableDevice(raw) && (flags & O_ACCMODE) == O_RDONLY)) {
     Fd fd(::open(raw.c_str(), static_cast<int>(flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC));
     if (!fd) return Reply::Errno(errno);
     rep.install = std::move(fd);
     return rep;
   }
-  if (int n = ToolFdAlias(raw); n >= 0) {
+  if (int n = policy::FdAliasNumber(raw.c_str()); n >= 0) {
     // The tool reopens a descriptor it already holds: hand it the same open
-    // file (no new access), as long as the access mode asked for is covered.
+    // file (no new access), as long as the access mode asked for is covered
+    // (policy/fd_alias.h). One held O_PATH grants nothing: the path rules.
     auto creds = ReadToolCreds(req.tid);
     if (!valid()) return Reply::Errno(EACCES, "stale");
     if (!creds) return Reply::Errno(ENOENT, "no such descriptor");
     auto fd = GetToolFd(creds->tgid, n);
     if (!fd) return Reply::Errno(ENOENT, "no such descriptor");
-    int have = ::fcntl(fd->get(), F_GETFL) & O_ACCMODE;
-    int want = static_cast<int>(flags) & O_ACCMODE;
-    if (want != have && have != O_RDWR) return Reply::Errno(EACCES, "descriptor not open for that");
-    rep.install = std::move(fd.value());
-    return rep;
+    switch (policy::JudgeHeldFd(::fcntl(fd->get(), F_GETFL), static_cast<int>(flags))) {
+      case policy::HeldFd::kCovered:
+        rep.install = std::move(fd.value());
+        return rep;
+      case policy::HeldFd::kNotHeld: return Reply::Errno(ENOENT, "no such descriptor");
+      case policy::HeldFd::kNotCovered:
+      case policy::HeldFd::kPathOnly: return Reply::Errno(EACCES, "descriptor not open for that");
+    }
   }
   if (raw.empty()) return Reply::Errno(ENOENT);
   Path p;
@@ -421,9 +391,17 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   p.abs = std::move(abs.value());
   constexpr uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | kBareTmpfile;
   if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
-  auto loc = roots_.Locate(p.abs);
+  auto loc = roots_.Locate(p.abs, Change::kContent);
   if (!loc) return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + loc.error().op);
-  if (Protected(*loc)) return Reply::Errno(EACCES, "open for writing " + p.abs + ": protected path");
+  const std::string what = "open for writing " + p.abs;
+  policy::FileRequest q;
+  q.op = policy::FileOp::kOpenWrite;
+  q.place = Place(*loc);
+  q.tmpfile = flags & kBareTmpfile;
+  const policy::Settings settings = DecideSettings();
+  if (auto d = policy::Decide(q, settings); !d.allowed()) {
+    return Reply::Errno(d.err, what + ": " + d.rule);
+  }
   uint64_t perm = 0;
   if (flags & (O_CREAT | kBareTmpfile)) {
     auto umask = umask_.Get(req.tid, valid);
@@ -459,7 +437,8 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     if (fd || fd.error().err != ENOENT) break;  // ENOENT: removed in between, create again
   }
   if (!fd && probed && fd.error().err == ENXIO) {  // a FIFO with no reader, a socket
-    return Reply::Errno(EACCES, "open for writing " + p.abs + ": special file");
+    q.entry.kind = policy::EntryKind::kSpecial;
+    return Reply::Errno(EACCES, what + ": " + policy::Decide(q, settings).rule);
   }
   if (!fd) {
     return Reply::Errno(fd.error().err, fd.error().err == EACCES
@@ -468,15 +447,12 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   }
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
-  if (!(flags & kBareTmpfile)) {
-    if (const char* why = RefuseEntry(st); why != nullptr && !S_ISDIR(st.st_mode)) {
-      return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + why);
-    }
+  q.entry = Facts(st, *loc);
+  q.created = created;
+  if (auto d = policy::Decide(q, settings); !d.allowed()) {
+    return Reply::Errno(d.err, what + ": " + d.rule);
   }
   if (probed && !RestoreStatusFlags(fd->get(), open_flags)) return Reply::Errno(errno);
-  if (!created && NotOwn(*loc, st)) {
-    return Reply::Errno(EACCES, "open for writing " + p.abs + ": not made by this run (shared)");
-  }
   if (!created) {
     Reply r = InstallReply(std::move(fd.value()), flags);
     // A file this call created is empty already: no truncate for it.
@@ -559,39 +535,40 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   auto p = ResolvePath(req, dirfd, path, false);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!p) return Reply::Errno(p.error().err, "delete: " + Describe(p.error()));
-  if (p->loc.rel.empty()) return Reply::Errno(EACCES, "delete " + p->abs + ": a writable root");
-  if (Protected(p->loc)) return Reply::Errno(EACCES, "delete " + p->abs + ": protected path");
+  const std::string what = "delete " + p->abs;
+  policy::FileRequest q;
+  q.op = policy::FileOp::kDelete;
+  q.want_dir = flags & AT_REMOVEDIR;
+  q.place = Place(p->loc);
+  const policy::Settings settings = DecideSettings();
+  // What the place alone refuses (a root has no parent to look in).
+  if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
+    return Reply::Errno(d.err, what + ": " + d.rule);
+  }
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);
   EntryStat entry;
   if (!StatEntry(parent->get(), p->loc.name, entry)) return Reply::Errno(errno);
   const struct stat& st = entry.st;
-  if (roots_.IsPinned(st.st_dev, st.st_ino)) {
-    return Reply::Errno(EACCES, "delete " + p->abs + ": holds a denied or protected path");
-  }
-  if (NotOwn(p->loc, st)) {
-    return Reply::Errno(EACCES, "delete " + p->abs + ": not made by this run (shared)");
-  }
-  bool want_dir = flags & AT_REMOVEDIR;
-  bool free_delete = opts_.sensitive_delete_allowed || BornInRun(entry) ||
-                     S_ISDIR(st.st_mode) != want_dir;  // the kernel's own error follows
-  if (!free_delete) {
-    if (S_ISDIR(st.st_mode)) return Reply::Errno(EACCES, "delete " + p->abs + ": pre-existing directory");
-    if (const char* why = RefuseEntry(st); why != nullptr) {
-      return Reply::Errno(EACCES, "delete " + p->abs + ": pre-existing " + why);
+  q.entry = Facts(st, p->loc);
+  q.entry.born_in_run = BornInRun(entry);
+  const policy::Decision d = policy::Decide(q, settings);
+  switch (d.verdict) {
+    case policy::Verdict::kRefuse: return Reply::Errno(d.err, what + ": " + d.rule);
+    case policy::Verdict::kAsk: {
+      std::string why = what + ": the file existed before the run and needs approval";
+      if (!may_block) {
+        Reply later;
+        later.defer = true;
+        return later;
+      }
+      if (opts_.delete_gate(req, parent->get(), p->loc.name, p->loc.rel, valid, why)) {
+        Gone(st);
+        return Reply{};
+      }
+      return Reply::Errno(EACCES, why);
     }
-    std::string why = "delete " + p->abs + ": the file existed before the run and needs approval";
-    if (opts_.delete_gate && !may_block) {
-      Reply later;
-      later.defer = true;
-      return later;
-    }
-    if (opts_.delete_gate &&
-        opts_.delete_gate(req, parent->get(), p->loc.name, p->loc.rel, valid, why)) {
-      Gone(st);
-      return Reply{};
-    }
-    return Reply::Errno(EACCES, why);
+    case policy::Verdict::kAllow: break;
   }
   if (::unlinkat(parent->get(), p->loc.name.c_str(), flags) != 0) return Reply::Errno(errno);
   Gone(st);
@@ -606,35 +583,31 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!from) return Reply::Errno(from.error().err, "rename: " + Describe(from.error()));
   if (!to) return Reply::Errno(to.error().err, "rename: " + Describe(to.error()));
-  if (from->loc.rel.empty() || to->loc.rel.empty()) return Reply::Errno(EBUSY);
-  if (Protected(from->loc) || Protected(to->loc)) {
-    return Reply::Errno(EACCES, "rename " + from->abs + " -> " + to->abs + ": protected path");
+  const std::string what = "rename " + from->abs + " -> " + to->abs;
+  policy::FileRequest q;
+  q.op = (flags & RENAME_EXCHANGE) ? policy::FileOp::kExchange : policy::FileOp::kRename;
+  q.place = Place(from->loc, true);
+  q.other_place = Place(to->loc, true);
+  q.same_root = from->loc.root == to->loc.root;
+  const policy::Settings settings = DecideSettings();
+  if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
+    return Reply::Errno(d.err, what + ": " + d.rule);
   }
-  // Renaming a directory renames what lies beneath it: moved away, a
-  // protected path loses its name (a new repository's hooks are written as
-  // x/hooks/..., then moved back). EXDEV, as across roots: tools then copy,
-  // and each file is decided by its own name.
-  if (LeadsToProtected(opts_, from->loc) || LeadsToProtected(opts_, to->loc)) {
-    return Reply::Errno(
-        EXDEV, "rename " + from->abs + " -> " + to->abs + ": a protected path could lie beneath");
-  }
-  // Moving a file into another root (the private TMPDIR, removed at the
-  // end) would launder a delete: EXDEV makes tools copy instead.
-  if (from->loc.root != to->loc.root) return Reply::Errno(EXDEV, "rename across writable roots");
   auto pf = WriteRoots::OpenParent(from->loc);
   if (!pf) return Reply::Errno(pf.error().err);
   // Beneath a "**" pattern's lead (.git/modules/NAME, NAME any depth) git
-  // renames its own files: there only a directory is refused. Its type
-  // cannot change before the rename below: every call that makes a
-  // directory or a name in the workspace is answered on this thread, one
-  // at a time (a deferred delete only removes).
-  if (LeadsToProtected(opts_, from->loc, true) || LeadsToProtected(opts_, to->loc, true)) {
-    struct stat moved;
-    if (::fstatat(pf->get(), from->loc.name.c_str(), &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISDIR(moved.st_mode)) {
-      return Reply::Errno(EXDEV, "rename of the directory " + from->abs + " -> " + to->abs +
-                                     ": a protected path could lie beneath");
-    }
+  // renames its own files: there only a directory is refused, so its type
+  // is a fact. It cannot change before the rename below: every call that
+  // makes a directory or a name in the workspace is answered on this
+  // thread, one at a time (a deferred delete only removes).
+  struct stat src {};
+  bool src_known = false;
+  auto stat_source = [&] {
+    src_known = ::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0;
+    return src_known;
+  };
+  if (q.place.leads_to_protected_any_depth || q.other_place.leads_to_protected_any_depth) {
+    if (stat_source()) q.entry = Facts(src, from->loc);
   }
   // Within one directory (the common rename) its fd serves both ends.
   Fd pt_own;
@@ -646,40 +619,29 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
     pt = pt_own.get();
   }
   EntryStat dst;
-  bool dst_exists = StatEntry(pt, to->loc.name, dst);
-  // An exchange moves the destination too: it may not be a pinned one.
-  if (dst_exists && roots_.IsPinned(dst.st.st_dev, dst.st.st_ino)) {
-    return Reply::Errno(EACCES, "rename over " + to->abs + ": a denied or protected path");
-  }
-  bool replaces = dst_exists && !(flags & RENAME_EXCHANGE);
-  bool replaces_users = replaces && !opts_.sensitive_delete_allowed && !BornInRun(dst);
-  if (replaces_users && S_ISDIR(dst.st.st_mode)) {
-    return Reply::Errno(EACCES, "rename over the pre-existing directory " + to->abs);
+  const bool dst_exists = StatEntry(pt, to->loc.name, dst);
+  q.other.kind = policy::EntryKind::kAbsent;
+  if (dst_exists) {
+    q.other = Facts(dst.st, to->loc);
+    q.other.born_in_run = BornInRun(dst);
   }
   // The source's inode is needed against pins, to be marked when it
   // replaces a file of the user's and to tell a replaced inode from itself
   // (renaming a name onto itself removes nothing): one syscall fewer for a
   // plain rename.
-  struct stat src {};
-  const bool shared = from->loc.root->own_entries_only;
-  if (roots_.HasPins() || replaces || shared) {
-    if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) != 0) {
-      return Reply::Errno(errno);
-    }
-    if (roots_.IsPinned(src.st_dev, src.st_ino)) {
-      return Reply::Errno(EACCES, "rename " + from->abs + ": holds a denied or protected path");
-    }
-    if (NotOwn(from->loc, src) || (dst_exists && NotOwn(to->loc, dst.st))) {
-      return Reply::Errno(
-          EACCES, "rename " + from->abs + " -> " + to->abs + ": not made by this run (shared)");
-    }
+  const bool replaces = dst_exists && !(flags & RENAME_EXCHANGE);
+  if (!src_known && (roots_.HasPins() || replaces || from->loc.root->own_entries_only)) {
+    if (!stat_source()) return Reply::Errno(errno);
+    q.entry = Facts(src, from->loc);
   }
+  const policy::Decision d = policy::Decide(q, settings);
+  if (d.verdict != policy::Verdict::kAllow) return Reply::Errno(d.err, what + ": " + d.rule);
   if (::renameat2(pf->get(), from->loc.name.c_str(), pt, to->loc.name.c_str(), flags) != 0) {
     return Reply::Errno(errno);
   }
   // The moved inode now stands where the user's file was: deleting it is
   // deleting the user's file (no laundering through an overwrite).
-  if (replaces_users) laundered_.Insert(src.st_dev, src.st_ino);
+  if (d.launders) laundered_.Insert(src.st_dev, src.st_ino);
   if (replaces && (src.st_dev != dst.st.st_dev || src.st_ino != dst.st.st_ino)) Gone(dst.st);
   return Reply{};
 }
@@ -707,13 +669,18 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
     }
     return Reply::Errno(p.error().err, "create: " + Describe(p.error()));
   }
-  if (p->loc.rel.empty()) return Reply::Errno(EEXIST);
-  if (p->loc.root->own_entries_only && kind != S_IFREG) {
-    return Reply::Errno(EACCES, "create " + p->abs + ": only files in a shared directory");
-  }
-  if (Protected(p->loc)) {
-    if (ToolSeesEntry(p->abs)) return Reply::Errno(EEXIST);
-    return Reply::Errno(EACCES, "create " + p->abs + ": protected path");
+  policy::FileRequest q;
+  q.op = policy::FileOp::kCreate;
+  q.entry.kind = policy::EntryKind::kAbsent;
+  q.place = Place(p->loc);
+  const mode_t type = static_cast<mode_t>(arg) & S_IFMT;
+  q.create = kind == S_IFLNK  ? policy::EntryKind::kSymlink
+             : kind == S_IFDIR ? policy::EntryKind::kDirectory
+             : type == 0 || type == S_IFREG ? policy::EntryKind::kRegular
+                                            : policy::EntryKind::kSpecial;
+  q.tool_sees_name = q.place.protected_path && ToolSeesEntry(p->abs);
+  if (auto d = policy::Decide(q, DecideSettings()); !d.allowed()) {
+    return Reply::Errno(d.err, "create " + p->abs + ": " + d.rule);
   }
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);
@@ -727,8 +694,6 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   } else if (kind == S_IFDIR) {
     rc = ::mkdirat(parent->get(), p->loc.name.c_str(), mode & 07777 & ~umask);
   } else {
-    mode_t type = mode & S_IFMT;
-    if (type != 0 && type != S_IFREG) return Reply::Errno(EACCES, "mknod " + p->abs + ": special file");
     rc = ::mknodat(parent->get(), p->loc.name.c_str(), S_IFREG | (mode & 07777 & ~umask), 0);
   }
   if (rc != 0) return Reply::Errno(errno);
@@ -747,27 +712,27 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!from) return Reply::Errno(from.error().err, "link: " + Describe(from.error()));
   if (!to) return Reply::Errno(to.error().err, "link: " + Describe(to.error()));
-  if (from->loc.root != to->loc.root) return Reply::Errno(EXDEV);
-  if (from->loc.rel.empty() || to->loc.rel.empty()) return Reply::Errno(EPERM);
-  if (Protected(to->loc)) return Reply::Errno(EACCES, "link " + to->abs + ": protected path");
-  // The new name would not be protected: a writer that trusts names (a run
-  // under links: kernel) could change the protected file through it.
-  if (Protected(from->loc)) {
-    return Reply::Errno(EACCES,
-                        "link from " + from->abs + ": protected path (a second name is not)");
+  const std::string what = "link " + from->abs + " -> " + to->abs;
+  policy::FileRequest q;
+  q.op = policy::FileOp::kLink;
+  q.place = Place(from->loc);
+  q.other_place = Place(to->loc);
+  q.same_root = from->loc.root == to->loc.root;
+  const policy::Settings settings = DecideSettings();
+  if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
+    return Reply::Errno(d.err, what + ": " + d.rule);
   }
   auto pf = WriteRoots::OpenParent(from->loc);
   if (!pf) return Reply::Errno(pf.error().err);
   auto pt = WriteRoots::OpenParent(to->loc);
   if (!pt) return Reply::Errno(pt.error().err);
   struct stat src;
-  const bool src_known =
-      ::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0;
-  if (src_known && roots_.IsPinned(src.st_dev, src.st_ino)) {
-    return Reply::Errno(EACCES, "link " + from->abs + ": a denied or protected path");
+  q.entry.kind = policy::EntryKind::kAbsent;
+  if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0) {
+    q.entry = Facts(src, from->loc);
   }
-  if (from->loc.root->own_entries_only && (!src_known || NotOwn(from->loc, src))) {
-    return Reply::Errno(EACCES, "link " + from->abs + ": not made by this run (shared)");
+  if (auto d = policy::Decide(q, settings); !d.allowed()) {
+    return Reply::Errno(d.err, what + ": " + d.rule);
   }
   if (::linkat(pf->get(), from->loc.name.c_str(), pt->get(), to->loc.name.c_str(), 0) != 0) {
     return Reply::Errno(errno);
@@ -899,19 +864,28 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   // "/proc/self/fd/N": the file the tool holds as fd N (glibc's fchmodat
   // with AT_SYMLINK_NOFOLLOW, and so tar, cp -a and Python's copystat,
   // change a file through it).
-  if (int n = ToolFdAlias(raw.value()); n >= 0) return FdAttr(req, n, kind, valid);
-  auto p = Resolve(req, dirfd, std::move(raw.value()), false);
+  if (int n = policy::FdAliasNumber(raw.value().c_str()); n >= 0) return FdAttr(req, n, kind, valid);
+  auto p = Resolve(req, dirfd, std::move(raw.value()), false, Change::kContent);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!p) return Reply::Errno(p.error().err, "change metadata: " + Describe(p.error()));
-  if (Protected(p->loc)) return Reply::Errno(EACCES, "change metadata of " + p->abs + ": protected path");
+  const std::string what = "change metadata of " + p->abs;
+  policy::FileRequest q;
+  q.op = policy::FileOp::kMetadata;
+  q.place = Place(p->loc);
+  q.nofollow = at_flags & AT_SYMLINK_NOFOLLOW;
+  const policy::Settings settings = DecideSettings();
+  if (auto d = policy::Decide(q, settings); !d.allowed()) {
+    return Reply::Errno(d.err, what + ": " + d.rule);
+  }
   auto fd = WriteRoots::OpenBeneath(*p->loc.root, p->loc.rel, O_PATH | O_NOFOLLOW, 0);
   if (!fd) return Reply::Errno(fd.error().err);
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
-  if (NotOwn(p->loc, st)) {
-    return Reply::Errno(EACCES, "change metadata of " + p->abs + ": not made by this run (shared)");
+  q.entry = Facts(st, p->loc);
+  if (auto d = policy::Decide(q, settings); !d.allowed()) {
+    return Reply::Errno(d.err, what + ": " + d.rule);
   }
-  if (S_ISLNK(st.st_mode) && (at_flags & AT_SYMLINK_NOFOLLOW) && st.st_nlink == 1) {
+  if (S_ISLNK(st.st_mode)) {
     // The link itself, not what it points to: tar and cp -a give each link
     // they make its owner and times (lchown, utimensat NOFOLLOW). A link has
     // no mode and takes no user xattr, as the kernel answers.
@@ -919,8 +893,6 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
     if (kind != SCMP_SYS(lchown) && kind != SCMP_SYS(fchownat) && kind != SCMP_SYS(utimensat)) {
       return Reply::Errno(EPERM, "change metadata of " + p->abs + ": symbolic link");
     }
-  } else if (const char* why = RefuseEntry(st); why != nullptr) {
-    return Reply::Errno(EACCES, "change metadata of " + p->abs + ": " + why);
   }
   Reply rep = ApplyAttr(req, fd->get(), false, valid);
   if (rep.error == EACCES || rep.error == EPERM) rep.why = "change metadata of " + p->abs + ": " + rep.why;
@@ -944,7 +916,7 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   ssize_t n = ::readlink(ProcPath(fd->get()).c_str(), buf, sizeof buf - 1);
   if (n <= 0 || buf[0] != '/') return Reply::Errno(EACCES, "descriptor is not a file in a writable path");
   std::string path(buf, static_cast<size_t>(n));
-  auto loc = roots_.Locate(path);
+  auto loc = roots_.Locate(path, Change::kContent);
   if (!loc) return Reply::Errno(EACCES, "change metadata of " + path + ": outside every writable path");
   auto check = WriteRoots::OpenBeneath(*loc->root, loc->rel, O_PATH | O_NOFOLLOW, 0);
   struct stat st2;
@@ -952,12 +924,12 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
       st2.st_ino != st.st_ino) {
     return Reply::Errno(EACCES, "change metadata of " + path + ": not the file at that path");
   }
-  if (const char* why = RefuseEntry(st); why != nullptr) {
-    return Reply::Errno(EACCES, "change metadata of " + path + ": " + why);
-  }
-  if (Protected(*loc)) return Reply::Errno(EACCES, "change metadata of " + path + ": protected path");
-  if (NotOwn(*loc, st)) {
-    return Reply::Errno(EACCES, "change metadata of " + path + ": not made by this run (shared)");
+  policy::FileRequest q;
+  q.op = policy::FileOp::kMetadata;
+  q.place = Place(*loc);
+  q.entry = Facts(st, *loc);
+  if (auto d = policy::Decide(q, DecideSettings()); !d.allowed()) {
+    return Reply::Errno(d.err, "change metadata of " + path + ": " + d.rule);
   }
   return ApplyAttr(req, fd->get(), true, valid);
 }

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "policy/decide.h"
 #include "policy/fd.h"
 #include "policy/policy.h"
 #include "policy/tool_pin.h"
@@ -160,8 +161,10 @@ class Emulator {
   };
   struct EntryStat;  // lstat and birth time of a directory entry
   static bool StatEntry(int dirfd, const std::string& name, EntryStat& e);
-  Result<Path> ResolvePath(const Request& req, int dirfd_arg, uint64_t path_addr, bool empty_ok);
-  Result<Path> Resolve(const Request& req, int dirfd_arg, std::string path, bool empty_ok);
+  Result<Path> ResolvePath(const Request& req, int dirfd_arg, uint64_t path_addr, bool empty_ok,
+                           Change change = Change::kEntry);
+  Result<Path> Resolve(const Request& req, int dirfd_arg, std::string path, bool empty_ok,
+                       Change change = Change::kEntry);
   Reply Open(const Request& req, int dirfd, uint64_t path, uint64_t flags, uint64_t mode,
              const std::function<bool()>& valid);
   Reply Unlink(const Request& req, int dirfd, uint64_t path, int flags,
@@ -187,6 +190,11 @@ class Emulator {
                    const std::function<bool()>& valid, bool may_block);
   Reply UnixName(const Request& req, int sock, const std::string& path, bool bind,
                  const std::function<bool()>& valid);
+
+  // The facts policy::Decide needs, gathered here (emulator_facts.cc).
+  policy::PlaceFacts Place(const Located& loc, bool leads = false) const;
+  policy::EntryFacts Facts(const struct stat& st, const Located& loc) const;
+  policy::Settings DecideSettings() const;
 
   Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);

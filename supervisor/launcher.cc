@@ -88,54 +88,37 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
   return out;
 }
 
-// The directories the tool may change: the workspace under workspace-write,
-// the private TMPDIR, and read-write directories of the policy.
-std::vector<std::string> WritableDirs(const policy::Policy& p, const std::string& tmp) {
-  std::vector<std::string> dirs;
-  if (p.profile == policy::Profile::kWorkspaceWrite) dirs.push_back(p.workspace);
-  if (!tmp.empty()) dirs.push_back(tmp);
-  for (const auto& r : p.paths) {
-    struct stat st;
-    if (r.access == policy::Access::kReadWrite && ::stat(r.path.c_str(), &st) == 0 &&
-        S_ISDIR(st.st_mode)) {
-      dirs.push_back(r.path);
-    }
-  }
-  return dirs;
-}
-
-// Paths inside the writable directories the tool may not change: denials,
-// read-only and protected carve-outs.
-std::vector<std::string> ExcludedPaths(const policy::Policy& p, const std::string& tmp) {
-  std::vector<std::string> out;
-  for (const auto& r : policy::EffectiveRules(p, tmp)) {
-    if (r.access != policy::Access::kReadWrite) out.push_back(r.path);
-  }
-  return out;
-}
-
 // The notify-all rung's read fence: what Landlock would have granted.
 Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const std::string& tmp) {
-  std::vector<std::string> readable, executable, denied, files;
-  for (const auto& r : policy::EffectiveRules(p, tmp)) {
+  std::vector<policy::PathRule> readable, executable;
+  std::vector<std::string> files;
+  const std::vector<policy::PathRule> rules = policy::EffectiveRules(p, tmp);
+  for (const auto& r : rules) {
     char real[PATH_MAX];
     struct stat st;
     if (::realpath(r.path.c_str(), real) == nullptr) continue;
     if (r.access == policy::Access::kDenied) {
-      denied.push_back(real);
+      readable.push_back(policy::PathRule::Denied(real));
+      executable.push_back(policy::PathRule::Denied(real));
       continue;
     }
     if (::stat(real, &st) != 0) continue;
     if (!S_ISDIR(st.st_mode)) {
-      if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) files.push_back(real);  // /dev/null...
+      // A file granted by a rule that a stricter one of its path overrules
+      // (rule_lookup.h) is not granted.
+      const policy::PathRule* won = policy::CoveringRule(rules, r.path);
+      if ((S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) && won != nullptr &&
+          won->access != policy::Access::kDenied) {
+        files.push_back(real);  // /dev/null...
+      }
       continue;
     }
-    readable.push_back(real);
-    if (r.executable) executable.push_back(real);
+    readable.push_back(policy::PathRule::ReadOnly(real));
+    if (r.executable) executable.push_back(policy::PathRule::ReadOnly(real));
   }
-  auto rd = WriteRoots::Open(readable, p.workspace, denied);
+  auto rd = WriteRoots::Open(std::move(readable), p.workspace, {}, /*reads=*/true);
   if (!rd) return rd.error();
-  auto ex = WriteRoots::Open(executable, p.workspace, denied);
+  auto ex = WriteRoots::Open(std::move(executable), p.workspace, {}, /*reads=*/true);
   if (!ex) return ex.error();
   return std::make_unique<ReadFence>(
       ReadFence{std::move(rd.value()), std::move(ex.value()), std::move(files)});
@@ -148,8 +131,7 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
                                             int64_t run_start_ns) {
   auto listener = ReceiveFd(notify_sock);
   if (!listener) return listener.error();
-  auto roots =
-      WriteRoots::Open(WritableDirs(p, tmp), p.workspace, ExcludedPaths(p, tmp), req.shared_dirs);
+  auto roots = WriteRoots::Open(policy::EffectiveRules(p, tmp), p.workspace, req.shared_dirs);
   if (!roots) return SysError{roots.error().err, "write roots", Describe(roots.error())};
   std::unique_ptr<ReadFence> fence;
   if (req.rung == Rung::kNotifyAll) {

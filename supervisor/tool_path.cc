@@ -87,7 +87,7 @@ std::string ForTool(const std::string& abs, pid_t tid) {
 Result<Located> Canonical(const WriteRoots& roots, const std::string& abs) {
   char buf[PATH_MAX];
   if (::realpath(abs.c_str(), buf) == nullptr) return Errno("realpath", abs);
-  return roots.Locate(buf);
+  return roots.Locate(buf, Change::kContent);
 }
 
 }  // namespace cordon::supervisor

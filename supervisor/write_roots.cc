@@ -5,58 +5,62 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "policy/path_admission.h"
 #include "policy/policy.h"
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
 
 bool NormaliseNoDotDot(const std::string& in, std::string& out) {
-  out.clear();
-  out.reserve(in.size());
-  size_t i = 0;
-  while (i < in.size()) {
-    if (in[i] == '/') {
-      ++i;
-      continue;
-    }
-    size_t j = in.find('/', i);
-    if (j == std::string::npos) j = in.size();
-    std::string_view seg(in.data() + i, j - i);
-    if (seg == "..") return false;
-    if (seg != ".") {
-      out += '/';
-      out.append(seg);
-    }
-    i = j;
-  }
-  if (out.empty()) out = "/";
+  char buf[policy::kAdmissionMaxPath];
+  long n = policy::NormalizePath(in, nullptr, buf);
+  if (n < 0) return false;
+  out.assign(buf, static_cast<size_t>(n));
   return true;
 }
 
-Result<WriteRoots> WriteRoots::Open(const std::vector<std::string>& paths,
+Result<WriteRoots> WriteRoots::Open(std::vector<policy::PathRule> rules,
                                     const std::string& workspace,
-                                    const std::vector<std::string>& excluded,
-                                    const std::vector<std::string>& shared) {
+                                    const std::vector<std::string>& shared, bool reads) {
   WriteRoots r;
-  for (const auto& p : paths) {
-    Fd fd(::open(p.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!fd) return Errno("open write root", p);
-    r.roots_.push_back({p, std::move(fd), p == workspace});
+  r.reads_ = reads;
+  const size_t first_shared = rules.size();
+  for (const auto& p : shared) rules.push_back({p, policy::Access::kReadWrite, false, "shared"});
+  r.rules_ = std::move(rules);
+  r.rule_root_.assign(r.rules_.size(), -1);
+  for (size_t i = 0; i < r.rules_.size(); ++i) {
+    const policy::PathRule& rule = r.rules_[i];
+    if (!r.Grants(rule.access)) continue;
+    const bool is_shared = i >= first_shared;
+    struct stat st;
+    if (::stat(rule.path.c_str(), &st) != 0) continue;  // gone since the policy was loaded
+    WriteRoot root;
+    if (S_ISDIR(st.st_mode)) {
+      root.path = rule.path;
+      root.workspace = rule.path == workspace;
+      root.own_entries_only = is_shared;
+    } else if (S_ISREG(st.st_mode) && rule.path != "/") {
+      size_t slash = rule.path.rfind('/');
+      root.path = slash == 0 ? "/" : rule.path.substr(0, slash);
+      root.only_entry = rule.path.substr(slash + 1);
+    } else {
+      continue;  // a device (/dev/null): opened by the emulator as it is
+    }
+    root.fd = Fd(::open(root.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root.fd) return Errno(is_shared ? "open shared directory" : "open write root", root.path);
+    r.rule_root_[i] = static_cast<long>(r.roots_.size());
+    r.roots_.push_back(std::move(root));
   }
-  for (const auto& p : shared) {
-    Fd fd(::open(p.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!fd) return Errno("open shared directory", p);
-    r.roots_.push_back({p, std::move(fd), false, true});
-  }
-  for (const auto& x : excluded) {
+  for (const policy::PathRule& x : r.rules_) {
+    if (r.Grants(x.access)) continue;
     const WriteRoot* root = nullptr;
     for (const auto& w : r.roots_) {
-      if (policy::IsWithin(x, w.path) && x != w.path) root = &w;
+      if (w.only_entry.empty() && policy::IsWithin(x.path, w.path) && x.path != w.path) root = &w;
     }
     if (root == nullptr) continue;
-    r.excluded_.push_back(x);
     // Pin the path and every directory between it and the root.
-    for (std::string cur = x; cur.size() > root->path.size(); cur = cur.substr(0, cur.rfind('/'))) {
+    for (std::string cur = x.path; cur.size() > root->path.size();
+         cur = cur.substr(0, cur.rfind('/'))) {
       struct stat st;
       if (::lstat(cur.c_str(), &st) == 0) r.pinned_.insert({st.st_dev, st.st_ino});
     }
@@ -66,20 +70,24 @@ Result<WriteRoots> WriteRoots::Open(const std::vector<std::string>& paths,
 
 bool WriteRoots::IsPinned(dev_t dev, ino_t ino) const { return pinned_.count({dev, ino}) > 0; }
 
-Result<Located> WriteRoots::Locate(const std::string& abs_path) const {
-  std::string norm;
-  if (!NormaliseNoDotDot(abs_path, norm)) return SysError{EACCES, "raw .. segment", abs_path};
-  const WriteRoot* best = nullptr;
-  for (const auto& r : roots_) {
-    if (policy::IsWithin(norm, r.path) && (!best || r.path.size() > best->path.size())) best = &r;
+Result<Located> WriteRoots::Locate(const std::string& abs_path, Change change) const {
+  policy::Covered c = policy::CoverPath(rules_, abs_path, reads_);
+  if (c.err != 0) {
+    return SysError{c.err, c.why, c.rule != nullptr ? c.rule->path : c.path.empty() ? abs_path : c.path};
   }
-  if (best == nullptr) return SysError{EACCES, "outside every allowed path", norm};
-  for (const auto& x : excluded_) {
-    if (policy::IsWithin(norm, x)) return SysError{EACCES, "denied, read-only or protected path", x};
+  const policy::PathRule* rule = c.rule;
+  const std::string& norm = c.path;
+  long index = rule_root_[static_cast<size_t>(rule - rules_.data())];
+  if (index < 0) return SysError{EACCES, "no directory held for the rule", rule->path};
+  const WriteRoot* best = &roots_[static_cast<size_t>(index)];
+  if (!best->only_entry.empty() && change == Change::kEntry) {
+    return SysError{EACCES, "a single-file grant: the file's name cannot change", rule->path};
   }
   Located loc;
   loc.root = best;
-  loc.rel = norm.size() == best->path.size() ? "" : norm.substr(best->path.size() + 1);
+  loc.rel = norm.size() == best->path.size() ? ""
+            : best->path == "/"              ? norm.substr(1)
+                                             : norm.substr(best->path.size() + 1);
   if (best->own_entries_only && loc.rel.find('/') != std::string::npos) {
     return SysError{EACCES, "below the top level of a shared directory", best->path};
   }

@@ -76,7 +76,7 @@ int Search(SearchKind kind, SearchOptions& o) {
     return kExitCordonError;
   }
   policy::AdmissionTable table;
-  if (!table.SetWorkspace(p.workspace, policy::RuleKind::kReadOnly)) {
+  if (!table.SetWorkspace(p.workspace, policy::Access::kReadOnly)) {
     spdlog::error("workspace {} cannot be used for path admission", p.workspace);
     return kExitCordonError;
   }

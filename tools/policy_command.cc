@@ -15,6 +15,7 @@
 #include "supervisor/notify_loop.h"
 #include "supervisor/probe.h"
 #include "supervisor/tool_filter.h"
+#include "supervisor/write_roots.h"
 #include "tools/policy_file.h"
 
 namespace cordon::tools {
@@ -25,7 +26,47 @@ struct PolicyArgs {
   std::string workspace;
   std::string profile;
   bool json = false;
+  std::vector<std::string> paths;  // --path: what the tool may do there
 };
+
+// A path asked about with --path, as the rules see it: canonical when it
+// (or its directory) exists, else as written; empty when not absolute.
+std::string CanonicalAsked(const std::string& path) {
+  if (path.empty() || path[0] != '/') return {};
+  char real[PATH_MAX];
+  if (::realpath(path.c_str(), real) != nullptr) return real;
+  std::string norm;
+  if (!supervisor::NormaliseNoDotDot(path, norm)) return {};
+  size_t slash = norm.rfind('/');
+  std::string dir = slash == 0 ? "/" : norm.substr(0, slash);
+  if (::realpath(dir.c_str(), real) == nullptr) return norm;
+  std::string d = real;
+  return (d == "/" ? "" : d) + norm.substr(slash);
+}
+
+// What the one rule lookup (policy/rule_lookup.h) says of each --path: the
+// answer the kernel layer, the preload and the supervisor all give.
+nlohmann::json Decisions(const PolicyArgs& a, const policy::Policy& p) {
+  nlohmann::json out = nlohmann::json::array();
+  const std::vector<policy::PathRule> rules = policy::EffectiveRules(p, "");
+  for (const std::string& asked : a.paths) {
+    std::string path = CanonicalAsked(asked);
+    const policy::PathRule* r = path.empty() ? nullptr : policy::CoveringRule(rules, path);
+    nlohmann::json d = {{"path", asked}, {"canonical", path}};
+    if (r == nullptr) {
+      d["access"] = "outside";
+      d["rule"] = nullptr;
+      d["source"] = path.empty() ? "not an absolute path without '..'" : "no rule covers it";
+    } else {
+      d["access"] = policy::AccessName(r->access);
+      d["rule"] = r->path;
+      d["source"] = r->source.empty() ? (r->path == p.workspace ? "workspace" : "system")
+                                      : r->source;
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
 
 // Loads, applies the one-run overrides explain accepts, normalises.
 bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& errors) {
@@ -284,6 +325,8 @@ void RegisterPolicy(CLI::App& app, int& exit_code) {
   explain->add_option("--profile", args.profile, "as cordon run --profile")
       ->check(CLI::IsMember({"read-only", "workspace-write"}));
   explain->add_flag("--json", args.json, "machine-readable output");
+  explain->add_option("--path", args.paths,
+                      "also say what the tool may do at PATH, by the rule that covers it");
   explain->callback([&exit_code] {
     policy::Policy p;
     std::vector<std::string> errors;
@@ -293,8 +336,20 @@ void RegisterPolicy(CLI::App& app, int& exit_code) {
       return;
     }
     std::string rung = RungLine();
-    if (args.json) std::printf("%s\n", ToJson(p, rung).dump(2).c_str());
-    else PrintText(args, p, rung);
+    if (args.json) {
+      nlohmann::json j = ToJson(p, rung);
+      if (!args.paths.empty()) j["decisions"] = Decisions(args, p);
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      PrintText(args, p, rung);
+      if (!args.paths.empty()) std::printf("\nAt the paths asked about (the covering rule decides):\n");
+      for (const auto& d : Decisions(args, p)) {
+        std::printf("  %-10s  %s\n  %-10s  (%s%s)\n", d["access"].get<std::string>().c_str(),
+                    d["path"].get<std::string>().c_str(), "",
+                    d["rule"].is_null() ? "" : ("rule " + d["rule"].get<std::string>() + ", from ").c_str(),
+                    d["source"].get<std::string>().c_str());
+      }
+    }
     exit_code = 0;
   });
 }

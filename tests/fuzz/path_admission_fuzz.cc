@@ -28,12 +28,12 @@ namespace {
 const AdmissionTable& Table() {
   static AdmissionTable* t = [] {
     auto* t = new AdmissionTable;
-    t->SetWorkspace("/w/ws", RuleKind::kReadWrite);
-    t->Add("/usr", RuleKind::kReadOnly);
-    t->Add("/etc/shadow", RuleKind::kDenied);
-    t->Add("/etc", RuleKind::kReadOnly);
-    t->Add("/w/ws/ro", RuleKind::kReadOnly);
-    t->Add("/tmp/t", RuleKind::kReadWrite);
+    t->SetWorkspace("/w/ws", Access::kReadWrite);
+    t->Add("/usr", Access::kReadOnly);
+    t->Add("/etc/shadow", Access::kDenied);
+    t->Add("/etc", Access::kReadOnly);
+    t->Add("/w/ws/ro", Access::kReadOnly);
+    t->Add("/tmp/t", Access::kReadWrite);
     return t;
   }();
   return *t;

@@ -10,15 +10,15 @@
 namespace cordon::policy {
 namespace {
 
-AdmissionTable Table(RuleKind workspace = RuleKind::kReadWrite) {
+AdmissionTable Table(Access workspace = Access::kReadWrite) {
   AdmissionTable t;
   EXPECT_TRUE(t.SetWorkspace("/w/ws", workspace));
-  EXPECT_TRUE(t.Add("/usr", RuleKind::kReadOnly));
-  EXPECT_TRUE(t.Add("/etc", RuleKind::kReadOnly));
-  EXPECT_TRUE(t.Add("/etc/shadow", RuleKind::kDenied));
-  EXPECT_TRUE(t.Add("/dev/null", RuleKind::kReadWrite));
-  EXPECT_TRUE(t.Add("/w/ws/secret", RuleKind::kDenied));
-  EXPECT_TRUE(t.Add("/w/ws/vendor", RuleKind::kReadOnly));
+  EXPECT_TRUE(t.Add("/usr", Access::kReadOnly));
+  EXPECT_TRUE(t.Add("/etc", Access::kReadOnly));
+  EXPECT_TRUE(t.Add("/etc/shadow", Access::kDenied));
+  EXPECT_TRUE(t.Add("/dev/null", Access::kReadWrite));
+  EXPECT_TRUE(t.Add("/w/ws/secret", Access::kDenied));
+  EXPECT_TRUE(t.Add("/w/ws/vendor", Access::kReadOnly));
   return t;
 }
 
@@ -109,7 +109,7 @@ TEST(PathAdmission, Table) {
 }
 
 TEST(PathAdmission, ReadOnlyWorkspaceRefusesMutationsButReads) {
-  AdmissionTable t = Table(RuleKind::kReadOnly);
+  AdmissionTable t = Table(Access::kReadOnly);
   EXPECT_EQ(AdmitPath(t, R, "/w/ws/a", nullptr).verdict, kOk);
   Admission a = AdmitPath(t, M, "/w/ws/a", nullptr);
   EXPECT_EQ(a.verdict, kNo);
@@ -173,18 +173,18 @@ TEST(PathAdmission, AnyParentSegmentIsSeen) {
 
 TEST(PathAdmission, TableRejectsMalformedRules) {
   AdmissionTable t;
-  EXPECT_FALSE(t.SetWorkspace("relative", RuleKind::kReadWrite));
-  EXPECT_FALSE(t.SetWorkspace("/", RuleKind::kReadWrite)) << "the root is not a workspace";
-  EXPECT_FALSE(t.SetWorkspace("/w/ws", RuleKind::kDenied));
-  EXPECT_FALSE(t.Add("/a/../b", RuleKind::kReadOnly));
-  EXPECT_FALSE(t.Add("/a/", RuleKind::kReadOnly));
-  EXPECT_FALSE(t.Add("/a//b", RuleKind::kReadOnly));
+  EXPECT_FALSE(t.SetWorkspace("relative", Access::kReadWrite));
+  EXPECT_FALSE(t.SetWorkspace("/", Access::kReadWrite)) << "the root is not a workspace";
+  EXPECT_FALSE(t.SetWorkspace("/w/ws", Access::kDenied));
+  EXPECT_FALSE(t.Add("/a/../b", Access::kReadOnly));
+  EXPECT_FALSE(t.Add("/a/", Access::kReadOnly));
+  EXPECT_FALSE(t.Add("/a//b", Access::kReadOnly));
   EXPECT_FALSE(t.has_workspace());
   EXPECT_EQ(t.size(), 0u);
-  EXPECT_TRUE(t.Add("/", RuleKind::kReadOnly));
+  EXPECT_TRUE(t.Add("/", Access::kReadOnly));
   EXPECT_EQ(AdmitPath(t, R, "/anything", nullptr).cls, PathClass::kReadOnly);
-  for (std::size_t i = 1; i < kAdmissionMaxRules; ++i) ASSERT_TRUE(t.Add("/r", RuleKind::kReadOnly));
-  EXPECT_FALSE(t.Add("/one-too-many", RuleKind::kReadOnly));
+  for (std::size_t i = 1; i < kAdmissionMaxRules; ++i) ASSERT_TRUE(t.Add("/r", Access::kReadOnly));
+  EXPECT_FALSE(t.Add("/one-too-many", Access::kReadOnly));
 }
 
 TEST(PathAdmission, NoRulesMeansNothingIsAdmitted) {

@@ -1,12 +1,11 @@
-#include "preload/fd_alias.h"
+#include "policy/fd_alias.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-namespace cordon::preload {
+#include <initializer_list>
+
+namespace cordon::policy {
 namespace {
 
 // The digits after `prefix`, as a descriptor number; -1 otherwise.
@@ -38,10 +37,7 @@ __attribute__((hot)) int FdAliasNumber(const char* path) {
   return -1;
 }
 
-HeldFd JudgeHeldFd(int fd, int open_flags) {
-  int saved = errno;
-  long have = ::syscall(SYS_fcntl, fd, F_GETFL);
-  errno = saved;
+HeldFd JudgeHeldFd(long have, int open_flags) {
   if (have < 0) return HeldFd::kNotHeld;
   if (have & O_PATH) return HeldFd::kPathOnly;
   if (open_flags & O_PATH) return HeldFd::kCovered;
@@ -50,4 +46,4 @@ HeldFd JudgeHeldFd(int fd, int open_flags) {
   return want == held || held == O_RDWR ? HeldFd::kCovered : HeldFd::kNotCovered;
 }
 
-}  // namespace cordon::preload
+}  // namespace cordon::policy

@@ -1,0 +1,151 @@
+#include "policy/decide.h"
+
+#include <cerrno>
+
+namespace cordon::policy {
+namespace {
+
+bool Exists(const EntryFacts& e) {
+  return e.kind != EntryKind::kUnknown && e.kind != EntryKind::kAbsent;
+}
+
+// In a shared directory only what this run made is the tool's.
+bool NotOwn(const PlaceFacts& p, const EntryFacts& e) { return p.shared && Exists(e) && !e.own; }
+
+Decision OpenWrite(const FileRequest& r) {
+  if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
+  if (!r.tmpfile && r.entry.kind != EntryKind::kDirectory) {
+    if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
+  }
+  if (!r.created && NotOwn(r.place, r.entry)) {
+    return Decision::Refuse(EACCES, "not made by this run (shared directory)");
+  }
+  return Decision::Allow(r.created ? "a new file in a writable path" : "a file in a writable path");
+}
+
+Decision Create(const FileRequest& r) {
+  if (r.place.root) return Decision::Refuse(EEXIST, "a writable root exists");
+  if (r.place.shared && r.create != EntryKind::kRegular) {
+    return Decision::Refuse(EACCES, "only files in a shared directory");
+  }
+  if (r.place.protected_path) {
+    // The kernel looks a name up before it asks Landlock: what exists is
+    // EEXIST (mkdir -p), where the tool could see it anyway.
+    return r.tool_sees_name ? Decision::Refuse(EEXIST, "protected path exists")
+                            : Decision::Refuse(EACCES, "protected path");
+  }
+  if (r.create == EntryKind::kSpecial) return Decision::Refuse(EACCES, "special file");
+  return Decision::Allow("a new name in a writable path");
+}
+
+Decision Delete(const FileRequest& r, const Settings& s) {
+  if (r.place.root) return Decision::Refuse(EACCES, "a writable root");
+  if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
+  if (r.entry.pinned) return Decision::Refuse(EACCES, "holds a denied or protected path");
+  if (NotOwn(r.place, r.entry)) return Decision::Refuse(EACCES, "not made by this run (shared directory)");
+  // The kernel's own error (EISDIR, ENOTDIR) follows a type mismatch.
+  const bool is_dir = r.entry.kind == EntryKind::kDirectory;
+  if (!Exists(r.entry) || is_dir != r.want_dir) return Decision::Allow("the kernel answers");
+  if (s.delete_allowed) return Decision::Allow("sensitive.delete: allow");
+  if (r.entry.born_in_run) return Decision::Allow("made in this run");
+  if (is_dir) return Decision::Refuse(EACCES, "pre-existing directory");
+  if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
+  if (s.can_ask) return {Verdict::kAsk, 0, "the file existed before the run: ask"};
+  return Decision::Refuse(EACCES, "the file existed before the run and needs approval");
+}
+
+Decision Rename(const FileRequest& r, const Settings& s) {
+  if (r.place.root || r.other_place.root) return Decision::Refuse(EBUSY, "a writable root");
+  if (r.place.protected_path || r.other_place.protected_path) {
+    return Decision::Refuse(EACCES, "protected path");
+  }
+  // Renaming a directory renames what lies beneath it: a protected path
+  // moved away loses its name. EXDEV: tools copy, each file decided by name.
+  if (r.place.leads_to_protected || r.other_place.leads_to_protected) {
+    return Decision::Refuse(EXDEV, "a protected path could lie beneath");
+  }
+  // Into another root (the private TMPDIR, removed at the end) a move would
+  // launder a delete.
+  if (!r.same_root) return Decision::Refuse(EXDEV, "across writable roots");
+  if ((r.place.leads_to_protected_any_depth || r.other_place.leads_to_protected_any_depth) &&
+      r.entry.kind == EntryKind::kDirectory) {
+    return Decision::Refuse(EXDEV, "a directory where a protected path could lie beneath");
+  }
+  if (Exists(r.other) && r.other.pinned) {
+    return Decision::Refuse(EACCES, "over a denied or protected path");
+  }
+  const bool replaces = Exists(r.other) && r.op != FileOp::kExchange;
+  const bool replaces_users = replaces && !s.delete_allowed && !r.other.born_in_run;
+  if (replaces_users && r.other.kind == EntryKind::kDirectory) {
+    return Decision::Refuse(EACCES, "over a pre-existing directory");
+  }
+  if (r.entry.pinned) return Decision::Refuse(EACCES, "holds a denied or protected path");
+  if (NotOwn(r.place, r.entry) || NotOwn(r.other_place, r.other)) {
+    return Decision::Refuse(EACCES, "not made by this run (shared directory)");
+  }
+  Decision d = Decision::Allow(replaces_users ? "replaces a file of the user's" : "a rename");
+  d.launders = replaces_users;
+  return d;
+}
+
+Decision Link(const FileRequest& r) {
+  if (!r.same_root) return Decision::Refuse(EXDEV, "across writable roots");
+  if (r.place.root || r.other_place.root) return Decision::Refuse(EPERM, "a writable root");
+  if (r.other_place.protected_path) return Decision::Refuse(EACCES, "protected path");
+  // The new name would not be protected: a writer that trusts names could
+  // change the protected file through it.
+  if (r.place.protected_path) return Decision::Refuse(EACCES, "from a protected path");
+  if (r.entry.pinned) return Decision::Refuse(EACCES, "a denied or protected path");
+  if (r.place.shared && (r.entry.kind == EntryKind::kAbsent || (Exists(r.entry) && !r.entry.own))) {
+    return Decision::Refuse(EACCES, "not made by this run (shared directory)");
+  }
+  return Decision::Allow("a second name in one writable root");
+}
+
+Decision Metadata(const FileRequest& r) {
+  if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
+  if (NotOwn(r.place, r.entry)) return Decision::Refuse(EACCES, "not made by this run (shared directory)");
+  // The link itself, not what it points to: tar and cp -a give each link
+  // they make its owner and times (lchown, utimensat NOFOLLOW).
+  if (r.entry.kind == EntryKind::kSymlink && r.nofollow && r.entry.nlink == 1) {
+    return Decision::Allow("the symbolic link itself");
+  }
+  if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
+  return Decision::Allow("a file in a writable path");
+}
+
+}  // namespace
+
+const char* EntryRefusal(const EntryFacts& e) {
+  switch (e.kind) {
+    case EntryKind::kSymlink: return "symbolic link";
+    case EntryKind::kSpecial: return "special file";
+    case EntryKind::kRegular: return e.nlink > 1 ? "hard-linked file (nlink > 1)" : nullptr;
+    case EntryKind::kUnknown:
+    case EntryKind::kAbsent:
+    case EntryKind::kDirectory: return nullptr;
+  }
+  return "unknown entry";
+}
+
+Decision Decide(const FileRequest& req, const Settings& settings) {
+  switch (req.op) {
+    case FileOp::kOpenWrite: return OpenWrite(req);
+    case FileOp::kCreate: return Create(req);
+    case FileOp::kDelete: return Delete(req, settings);
+    case FileOp::kRename:
+    case FileOp::kExchange: return Rename(req, settings);
+    case FileOp::kLink: return Link(req);
+    case FileOp::kMetadata: return Metadata(req);
+  }
+  return Decision::Refuse(EACCES, "unknown operation");
+}
+
+Decision DecideAt(const std::vector<PathRule>& rules, std::string_view abs,
+                  const FileRequest& req, const Settings& settings) {
+  Covered c = CoverPath(rules, abs);
+  if (c.err != 0) return Decision::Refuse(c.err, c.why);
+  return Decide(req, settings);
+}
+
+}  // namespace cordon::policy

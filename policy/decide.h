@@ -1,0 +1,117 @@
+// The supervisor's decision on a file operation the tool asked for, from the
+// facts the supervisor gathered: one pure function, no syscall, so that it
+// is table-tested and fuzzed (tests/policy/decide_test.cc).
+//
+// Before it, the one rule lookup (rule_lookup.h, through
+// supervisor::WriteRoots::Locate) has found that a read-write rule covers
+// the path and which held root to act beneath; the supervisor then looks at
+// the entry there (statx beneath that root, no symlink followed) and asks
+// Decide. After it, the supervisor performs what was allowed, as the tool's
+// credentials, or asks the approver (kAsk).
+//
+// Facts the supervisor did not gather are kUnknown (an open's entry before
+// the open; a rename's source when nothing could make it matter): a rule
+// whose fact is unknown does not refuse. So the supervisor may ask twice,
+// before acting with what it knows and after, and a cheap call stays cheap.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace cordon::policy {
+
+enum class FileOp : std::uint8_t {
+  kOpenWrite,  // open(2) for writing: an existing entry, or one the call creates
+  kCreate,     // mkdir, symlink, mknod: a new name
+  kDelete,     // unlink, rmdir (`want_dir`)
+  kRename,     // rename: `entry` is the source, `other` the destination
+  kExchange,   // renameat2(RENAME_EXCHANGE): both move
+  kLink,       // link: `entry` is the source, `other` the new name
+  kMetadata,   // chmod, chown, utimes, xattrs, truncate, inode flags
+};
+
+// What lstat found at a name. kAbsent: nothing there; kUnknown: not looked.
+enum class EntryKind : std::uint8_t {
+  kUnknown,
+  kAbsent,
+  kRegular,
+  kDirectory,
+  kSymlink,
+  kSpecial,  // FIFO, socket, device
+};
+
+// Where a path lies. Whether it is protected is a fact the supervisor
+// establishes (the patterns, and the birth of a repository's .git).
+struct PlaceFacts {
+  bool root = false;       // the held root itself (its relative path is empty)
+  bool shared = false;     // the top level of a shared directory (/dev/shm)
+  bool protected_path = false;
+  // A directory beneath which a protected path could lie, by its literal
+  // lead (.git) or, `any_depth`, beneath a "**" pattern's lead.
+  bool leads_to_protected = false;
+  bool leads_to_protected_any_depth = false;
+};
+
+struct EntryFacts {
+  EntryKind kind = EntryKind::kUnknown;
+  std::uint32_t nlink = 1;
+  bool pinned = false;       // a denied or protected path's inode, or one on the way to it
+  bool born_in_run = false;  // the run's own (made by it, not laundered over the user's)
+  bool own = true;           // in a shared directory: made by this run
+};
+
+struct FileRequest {
+  FileOp op = FileOp::kOpenWrite;
+  PlaceFacts place;         // of the path (the source, for rename and link)
+  EntryFacts entry;         // at the path (the source)
+  PlaceFacts other_place;   // rename, exchange and link: the destination
+  EntryFacts other;         // at the destination
+  bool same_root = true;    // rename and link: both beneath one held root
+  bool want_dir = false;    // rmdir, unlink(AT_REMOVEDIR)
+  bool tmpfile = false;     // open(O_TMPFILE): no name, nothing to check
+  bool created = false;     // open: this call made the file
+  bool nofollow = false;    // metadata: AT_SYMLINK_NOFOLLOW (the link itself)
+  // kCreate: what is made; a special file is refused (mknod(2) of a device
+  // or FIFO is made a regular file only when its type says so).
+  EntryKind create = EntryKind::kRegular;
+  // The tool could stat the name (an EEXIST answer gives nothing away).
+  bool tool_sees_name = false;
+};
+
+struct Settings {
+  bool delete_allowed = false;  // sensitive.delete: allow
+  bool can_ask = false;         // an approver is configured
+};
+
+enum class Verdict : std::uint8_t { kAllow, kRefuse, kAsk };
+
+struct Decision {
+  Verdict verdict = Verdict::kAllow;
+  int err = 0;              // the errno for kRefuse
+  const char* rule = "";    // static: which rule decided, for the log and the tests
+  // kRename: the moved inode replaces a file of the user's, so deleting it
+  // later is deleting the user's file (no laundering through a rename).
+  bool launders = false;
+
+  static Decision Allow(const char* rule = "allowed") { return {Verdict::kAllow, 0, rule}; }
+  static Decision Refuse(int err, const char* rule) { return {Verdict::kRefuse, err, rule}; }
+  bool allowed() const { return verdict == Verdict::kAllow; }
+};
+
+Decision Decide(const FileRequest& req, const Settings& settings);
+
+// Both steps for a path the tool named: the path step (CoverPath: no raw
+// "..", a covering read-write rule), then Decide. What the supervisor
+// decides, composed as the fuzzer checks it (tests/fuzz/decide_fuzz.cc).
+Decision DecideAt(const std::vector<PathRule>& rules, std::string_view abs,
+                  const FileRequest& req, const Settings& settings);
+
+// Why an existing entry may not be written, changed or deleted through a
+// name: a symbolic link, a hard-linked regular file (nlink > 1), a special
+// file; null when none of these.
+const char* EntryRefusal(const EntryFacts& e);
+
+}  // namespace cordon::policy

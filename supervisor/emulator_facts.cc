@@ -1,0 +1,41 @@
+// The facts policy::Decide takes (policy/decide.h), gathered by the
+// emulator from what it holds: the located path and an lstat of the entry
+// beneath its root. Deciding is policy's; looking is the supervisor's.
+#include <sys/stat.h>
+
+#include "supervisor/emulator.h"
+
+namespace cordon::supervisor {
+
+policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
+  policy::PlaceFacts f;
+  f.root = loc.rel.empty();
+  f.shared = loc.root->own_entries_only;
+  f.protected_path = Protected(loc);
+  if (leads && loc.root->workspace && opts_.leads_to_protected) {
+    f.leads_to_protected = opts_.leads_to_protected(loc.rel, false);
+    f.leads_to_protected_any_depth = opts_.leads_to_protected(loc.rel, true);
+  }
+  return f;
+}
+
+policy::EntryFacts Emulator::Facts(const struct stat& st, const Located& loc) const {
+  policy::EntryFacts e;
+  e.kind = S_ISREG(st.st_mode)   ? policy::EntryKind::kRegular
+           : S_ISDIR(st.st_mode) ? policy::EntryKind::kDirectory
+           : S_ISLNK(st.st_mode) ? policy::EntryKind::kSymlink
+                                 : policy::EntryKind::kSpecial;
+  e.nlink = static_cast<std::uint32_t>(st.st_nlink);
+  e.pinned = roots_.IsPinned(st.st_dev, st.st_ino);
+  e.own = !NotOwn(loc, st);
+  return e;
+}
+
+policy::Settings Emulator::DecideSettings() const {
+  policy::Settings s;
+  s.delete_allowed = opts_.sensitive_delete_allowed;
+  s.can_ask = static_cast<bool>(opts_.delete_gate);
+  return s;
+}
+
+}  // namespace cordon::supervisor

@@ -1,0 +1,321 @@
+// policy::Decide, table-driven: one row per rule and per honest neighbour,
+// each naming its rule. Removing any rule from Decide fails a row.
+#include "policy/decide.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+namespace cordon::policy {
+namespace {
+
+using K = EntryKind;
+
+// A request, built by chained facts.
+struct R {
+  FileRequest q;
+  Settings s;
+  explicit R(FileOp op, K entry = K::kRegular) {
+    q.op = op;
+    q.entry.kind = entry;
+    q.other.kind = K::kAbsent;
+  }
+  R& root() { q.place.root = true; return *this; }
+  R& shared() { q.place.shared = true; return *this; }
+  R& prot() { q.place.protected_path = true; return *this; }
+  R& lead() { q.place.leads_to_protected = true; return *this; }
+  R& lead_any() { q.place.leads_to_protected_any_depth = true; return *this; }
+  R& nlink(unsigned n) { q.entry.nlink = n; return *this; }
+  R& pinned() { q.entry.pinned = true; return *this; }
+  R& born() { q.entry.born_in_run = true; return *this; }
+  R& notown() { q.entry.own = false; return *this; }
+  R& to(K kind) { q.other.kind = kind; return *this; }
+  R& oroot() { q.other_place.root = true; return *this; }
+  R& oshared() { q.other_place.shared = true; return *this; }
+  R& oprot() { q.other_place.protected_path = true; return *this; }
+  R& olead() { q.other_place.leads_to_protected = true; return *this; }
+  R& olead_any() { q.other_place.leads_to_protected_any_depth = true; return *this; }
+  R& opinned() { q.other.pinned = true; return *this; }
+  R& oborn() { q.other.born_in_run = true; return *this; }
+  R& onotown() { q.other.own = false; return *this; }
+  R& cross() { q.same_root = false; return *this; }
+  R& want_dir() { q.want_dir = true; return *this; }
+  R& tmpfile() { q.tmpfile = true; return *this; }
+  R& created() { q.created = true; return *this; }
+  R& nofollow() { q.nofollow = true; return *this; }
+  R& make(K kind) { q.create = kind; return *this; }
+  R& sees() { q.tool_sees_name = true; return *this; }
+  R& allow_delete() { s.delete_allowed = true; return *this; }
+  R& can_ask() { s.can_ask = true; return *this; }
+};
+
+struct Row {
+  const char* rule;  // the rule the row is about
+  R req;
+  Verdict verdict;
+  int err;
+};
+
+Row Allow(const char* rule, R r) { return {rule, r, Verdict::kAllow, 0}; }
+Row Refuse(const char* rule, R r, int err) { return {rule, r, Verdict::kRefuse, err}; }
+Row Ask(const char* rule, R r) { return {rule, r, Verdict::kAsk, 0}; }
+
+constexpr FileOp kOpen = FileOp::kOpenWrite, kCreate = FileOp::kCreate, kDel = FileOp::kDelete,
+                 kRen = FileOp::kRename, kEx = FileOp::kExchange, kLink = FileOp::kLink,
+                 kMeta = FileOp::kMetadata;
+
+std::vector<Row> Rows() {
+  return {
+      // --- open for writing ---
+      Allow("open: a regular file in a writable path", R(kOpen)),
+      Allow("open: a file the call created", R(kOpen).created()),
+      Allow("open: entry not looked at yet (before the open)", R(kOpen, K::kUnknown)),
+      Allow("open: a directory (the kernel answers EISDIR)", R(kOpen, K::kDirectory)),
+      Refuse("open: protected path", R(kOpen).prot(), EACCES),
+      Refuse("open: protected path, before the open", R(kOpen, K::kUnknown).prot(), EACCES),
+      Refuse("open: protected path, even made in the run", R(kOpen).prot().born(), EACCES),
+      Refuse("open: symbolic link", R(kOpen, K::kSymlink), EACCES),
+      Refuse("open: hard-linked file", R(kOpen).nlink(2), EACCES),
+      Refuse("open: hard-linked file, many links", R(kOpen).nlink(9), EACCES),
+      Refuse("open: hard-linked file made in the run", R(kOpen).nlink(2).born(), EACCES),
+      Refuse("open: special file", R(kOpen, K::kSpecial), EACCES),
+      Allow("open: O_TMPFILE has no name to check", R(kOpen, K::kSpecial).tmpfile()),
+      Allow("open: O_TMPFILE of a regular inode", R(kOpen).tmpfile()),
+      Refuse("open: shared, not made by this run", R(kOpen).shared().notown(), EACCES),
+      Allow("open: shared, made by this run", R(kOpen).shared()),
+      Allow("open: shared, created by this call", R(kOpen).shared().notown().created()),
+      Allow("open: not shared, ownership does not matter", R(kOpen).notown()),
+      Allow("open: pinned inode opened for writing is the kernel's (content)", R(kOpen).pinned()),
+      Refuse("open: shared and protected: protected first", R(kOpen).shared().prot(), EACCES),
+
+      // --- create: mkdir, symlink, mknod ---
+      Allow("create: a directory", R(kCreate, K::kAbsent).make(K::kDirectory)),
+      Allow("create: a symlink", R(kCreate, K::kAbsent).make(K::kSymlink)),
+      Allow("create: a regular file (mknod)", R(kCreate, K::kAbsent).make(K::kRegular)),
+      Refuse("create: the root exists", R(kCreate, K::kAbsent).root().make(K::kDirectory), EEXIST),
+      Refuse("create: the root exists, even shared", R(kCreate, K::kAbsent).root().shared(), EEXIST),
+      Refuse("create: shared, a directory", R(kCreate, K::kAbsent).shared().make(K::kDirectory),
+             EACCES),
+      Refuse("create: shared, a symlink", R(kCreate, K::kAbsent).shared().make(K::kSymlink),
+             EACCES),
+      Allow("create: shared, a regular file", R(kCreate, K::kAbsent).shared().make(K::kRegular)),
+      Refuse("create: protected path", R(kCreate, K::kAbsent).prot().make(K::kDirectory), EACCES),
+      Refuse("create: protected symlink", R(kCreate, K::kAbsent).prot().make(K::kSymlink), EACCES),
+      Refuse("create: protected path the tool sees: EEXIST",
+             R(kCreate, K::kAbsent).prot().sees().make(K::kDirectory), EEXIST),
+      Allow("create: an unprotected name the tool sees (the kernel answers)",
+            R(kCreate, K::kAbsent).sees().make(K::kDirectory)),
+      Refuse("create: special file", R(kCreate, K::kAbsent).make(K::kSpecial), EACCES),
+      Refuse("create: special file in a shared directory",
+             R(kCreate, K::kAbsent).shared().make(K::kSpecial), EACCES),
+
+      // --- delete ---
+      Allow("delete: made in the run", R(kDel).born()),
+      Allow("delete: made in the run, a directory", R(kDel, K::kDirectory).born().want_dir()),
+      Allow("delete: made in the run, a symlink", R(kDel, K::kSymlink).born()),
+      Allow("delete: made in the run, hard-linked", R(kDel).born().nlink(3)),
+      Allow("delete: made in the run, special", R(kDel, K::kSpecial).born()),
+      Refuse("delete: the user's file, no approver", R(kDel), EACCES),
+      Ask("delete: the user's file, an approver", R(kDel).can_ask()),
+      Allow("delete: the user's file, sensitive.delete allow", R(kDel).allow_delete()),
+      Allow("delete: allow covers a pre-existing directory",
+            R(kDel, K::kDirectory).want_dir().allow_delete()),
+      Refuse("delete: pre-existing directory", R(kDel, K::kDirectory).want_dir(), EACCES),
+      Refuse("delete: pre-existing directory, even with an approver",
+             R(kDel, K::kDirectory).want_dir().can_ask(), EACCES),
+      Refuse("delete: pre-existing symlink", R(kDel, K::kSymlink).can_ask(), EACCES),
+      Refuse("delete: pre-existing hard-linked file", R(kDel).nlink(2).can_ask(), EACCES),
+      Refuse("delete: pre-existing special file", R(kDel, K::kSpecial).can_ask(), EACCES),
+      Allow("delete: rmdir of a file: the kernel's ENOTDIR", R(kDel).want_dir()),
+      Allow("delete: unlink of a directory: the kernel's EISDIR", R(kDel, K::kDirectory)),
+      Allow("delete: nothing there: the kernel's ENOENT", R(kDel, K::kAbsent)),
+      Refuse("delete: a writable root", R(kDel, K::kDirectory).root().want_dir().born(), EACCES),
+      Refuse("delete: a writable root, even allowed",
+             R(kDel, K::kDirectory).root().want_dir().allow_delete(), EACCES),
+      Refuse("delete: protected path", R(kDel).prot().born(), EACCES),
+      Refuse("delete: protected path, allowed deletes", R(kDel).prot().allow_delete(), EACCES),
+      Refuse("delete: protected directory", R(kDel, K::kDirectory).prot().want_dir().born(),
+             EACCES),
+      Refuse("delete: pinned (on the way to a denied path)",
+             R(kDel, K::kDirectory).pinned().want_dir().born(), EACCES),
+      Refuse("delete: pinned file, allowed deletes", R(kDel).pinned().allow_delete(), EACCES),
+      Refuse("delete: shared, not made by this run", R(kDel).shared().notown().born(), EACCES),
+      Refuse("delete: shared, not made by this run, allowed deletes",
+             R(kDel).shared().notown().allow_delete(), EACCES),
+      Allow("delete: shared, made by this run", R(kDel).shared().born()),
+      Allow("delete: not shared, ownership does not matter", R(kDel).notown().born()),
+
+      // --- rename ---
+      Allow("rename: a file to a new name", R(kRen)),
+      Allow("rename: over a file made in the run", R(kRen).to(K::kRegular).oborn()),
+      Allow("rename: over the user's file (an atomic save)", R(kRen).to(K::kRegular)),
+      Allow("rename: a directory to a new name", R(kRen, K::kDirectory)),
+      Allow("rename: over the user's directory, allowed deletes",
+            R(kRen, K::kDirectory).to(K::kDirectory).allow_delete()),
+      Allow("rename: over a directory made in the run",
+            R(kRen, K::kDirectory).to(K::kDirectory).oborn()),
+      Refuse("rename: over a pre-existing directory", R(kRen, K::kDirectory).to(K::kDirectory),
+             EACCES),
+      Allow("exchange: with a pre-existing directory (nothing is removed)",
+            R(kEx, K::kDirectory).to(K::kDirectory)),
+      Refuse("rename: the source is a root", R(kRen, K::kDirectory).root(), EBUSY),
+      Refuse("rename: the destination is a root", R(kRen).oroot(), EBUSY),
+      Refuse("rename: root before protected", R(kRen).root().oprot(), EBUSY),
+      Refuse("rename: from a protected path", R(kRen).prot(), EACCES),
+      Refuse("rename: to a protected path", R(kRen).oprot(), EACCES),
+      Refuse("exchange: with a protected path", R(kEx).to(K::kRegular).oprot(), EACCES),
+      Refuse("rename: a directory that leads to a protected path", R(kRen, K::kDirectory).lead(),
+             EXDEV),
+      Refuse("rename: to a name that leads to a protected path", R(kRen, K::kDirectory).olead(),
+             EXDEV),
+      Refuse("rename: a file named like a lead", R(kRen).lead(), EXDEV),
+      Refuse("rename: protected before lead", R(kRen).prot().lead(), EACCES),
+      Refuse("rename: across writable roots", R(kRen).cross(), EXDEV),
+      Refuse("rename: across roots, a directory", R(kRen, K::kDirectory).cross(), EXDEV),
+      Refuse("rename: lead before across roots", R(kRen).lead().cross(), EXDEV),
+      Refuse("rename: a directory beneath a ** lead", R(kRen, K::kDirectory).lead_any(), EXDEV),
+      Refuse("rename: a directory into a ** lead", R(kRen, K::kDirectory).olead_any(), EXDEV),
+      Allow("rename: a file beneath a ** lead (git's own renames)", R(kRen).lead_any()),
+      Allow("rename: a file into a ** lead", R(kRen).olead_any()),
+      Allow("rename: unknown source kind beneath a ** lead", R(kRen, K::kUnknown).lead_any()),
+      Refuse("rename: over a pinned destination", R(kRen).to(K::kRegular).opinned().oborn(),
+             EACCES),
+      Refuse("exchange: with a pinned destination", R(kEx).to(K::kDirectory).opinned(), EACCES),
+      Allow("rename: a pinned flag on an absent destination means nothing",
+            R(kRen).to(K::kAbsent).opinned()),
+      Refuse("rename: a pinned source", R(kRen, K::kDirectory).pinned(), EACCES),
+      Refuse("exchange: a pinned source", R(kEx).to(K::kRegular).pinned(), EACCES),
+      Refuse("rename: shared source not made by this run", R(kRen).shared().notown(), EACCES),
+      Refuse("rename: over a shared file not made by this run",
+             R(kRen).oshared().to(K::kRegular).onotown().oborn(), EACCES),
+      Allow("rename: shared, both made by this run", R(kRen).shared().oshared().to(K::kRegular)),
+      Allow("rename: not shared, ownership does not matter", R(kRen).notown()),
+      Allow("rename: unknown source facts pass", R(kRen, K::kUnknown)),
+
+      // --- link ---
+      Allow("link: a second name in one root", R(kLink)),
+      Refuse("link: across writable roots", R(kLink).cross(), EXDEV),
+      Refuse("link: across roots before a root", R(kLink).cross().root(), EXDEV),
+      Refuse("link: from a root", R(kLink, K::kDirectory).root(), EPERM),
+      Refuse("link: to a root", R(kLink).oroot(), EPERM),
+      Refuse("link: to a protected path", R(kLink).oprot(), EACCES),
+      Refuse("link: from a protected path", R(kLink).prot(), EACCES),
+      Refuse("link: from a pinned inode", R(kLink).pinned(), EACCES),
+      Refuse("link: shared, not made by this run", R(kLink).shared().notown(), EACCES),
+      Allow("link: shared, source not looked at yet", R(kLink, K::kUnknown).shared()),
+      Refuse("link: shared, source absent", R(kLink, K::kAbsent).shared(), EACCES),
+      Allow("link: shared, made by this run", R(kLink).shared()),
+      Allow("link: unknown source, not shared (the kernel answers)", R(kLink, K::kUnknown)),
+      Allow("link: not shared, ownership does not matter", R(kLink).notown()),
+
+      // --- metadata ---
+      Allow("metadata: a regular file", R(kMeta)),
+      Allow("metadata: a directory", R(kMeta, K::kDirectory)),
+      Allow("metadata: a file made in the run", R(kMeta).born()),
+      Refuse("metadata: protected path", R(kMeta).prot(), EACCES),
+      Refuse("metadata: protected directory", R(kMeta, K::kDirectory).prot(), EACCES),
+      Refuse("metadata: shared, not made by this run", R(kMeta).shared().notown(), EACCES),
+      Allow("metadata: shared, made by this run", R(kMeta).shared()),
+      Allow("metadata: the symlink itself (lchown, utimensat NOFOLLOW)",
+            R(kMeta, K::kSymlink).nofollow()),
+      Refuse("metadata: through a symlink", R(kMeta, K::kSymlink), EACCES),
+      Refuse("metadata: a hard-linked symlink itself", R(kMeta, K::kSymlink).nofollow().nlink(2),
+             EACCES),
+      Refuse("metadata: hard-linked file", R(kMeta).nlink(2), EACCES),
+      Refuse("metadata: hard-linked file, nofollow", R(kMeta).nlink(2).nofollow(), EACCES),
+      Refuse("metadata: special file", R(kMeta, K::kSpecial), EACCES),
+      Refuse("metadata: special file, nofollow", R(kMeta, K::kSpecial).nofollow(), EACCES),
+      Allow("metadata: not shared, ownership does not matter", R(kMeta).notown()),
+      Allow("metadata: pinned inode (content, not its name)", R(kMeta).pinned()),
+  };
+}
+
+// The same rules asked of every operation, so that a rule that holds for all
+// of them (protected paths, shared directories) is checked for each.
+std::vector<Row> EveryOpRows() {
+  std::vector<Row> rows;
+  struct OpCase {
+    FileOp op;
+    K kind;
+  } ops[] = {{kOpen, K::kRegular}, {kDel, K::kRegular},  {kRen, K::kRegular},
+             {kEx, K::kRegular},   {kLink, K::kRegular}, {kMeta, K::kRegular}};
+  for (const OpCase& o : ops) {
+    rows.push_back(Refuse("every op: protected path", R(o.op, o.kind).prot().born(),
+                          o.op == kDel || o.op == kOpen || o.op == kMeta || o.op == kLink ||
+                                  o.op == kRen || o.op == kEx
+                              ? EACCES
+                              : 0));
+    R own = R(o.op, o.kind).born();
+    if (o.op == kEx) own.to(K::kRegular).oborn();
+    rows.push_back(Allow("every op: the honest neighbour", own));
+    R notown = R(o.op, o.kind).shared().notown().born();
+    if (o.op == kEx) notown.to(K::kRegular).oborn();
+    rows.push_back(Refuse("every op: shared, not made by this run", notown, EACCES));
+    R hard = R(o.op, o.kind).nlink(2);
+    const bool refuses_links = o.op == kOpen || o.op == kMeta || o.op == kDel;
+    if (o.op == kEx) hard.to(K::kRegular).oborn();
+    rows.push_back(refuses_links
+                       ? Refuse("every op: a hard-linked file through its name", hard, EACCES)
+                       : Allow("every op: moving or linking a hard-linked name is the kernel's",
+                               hard));
+    R sym = R(o.op, K::kSymlink).born();
+    if (o.op == kEx) sym.to(K::kRegular).oborn();
+    const bool refuses_symlinks = o.op == kOpen || o.op == kMeta;
+    rows.push_back(refuses_symlinks
+                       ? Refuse("every op: through a symbolic link", sym, EACCES)
+                       : Allow("every op: a symlink's own name moves or goes", sym));
+  }
+  return rows;
+}
+
+std::string Describe(const Decision& d) {
+  const char* v = d.verdict == Verdict::kAllow ? "allow" : d.verdict == Verdict::kAsk ? "ask" : "refuse";
+  return std::string(v) + " errno " + std::to_string(d.err) + " (" + d.rule + ")";
+}
+
+TEST(Decide, Table) {
+  std::vector<Row> rows = Rows();
+  for (Row& r : EveryOpRows()) rows.push_back(r);
+  EXPECT_GE(rows.size(), 150u);
+  for (const Row& row : rows) {
+    Decision d = Decide(row.req.q, row.req.s);
+    EXPECT_EQ(d.verdict, row.verdict) << row.rule << ": got " << Describe(d);
+    if (row.verdict == Verdict::kRefuse) {
+      EXPECT_EQ(d.err, row.err) << row.rule << ": " << Describe(d);
+    }
+    EXPECT_NE(std::string(d.rule), "") << row.rule;
+  }
+}
+
+// A rename over a file of the user's marks the moved inode: deleting it
+// later is deleting the user's file.
+TEST(Decide, ARenameOverTheUsersFileLaundersNothing) {
+  EXPECT_TRUE(Decide(R(kRen).to(K::kRegular).q, {}).launders);
+  EXPECT_FALSE(Decide(R(kRen).to(K::kRegular).oborn().q, {}).launders);
+  EXPECT_FALSE(Decide(R(kRen).to(K::kAbsent).q, {}).launders);
+  EXPECT_FALSE(Decide(R(kEx).to(K::kRegular).q, {}).launders) << "an exchange removes nothing";
+  Settings allow;
+  allow.delete_allowed = true;
+  EXPECT_FALSE(Decide(R(kRen).to(K::kRegular).q, allow).launders);
+}
+
+TEST(Decide, EntryRefusalTable) {
+  EntryFacts e;
+  struct Case {
+    K kind;
+    unsigned nlink;
+    bool refused;
+  } cases[] = {{K::kRegular, 1, false},  {K::kRegular, 2, true},    {K::kDirectory, 5, false},
+               {K::kSymlink, 1, true},   {K::kSpecial, 1, true},    {K::kAbsent, 1, false},
+               {K::kUnknown, 1, false}};
+  for (const Case& c : cases) {
+    e.kind = c.kind;
+    e.nlink = c.nlink;
+    EXPECT_EQ(EntryRefusal(e) != nullptr, c.refused) << static_cast<int>(c.kind) << " " << c.nlink;
+  }
+}
+
+}  // namespace
+}  // namespace cordon::policy
