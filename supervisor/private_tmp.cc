@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "policy/fs_plan.h"
+#include "supervisor/walk/dir_listing.h"
 #include "supervisor/remove_tree.h"
 
 namespace cordon::supervisor {
@@ -36,7 +37,7 @@ Fd OpenBase(const std::string& base) {
 // another run sweeps.
 void SweepUnheld(int base, const std::string& base_path) {
   if (::flock(base, LOCK_EX | LOCK_NB) != 0) return;
-  for (const policy::DirEntry& e : policy::ListDir(base_path)) {
+  for (const policy::DirEntry& e : ListDir(base_path)) {
     const std::string& name = e.name;
     if (!name.starts_with(kRunPrefix)) continue;
     Fd dir(::openat(base, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

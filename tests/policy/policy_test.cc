@@ -27,7 +27,7 @@ TEST(Validate, AcceptsACleanPolicy) {
   Policy p;
   p.workspace = "/tmp/ws";
   p.paths.push_back(PathRule::ReadOnly("/opt"));
-  EXPECT_TRUE(Validate(p).empty());
+  EXPECT_TRUE(Validate(p, {}).empty());
 }
 
 TEST(Validate, RejectsContradictionsAndBadPaths) {
@@ -36,7 +36,7 @@ TEST(Validate, RejectsContradictionsAndBadPaths) {
   p.paths.push_back(PathRule::ReadWrite("/data"));
   p.paths.push_back(PathRule::Denied("/data"));
   p.paths.push_back(PathRule::ReadOnly("/a/../b"));
-  auto errors = Validate(p);
+  auto errors = Validate(p, {});
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_NE(errors[0].find("workspace"), std::string::npos);
   EXPECT_NE(errors[1].find("both read-write and denied"), std::string::npos) << errors[1];
@@ -46,7 +46,7 @@ TEST(Validate, RejectsContradictionsAndBadPaths) {
 TEST(Validate, RejectsRootWorkspace) {
   Policy p;
   p.workspace = "/";
-  EXPECT_EQ(Validate(p).size(), 1u);
+  EXPECT_EQ(Validate(p, {}).size(), 1u);
 }
 
 TEST(SystemPaths, DeniesSecretsUnderEtc) {
