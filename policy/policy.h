@@ -22,7 +22,7 @@ enum class Access { kReadOnly, kReadWrite, kDenied };
 // sensitive operation): ask the approval service, refuse, or allow.
 enum class SensitiveDelete { kAsk, kDeny, kAllow };
 // kStrict: the supervisor refuses writes and deletes through symlinks and
-// on hard-linked or special files (policy/fs_checks.h); kKernel: only what
+// on hard-linked or special files (supervisor/fs_checks.h); kKernel: only what
 // Landlock refuses.
 enum class LinkMode { kStrict, kKernel };
 
