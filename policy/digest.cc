@@ -32,7 +32,8 @@ void Block(std::array<uint32_t, 8>& h, const unsigned char* p) {
   }
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
   for (int i = 0; i < 64; ++i) {
-    uint32_t t1 = k + (Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25)) + ((e & f) ^ (~e & g)) + kK[i] + w[i];
+    uint32_t s1 = Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25);
+    uint32_t t1 = k + s1 + ((e & f) ^ (~e & g)) + kK[i] + w[i];
     uint32_t t2 = (Rotr(a, 2) ^ Rotr(a, 13) ^ Rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
     k = g;
     g = f;
@@ -69,7 +70,9 @@ std::string Sha256Hex(std::string_view data) {
   last[rest] = 0x80;
   std::size_t blocks = rest + 9 <= 64 ? 1 : 2;
   uint64_t bits = static_cast<uint64_t>(n) * 8;
-  for (int i = 0; i < 8; ++i) last[blocks * 64 - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
+  for (int i = 0; i < 8; ++i) {
+    last[blocks * 64 - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
+  }
   for (std::size_t b = 0; b < blocks; ++b) Block(h, last + 64 * b);
   static const char* kHex = "0123456789abcdef";
   std::string s(64, '0');

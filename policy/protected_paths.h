@@ -10,9 +10,10 @@
 // writable; its config, hooks and info are separate patterns).
 //
 // Two enforcement points use this: the kernel layer carves the existing
-// matches (found by supervisor::FindProtectedPaths at load, supervisor/walk/protected_scan.h) out of the read-write
-// workspace, and the supervisor's notify layer asks IsProtected for every
-// write, rename and unlink, which also covers paths created during the run.
+// matches (found at load by supervisor::FindProtectedPaths,
+// supervisor/walk/protected_scan.h) out of the read-write workspace, and
+// the supervisor's notify layer asks IsProtected for every write, rename
+// and unlink, which also covers paths created during the run.
 #pragma once
 
 #include <cstddef>
