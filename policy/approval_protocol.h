@@ -1,6 +1,7 @@
-// The approval protocol's wire layer: versioned JSON messages, one per
-// SOCK_SEQPACKET packet (docs/approvals.md describes the messages). Shared
-// by the socket approver (a run), the policy service and `cordon approve`.
+// The approval protocol's messages: versioned JSON, one per SOCK_SEQPACKET
+// packet (docs/approvals.md describes them). Shared by the socket approver
+// (a run), the policy service and `cordon approve`. Pure: the socket that
+// carries them is supervisor/approvals/seqpacket.h.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,21 +9,11 @@
 #include <string>
 
 #include "policy/approval.h"
-#include "policy/fd.h"
-#include "policy/result.h"
 
 namespace cordon::policy {
 
 inline constexpr int kApprovalProtocolVersion = 1;
 inline constexpr size_t kMaxMessageBytes = 256 * 1024;
-
-// Connects a SOCK_SEQPACKET socket to `path` (close-on-exec, blocking).
-Result<Fd> ConnectSeqpacket(const std::string& path);
-
-// One message per packet. Send never raises SIGPIPE.
-Status SendMessage(int fd, const nlohmann::json& msg);
-// EOF is ECONNRESET; an oversized or non-JSON-object packet is EBADMSG.
-Result<nlohmann::json> RecvMessage(int fd);
 
 nlohmann::json HelloMessage(const char* role);  // role: "run", "approver", "service"
 // Empty when `msg` is an acceptable hello, else the reason.

@@ -1,130 +1,91 @@
 #include "policy/digest.h"
 
-#include <dlfcn.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <memory>
-#include <mutex>
+#include <array>
+#include <cstddef>
+#include <cstdint>
 
 namespace cordon::policy {
 namespace {
 
-// libcrypto is loaded on the first hash, not at startup: its ~20,000
-// relocations cost a few milliseconds per launch (README, "Speed") and most
-// runs hash nothing. The EVP calls are the same; only the binding is late.
-// It is initialised without the system's openssl.cnf: a SHA-256 of bytes
-// needs no configured provider, and a config naming one that is absent (or
-// an OPENSSL_CONF of the caller's) would otherwise stop every hash; the
-// config's parse was also ~0.7 ms of the first one.
-struct Evp {
-  decltype(&::EVP_sha256) sha256;
-  decltype(&::EVP_MD_CTX_new) ctx_new;
-  decltype(&::EVP_MD_CTX_free) ctx_free;
-  decltype(&::EVP_DigestInit_ex) init;
-  decltype(&::EVP_DigestUpdate) update;
-  decltype(&::EVP_DigestFinal_ex) final;
-};
+constexpr std::array<uint32_t, 64> kK = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
-template <typename F>
-bool Bind(void* lib, const char* name, F* out) {
-  *out = reinterpret_cast<F>(::dlsym(lib, name));
-  return *out != nullptr;
-}
+constexpr uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-// A hash that cannot be computed must not be replaced by anything else:
-// without libcrypto cordon stops, as it does on an unsupported kernel.
-[[noreturn]] void Unavailable(const char* what) {
-  std::fprintf(stderr, "cordon: OpenSSL libcrypto cannot hash (%s)\n", what);
-  ::_exit(125);
-}
-
-const Evp& Crypto() {
-  static Evp evp;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* lib = ::dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) Unavailable(::dlerror());
-    decltype(&::OPENSSL_init_crypto) init_crypto;
-    if (!Bind(lib, "OPENSSL_init_crypto", &init_crypto)) Unavailable(::dlerror());
-    if (init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) != 1) Unavailable("OPENSSL_init_crypto");
-    if (!Bind(lib, "EVP_sha256", &evp.sha256) || !Bind(lib, "EVP_MD_CTX_new", &evp.ctx_new) ||
-        !Bind(lib, "EVP_MD_CTX_free", &evp.ctx_free) ||
-        !Bind(lib, "EVP_DigestInit_ex", &evp.init) ||
-        !Bind(lib, "EVP_DigestUpdate", &evp.update) ||
-        !Bind(lib, "EVP_DigestFinal_ex", &evp.final)) {
-      Unavailable(::dlerror());
-    }
-  });
-  return evp;
-}
-
-struct CtxFree {
-  void operator()(EVP_MD_CTX* c) const { Crypto().ctx_free(c); }
-};
-using Ctx = std::unique_ptr<EVP_MD_CTX, CtxFree>;
-
-std::string Hex(const unsigned char* d, unsigned n) {
-  static const char* k = "0123456789abcdef";
-  std::string s(n * 2, '0');
-  for (unsigned i = 0; i < n; ++i) {
-    s[2 * i] = k[d[i] >> 4];
-    s[2 * i + 1] = k[d[i] & 15];
+void Block(std::array<uint32_t, 8>& h, const unsigned char* p) {
+  uint32_t w[64];
+  for (int i = 0; i < 16; ++i) {
+    w[i] = uint32_t{p[4 * i]} << 24 | uint32_t{p[4 * i + 1]} << 16 | uint32_t{p[4 * i + 2]} << 8 |
+           uint32_t{p[4 * i + 3]};
   }
-  return s;
-}
-
-Ctx NewSha256() {
-  const Evp& e = Crypto();
-  Ctx ctx(e.ctx_new());
-  if (ctx && e.init(ctx.get(), e.sha256(), nullptr) != 1) ctx.reset();
-  return ctx;
-}
-
-std::string Finish(EVP_MD_CTX* ctx) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned n = 0;
-  if (Crypto().final(ctx, md, &n) != 1) Unavailable("EVP_DigestFinal_ex failed");
-  return Hex(md, n);
+  for (int i = 16; i < 64; ++i) {
+    uint32_t s0 = Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    uint32_t s1 = Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+  for (int i = 0; i < 64; ++i) {
+    uint32_t s1 = Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25);
+    uint32_t t1 = k + s1 + ((e & f) ^ (~e & g)) + kK[i] + w[i];
+    uint32_t t2 = (Rotr(a, 2) ^ Rotr(a, 13) ^ Rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+    k = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
+  }
+  h[0] += a;
+  h[1] += b;
+  h[2] += c;
+  h[3] += d;
+  h[4] += e;
+  h[5] += f;
+  h[6] += g;
+  h[7] += k;
 }
 
 }  // namespace
 
 std::string Sha256Hex(std::string_view data) {
-  Ctx ctx = NewSha256();
-  if (!ctx || Crypto().update(ctx.get(), data.data(), data.size()) != 1) {
-    Unavailable("EVP_DigestInit_ex failed");
+  std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+  std::size_t n = data.size();
+  std::size_t full = n / 64 * 64;
+  for (std::size_t off = 0; off < full; off += 64) Block(h, p + off);
+  // The tail, the 0x80 byte and the bit length, in one or two blocks.
+  unsigned char last[128] = {};
+  std::size_t rest = n - full;
+  for (std::size_t i = 0; i < rest; ++i) last[i] = p[full + i];
+  last[rest] = 0x80;
+  std::size_t blocks = rest + 9 <= 64 ? 1 : 2;
+  uint64_t bits = static_cast<uint64_t>(n) * 8;
+  for (int i = 0; i < 8; ++i) {
+    last[blocks * 64 - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
   }
-  return Finish(ctx.get());
-}
-
-Result<std::string> Sha256Fd(int fd, uint64_t max_bytes) {
-  Ctx ctx = NewSha256();
-  if (!ctx) return SysError{ENOMEM, "EVP_DigestInit"};
-  char buf[1 << 16];
-  uint64_t off = 0;
-  for (;;) {
-    ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(off));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Errno("pread");
-    }
-    if (n == 0) break;
-    off += static_cast<uint64_t>(n);
-    if (off > max_bytes) return SysError{EFBIG, "sha256", "file larger than the limit"};
-    if (Crypto().update(ctx.get(), buf, static_cast<size_t>(n)) != 1) {
-      return SysError{EIO, "EVP_DigestUpdate"};
-    }
+  for (std::size_t b = 0; b < blocks; ++b) Block(h, last + 64 * b);
+  static const char* kHex = "0123456789abcdef";
+  std::string s(64, '0');
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) s[8 * i + j] = kHex[(h[i] >> (28 - 4 * j)) & 15];
   }
-  return Finish(ctx.get());
+  return s;
 }
 
 bool DigestEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
   return diff == 0;
 }
 

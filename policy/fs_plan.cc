@@ -1,7 +1,5 @@
 #include "policy/fs_plan.h"
 
-#include <dirent.h>
-
 #include <algorithm>
 #include <memory>
 
@@ -91,23 +89,6 @@ std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirListe
     }
   }
   return out;
-}
-
-std::vector<DirEntry> ListDir(const std::string& dir) {
-  std::vector<DirEntry> entries;
-  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-  if (!d) return entries;
-  while (dirent* e = ::readdir(d.get())) {
-    std::string_view n = e->d_name;
-    if (n == "." || n == "..") continue;
-    EntryType type = EntryType::kOther;
-    if (e->d_type == DT_DIR) type = EntryType::kDirectory;
-    if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) type = EntryType::kUnknown;
-    entries.push_back({std::string(n), type});
-  }
-  std::sort(entries.begin(), entries.end(),
-            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
-  return entries;
 }
 
 }  // namespace cordon::policy

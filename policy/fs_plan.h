@@ -44,8 +44,6 @@ using DirLister = std::function<std::vector<DirEntry>(const std::string& dir)>;
 // `rules` absolute and normalised. Pure apart from `list`.
 std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirLister& list);
 
-// The real lister (readdir), skipping "." and "..". A symlink is kUnknown:
-// the ruleset follows it.
-std::vector<DirEntry> ListDir(const std::string& dir);
+// The real lister is supervisor::ListDir (supervisor/walk/dir_listing.h).
 
 }  // namespace cordon::policy

@@ -1,8 +1,6 @@
 #include "policy/kernel_interfaces.h"
 
 #include <linux/magic.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 
 #include <algorithm>
 #include <array>
@@ -19,11 +17,9 @@ constexpr std::array<long, 13> kPseudoFs = {
     EFIVARFS_MAGIC,      PSTOREFS_MAGIC, DEVPTS_SUPER_MAGIC,
     0x42494e4d /* binfmt_misc */};
 
-bool OnPseudoFs(const std::string& path) {
-  struct statfs fs;
-  if (::statfs(path.c_str(), &fs) != 0) return false;  // gone: nothing to open up
-  return std::find(kPseudoFs.begin(), kPseudoFs.end(), static_cast<long>(fs.f_type)) !=
-         kPseudoFs.end();
+const PathFacts* FactsOf(const FsFacts& facts, const std::string& path) {
+  auto it = facts.find(path);
+  return it == facts.end() ? nullptr : &it->second;  // gone: nothing to open up
 }
 
 bool IsSystemDevice(const std::string& path) {
@@ -34,15 +30,15 @@ bool IsSystemDevice(const std::string& path) {
 }
 
 // Why `path` may not be granted with `access`, or empty.
-std::string Problem(const std::string& path, Access access) {
+std::string Problem(const std::string& path, Access access, const FsFacts& facts) {
   if (access == Access::kDenied) return {};
-  if (access == Access::kReadWrite &&
-      (IsWithin(path, "/proc") || IsWithin(path, "/sys") || OnPseudoFs(path))) {
+  const PathFacts* f = FactsOf(facts, path);
+  if (access == Access::kReadWrite && (IsWithin(path, "/proc") || IsWithin(path, "/sys") ||
+                                       (f != nullptr && f->kernel_control_fs))) {
     return "a kernel control filesystem, never writable";
   }
   if (IsWithin(path, kSharedMemoryDir)) return {};
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode))) {
+  if (f != nullptr && f->device) {
     if (IsSystemDevice(path)) return {};
     return "a device node (only /dev/null, /dev/zero, /dev/full and the random devices are "
            "granted)";
@@ -53,10 +49,14 @@ std::string Problem(const std::string& path, Access access) {
 
 }  // namespace
 
-std::vector<std::string> KernelInterfaceProblems(const Policy& p) {
+bool IsKernelControlFs(long f_type) {
+  return std::find(kPseudoFs.begin(), kPseudoFs.end(), f_type) != kPseudoFs.end();
+}
+
+std::vector<std::string> KernelInterfaceProblems(const Policy& p, const FsFacts& facts) {
   std::vector<std::string> problems;
   auto check = [&](const std::string& path, Access access, const std::string& what) {
-    if (std::string why = Problem(path, access); !why.empty()) {
+    if (std::string why = Problem(path, access, facts); !why.empty()) {
       problems.push_back(what + " " + path + ": " + why);
     }
   };

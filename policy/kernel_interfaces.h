@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/fs_facts.h"
 #include "policy/policy.h"
 
 namespace cordon::policy {
@@ -28,7 +29,13 @@ inline constexpr const char* kDeviceCarveOut =
 // one line each; empty when there is none. Refused: a writable path on a
 // kernel pseudo-filesystem (proc, sysfs, cgroup, debugfs and the like), a
 // device node outside the system set, and a directory at or beneath /dev
-// other than /dev/shm. Paths are canonical (NormalisePolicy ran).
-std::vector<std::string> KernelInterfaceProblems(const Policy& p);
+// other than /dev/shm. Paths are canonical (NormalisePolicy ran); `facts`
+// says which are on such a filesystem and which are device nodes.
+std::vector<std::string> KernelInterfaceProblems(const Policy& p, const FsFacts& facts);
+
+// Whether a statfs(2) f_type is one of the filesystems through which the
+// kernel is configured (proc, sysfs, cgroup, debugfs, tracefs, securityfs,
+// bpf, configfs, efivarfs, pstore, devpts, binfmt_misc).
+bool IsKernelControlFs(long f_type);
 
 }  // namespace cordon::policy

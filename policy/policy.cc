@@ -4,8 +4,6 @@
 #include <string_view>
 
 #include "policy/path_admission.h"
-
-#include "policy/exec_closure.h"
 #include "policy/kernel_interfaces.h"
 
 namespace cordon::policy {
@@ -94,7 +92,7 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
     // Landlock rules add up, so EXECUTE must go from every broad rule for the
     // per-file rules below to be the only way to exec.
     for (PathRule& r : rules) r.executable = false;
-    for (std::string& f : ExecClosure(p.tools)) rules.push_back(PathRule::ReadOnly(std::move(f)));
+    for (std::string& f : ExecFiles(p.tools)) rules.push_back(PathRule::ReadOnly(std::move(f)));
   }
   return rules;
 }
@@ -153,7 +151,7 @@ bool ReadableUnder(const std::vector<PathRule>& rules, const std::string& path) 
 
 bool IsWithin(const std::string& path, const std::string& dir) { return PathWithin(path, dir); }
 
-std::vector<std::string> Validate(const Policy& p) {
+std::vector<std::string> Validate(const Policy& p, const FsFacts& facts) {
   std::vector<std::string> errors;
   if (!IsAbsoluteNormal(p.workspace)) {
     errors.push_back("workspace must be an absolute normalised path: '" + p.workspace + "'");
@@ -170,7 +168,7 @@ std::vector<std::string> Validate(const Policy& p) {
       errors.push_back("the root directory cannot be read-write");
     }
   }
-  for (std::string& e : KernelInterfaceProblems(p)) errors.push_back(std::move(e));
+  for (std::string& e : KernelInterfaceProblems(p, facts)) errors.push_back(std::move(e));
   return errors;
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "policy/fs_facts.h"
 #include "policy/rule_lookup.h"
 #include "policy/tool_pin.h"
 
@@ -106,7 +107,7 @@ std::vector<PathRule> SystemPaths();
 // empty), then the policy's own rules (with /dev carved out of a grant of
 // its parent).
 // With tools pinned, no rule carries EXECUTE except one read-only rule per
-// file of ExecClosure(tools) (exec_closure.h), appended last.
+// file of ExecFiles(tools) (tool_pin.h), appended last.
 std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private_tmp);
 
 // The rule of `rules` that covers `path` (absolute, normal) by the one rule
@@ -136,7 +137,8 @@ bool IsAbsoluteNormal(const std::string& p);
 bool IsWithin(const std::string& path, const std::string& dir);
 
 // Every problem with the policy, one line each; empty when valid. Grants
-// of the kernel's interfaces are problems (kernel_interfaces.h).
-std::vector<std::string> Validate(const Policy& p);
+// of the kernel's interfaces are problems (kernel_interfaces.h), judged
+// from `facts` about the rules' paths (supervisor::GatherFsFacts).
+std::vector<std::string> Validate(const Policy& p, const FsFacts& facts);
 
 }  // namespace cordon::policy

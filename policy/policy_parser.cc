@@ -227,7 +227,8 @@ void ParseLimits(Ctx& c, const json& j, const std::string& ptr) {
   Count(c, j, "treeDepth", ptr, 4096, c.p.limits.max_tree_depth);
 }
 
-// tools: [{name, path}]: the exec allowlist, pinned now (policy load).
+// tools: [{name, path}]: the exec allowlist, named here and pinned by the
+// loader (supervisor::PinTools), which reports at the same pointer.
 void ParseTools(Ctx& c, const json& j, const std::string& ptr) {
   if (!j.is_array()) {
     c.Error(ptr, std::string("must be an array of {\"name\", \"path\"}, not ") + TypeName(j));
@@ -241,9 +242,12 @@ void ParseTools(Ctx& c, const json& j, const std::string& ptr) {
       c.Error(at, "needs a string \"name\" and an absolute \"path\"");
       continue;
     }
-    auto pin = MakePin(j[i]["name"].get<std::string>(), j[i]["path"].get<std::string>());
-    if (pin) c.p.tools.push_back(std::move(pin.value()));
-    else c.Error(at, Describe(pin.error()));
+    ToolPin spec;
+    spec.name = j[i]["name"].get<std::string>();
+    spec.path = j[i]["path"].get<std::string>();
+    spec.source = at;
+    if (auto bad = CheckToolSpec(spec.name, spec.path)) c.Error(at, Describe(*bad));
+    else c.p.tools.push_back(std::move(spec));
   }
 }
 

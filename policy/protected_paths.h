@@ -10,9 +10,10 @@
 // writable; its config, hooks and info are separate patterns).
 //
 // Two enforcement points use this: the kernel layer carves the existing
-// matches (found by FindProtectedPaths at load) out of the read-write
-// workspace, and the supervisor's notify layer asks IsProtected for every
-// write, rename and unlink, which also covers paths created during the run.
+// matches (found at load by supervisor::FindProtectedPaths,
+// supervisor/walk/protected_scan.h) out of the read-write workspace, and
+// the supervisor's notify layer asks IsProtected for every write, rename
+// and unlink, which also covers paths created during the run.
 #pragma once
 
 #include <cstddef>
@@ -47,20 +48,12 @@ std::string CheckProtectedPattern(std::string_view pattern);
 std::vector<std::string> EditProtectedPatterns(std::vector<std::string>& patterns,
                                                const std::vector<std::string>& edits);
 
-struct ProtectedScan {
-  std::vector<std::string> paths;  // absolute, existing, no symlink on the way
-  bool truncated = false;          // stopped at the entry or depth bound
-  std::size_t walkers = 1;         // 2 when a second thread walked part of a big workspace
-};
+// The first segment of `pattern`: a directory holds a match only if it
+// holds an entry of that name.
+std::string_view FirstSegment(std::string_view pattern);
 
-// Walks `workspace` (absolute realpath) without following links, at most
-// `max_entries` entries and `max_depth` levels, and lists every existing path
-// a pattern matches. A match reached through a symlink is skipped: Landlock
-// would follow it and grant its target.
-ProtectedScan FindProtectedPaths(const std::string& workspace,
-                                 const std::vector<std::string>& patterns,
-                                 std::size_t max_entries, std::size_t max_depth);
-
-inline constexpr std::size_t kProtectedScanEntries = 100000;
+// The segments of `pattern` before its first "**" (all of it without one):
+// what the kernel layer carves out for it, whole.
+std::string LiteralPrefix(const std::string& pattern);
 
 }  // namespace cordon::policy

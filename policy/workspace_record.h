@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "policy/result.h"
+#include "base/result.h"
 
 namespace cordon::policy {
 

@@ -10,7 +10,7 @@
 
 namespace cordon::supervisor {
 
-DeleteGate MakeApprovalGate(std::shared_ptr<policy::Approver> approver,
+DeleteGate MakeApprovalGate(std::shared_ptr<supervisor::Approver> approver,
                             std::chrono::milliseconds timeout, std::string tool_argv0) {
   return [approver = std::move(approver), timeout, argv0 = std::move(tool_argv0)](
              const Request& req, int parent_fd, const std::string& name,

@@ -10,12 +10,12 @@
 #include <memory>
 #include <string>
 
-#include "policy/approval.h"
+#include "supervisor/approvals/approver.h"
 #include "supervisor/emulator.h"
 
 namespace cordon::supervisor {
 
-DeleteGate MakeApprovalGate(std::shared_ptr<policy::Approver> approver,
+DeleteGate MakeApprovalGate(std::shared_ptr<supervisor::Approver> approver,
                             std::chrono::milliseconds timeout, std::string tool_argv0);
 
 }  // namespace cordon::supervisor

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/digest.h"
+#include "supervisor/file_digest.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -47,7 +48,7 @@ Result<policy::DeletePreview> MakePreview(int fd, std::string rel_path, uint64_t
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     return SysError{EFBIG, "preview", rel_path + ": larger than " + std::to_string(max_bytes)};
   }
-  auto hash = policy::Sha256Fd(fd, max_bytes);
+  auto hash = Sha256Fd(fd, max_bytes);
   if (!hash) return hash.error();
   policy::DeletePreview p;
   p.rel_path = std::move(rel_path);
@@ -72,7 +73,7 @@ Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeleteP
   if (!SameIdentity(st, p) || st.st_nlink != 1) {
     return SysError{ESTALE, "recheck", p.rel_path + ": identity changed since the preview"};
   }
-  auto hash = policy::Sha256Fd(fd, p.size);
+  auto hash = Sha256Fd(fd, p.size);
   if (!hash) {
     return SysError{ESTALE, "recheck", p.rel_path + ": content changed since the preview"};
   }

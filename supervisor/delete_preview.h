@@ -11,7 +11,7 @@
 #include <string>
 
 #include "policy/approval.h"
-#include "policy/result.h"
+#include "base/result.h"
 
 namespace cordon::supervisor {
 

@@ -17,8 +17,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "policy/dir_listing.h"
 #include "policy/fd_alias.h"
+#include "supervisor/exec/tool_pin.h"
+#include "supervisor/walk/dir_listing.h"
 #include "supervisor/caps.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
@@ -129,13 +130,13 @@ Emulator::~Emulator() {
   if (!made_shared_.load()) return;
   for (const WriteRoot& root : roots_.roots()) {
     if (!root.own_entries_only) continue;
-    Fd dir(::openat(root.fd.get(), ".", policy::kWalkDirFlags));
+    Fd dir(::openat(root.fd.get(), ".", kWalkDirFlags));
     if (!dir) continue;
     // Listed whole first, then removed: a listing is not changed under it.
     std::vector<std::string> files;
-    auto buf = std::make_unique<char[]>(policy::kListingBytes);
-    policy::ListDirectory(dir.get(), policy::ShortReadEndsListing(dir.get()), buf.get(),
-                          policy::kListingBytes, [&](const dirent64& e) {
+    auto buf = std::make_unique<char[]>(kListingBytes);
+    ListDirectory(dir.get(), ShortReadEndsListing(dir.get()), buf.get(),
+                          kListingBytes, [&](const dirent64& e) {
                             if (e.d_type == DT_REG || e.d_type == DT_UNKNOWN)
                               files.emplace_back(e.d_name);
                             return true;
@@ -238,7 +239,7 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
     }
     struct stat st;
     if (!fd || ::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
-    policy::ExecDecision d = policy::DecideExec(opts_.pins, st, fd.get());
+    ExecDecision d = DecideExec(opts_.pins, st, fd.get());
     if (!d.allow) return Reply::Errno(d.err ? d.err : EACCES, "execute " + abs + ": " + d.reason);
     spdlog::debug("execute {}: {}", abs, d.reason);
   }

@@ -16,6 +16,7 @@
 // Thread-safe: Handle() may run on several threads at once.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -29,8 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/fd.h"
 #include "policy/decide.h"
-#include "policy/fd.h"
 #include "policy/policy.h"
 #include "policy/tool_pin.h"
 #include "supervisor/blocking_calls.h"

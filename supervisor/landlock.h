@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "policy/fd.h"
+#include "base/fd.h"
 #include "policy/fs_plan.h"
-#include "policy/result.h"
+#include "base/result.h"
 
 namespace cordon::supervisor {
 

@@ -20,8 +20,9 @@
 #include <sstream>
 #include <thread>
 
-#include "policy/fd.h"
+#include "base/fd.h"
 #include "policy/fs_plan.h"
+#include "supervisor/walk/dir_listing.h"
 #include "policy/kernel_interfaces.h"
 #include "supervisor/child.h"
 #include "supervisor/landlock.h"
@@ -210,7 +211,7 @@ int Launch(const LaunchRequest& req) {
     if (req.filter.notify_write_opens && req.filter.notify_deletes) {
       std::erase_if(rules, [](const policy::PathRule& r) { return r.source == "protected path"; });
     }
-    auto grants = policy::PlanGrants(rules, policy::ListDir);
+    auto grants = policy::PlanGrants(rules, ListDir);
     LandlockConfig cfg{req.landlock_abi, p.network == policy::Network::kNone, true};
     auto rs = BuildRuleset(grants, cfg);
     if (!rs) return Fail("landlock: " + Describe(rs.error()));

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "policy/fd.h"
+#include "base/fd.h"
 #include "supervisor/capless_pool.h"
 #include "supervisor/emulator.h"
 #include "supervisor/notify_server.h"

@@ -9,43 +9,13 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "policy/fd.h"
+#include "base/fd.h"
 #include "policy/path_admission.h"
 #include "preload/wire.h"
+#include "supervisor/exec/elf_reader.h"
 
 namespace cordon::supervisor {
 namespace {
-
-bool ReadAt(int fd, void* buf, size_t n, off_t off) {
-  ssize_t r = ::pread(fd, buf, n, off);
-  return r == static_cast<ssize_t>(n);
-}
-
-// The PT_INTERP string of an ELF file; empty when it has none (static).
-template <class Ehdr, class Phdr>
-bool FindInterp(int fd, std::string* interp, std::string* why) {
-  Ehdr eh;
-  if (!ReadAt(fd, &eh, sizeof eh, 0)) return *why = "truncated ELF header", false;
-  if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) return *why = "not an ELF executable", false;
-  if (eh.e_phentsize != sizeof(Phdr) || eh.e_phnum > 512) return *why = "bad program headers", false;
-  for (unsigned i = 0; i < eh.e_phnum; ++i) {
-    Phdr ph;
-    if (!ReadAt(fd, &ph, sizeof ph, static_cast<off_t>(eh.e_phoff + i * sizeof(Phdr)))) {
-      return *why = "truncated program headers", false;
-    }
-    if (ph.p_type != PT_INTERP) continue;
-    if (ph.p_filesz == 0 || ph.p_filesz > PATH_MAX) return *why = "bad PT_INTERP", false;
-    std::string s(ph.p_filesz, '\0');
-    if (!ReadAt(fd, s.data(), s.size(), static_cast<off_t>(ph.p_offset))) {
-      return *why = "truncated PT_INTERP", false;
-    }
-    s.resize(strnlen(s.c_str(), s.size()));
-    *interp = s;
-    return true;
-  }
-  interp->clear();
-  return true;
-}
 
 bool UsesGlibcLoaderDepth(const std::string& path, std::string* why, int depth) {
   // O_NONBLOCK: a FIFO named as the tool or its interpreter is not waited on.
@@ -64,16 +34,11 @@ bool UsesGlibcLoaderDepth(const std::string& path, std::string* why, int depth) 
     s = s.substr(b, s.find_first_of(" \t", b) - b);
     return UsesGlibcLoaderDepth(s, why, depth + 1);
   }
-  if (n != EI_NIDENT || std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
-    return *why = path + ": not an ELF file", false;
+  ElfHeaders elf;
+  if (!ReadElfHeaders(fd.get(), /*with_needed=*/false, &elf, why)) {
+    return *why = path + ": " + *why, false;
   }
-  std::string interp;
-  bool ok = ident[EI_CLASS] == ELFCLASS64
-                ? FindInterp<Elf64_Ehdr, Elf64_Phdr>(fd.get(), &interp, why)
-            : ident[EI_CLASS] == ELFCLASS32
-                ? FindInterp<Elf32_Ehdr, Elf32_Phdr>(fd.get(), &interp, why)
-                : (*why = "unknown ELF class", false);
-  if (!ok) return *why = path + ": " + *why, false;
+  const std::string& interp = elf.interp;
   if (interp.empty()) return *why = path + " is statically linked", false;
   std::string base = interp.substr(interp.rfind('/') + 1);
   if (base.rfind("ld-linux", 0) == 0) return true;

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "policy/fs_plan.h"
+#include "supervisor/walk/dir_listing.h"
 #include "supervisor/remove_tree.h"
 
 namespace cordon::supervisor {
@@ -49,7 +50,7 @@ bool LockForSweep(int base) {
 // before it could remove them.
 void SweepUnheld(int base, const std::string& base_path) {
   if (!LockForSweep(base)) return;
-  for (const policy::DirEntry& e : policy::ListDir(base_path)) {
+  for (const policy::DirEntry& e : ListDir(base_path)) {
     const std::string& name = e.name;
     if (!name.starts_with(kRunPrefix)) continue;
     Fd dir(::openat(base, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

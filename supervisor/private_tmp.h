@@ -13,8 +13,8 @@
 #include <string>
 #include <utility>
 
-#include "policy/fd.h"
-#include "policy/result.h"
+#include "base/fd.h"
+#include "base/result.h"
 
 namespace cordon::supervisor {
 

@@ -1,6 +1,5 @@
 #include "supervisor/remove_tree.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "policy/fd.h"
+#include "base/fd.h"
+#include "supervisor/walk/dir_listing.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -31,20 +31,9 @@ bool IsMountRoot(int dir, const char* name, const struct stat& st, dev_t dev) {
 // path limits of what could be created; recursion keeps it simple.
 Status Empty(int dir, dev_t dev, RemoveStats& stats, int depth) {
   if (depth > 4096) return SysError{ELOOP, "remove tree", "too deep"};
-  int dup = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
-  if (dup < 0) return Errno("dup");
-  DIR* d = ::fdopendir(dup);
-  if (d == nullptr) {
-    ::close(dup);
-    return Errno("fdopendir");
-  }
-  std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(std::move(n));
-  }
-  ::closedir(d);
-  for (const std::string& n : names) {
+  Result<std::vector<std::string>> names = ListNames(dir);
+  if (!names) return names.error();
+  for (const std::string& n : *names) {
     struct stat st;
     if (::fstatat(dir, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (!S_ISLNK(st.st_mode) && IsMountRoot(dir, n.c_str(), st, dev)) {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "policy/result.h"
+#include "base/result.h"
 
 namespace cordon::supervisor {
 

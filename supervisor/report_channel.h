@@ -16,8 +16,8 @@
 #include <functional>
 #include <memory>
 
-#include "policy/fd.h"
-#include "policy/result.h"
+#include "base/fd.h"
+#include "base/result.h"
 
 namespace cordon::supervisor {
 

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "policy/fd.h"
+#include "base/fd.h"
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/result.h"
+#include "base/result.h"
 
 namespace cordon::supervisor {
 

@@ -20,8 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "policy/fd.h"
-#include "policy/result.h"
+#include "base/fd.h"
+#include "base/result.h"
 
 namespace cordon::supervisor {
 

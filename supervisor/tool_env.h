@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "policy/policy.h"
-#include "policy/result.h"
+#include "base/result.h"
 
 namespace cordon::supervisor {
 

@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "policy/fd.h"
-#include "policy/result.h"
+#include "base/fd.h"
+#include "base/result.h"
 
 namespace cordon::supervisor {
 

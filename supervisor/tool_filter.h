@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "policy/policy.h"
-#include "policy/result.h"
+#include "base/result.h"
 #include "supervisor/probe.h"
 #include "supervisor/seccomp_filter.h"
 

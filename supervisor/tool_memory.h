@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "policy/result.h"
+#include "base/result.h"
 
 namespace cordon::supervisor {
 

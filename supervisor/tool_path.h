@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "policy/result.h"
+#include "base/result.h"
 #include "supervisor/write_roots.h"
 
 namespace cordon::supervisor {

@@ -1,6 +1,5 @@
 #include "supervisor/workspace_store.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/file.h>
@@ -11,6 +10,7 @@
 #include <string_view>
 
 #include "policy/digest.h"
+#include "supervisor/walk/dir_listing.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -234,20 +234,9 @@ Result<policy::WorkspaceRecord> WorkspaceStore::Load(const std::string& session)
 
 std::vector<ListedWorkspace> WorkspaceStore::List() const {
   std::vector<ListedWorkspace> out;
-  int dup = ::fcntl(spaces_.get(), F_DUPFD_CLOEXEC, 0);
-  DIR* d = dup >= 0 ? ::fdopendir(dup) : nullptr;
-  if (d == nullptr) {
-    if (dup >= 0) ::close(dup);
-    return out;
-  }
-  ::rewinddir(d);
-  std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(std::move(n));
-  }
-  ::closedir(d);
-  for (const std::string& n : names) {
+  Result<std::vector<std::string>> names = ListNames(spaces_.get());
+  if (!names) return out;
+  for (const std::string& n : *names) {
     ListedWorkspace w{root_ + "/" + kSpaces + "/" + n, std::nullopt, {}};
     Result<Fd> dir = OpenSession(n);
     Result<policy::WorkspaceRecord> r = dir ? LoadDir(n, dir->get()) : Result<policy::WorkspaceRecord>(dir.error());

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "policy/fd.h"
-#include "policy/result.h"
+#include "base/fd.h"
+#include "base/result.h"
 #include "policy/workspace_record.h"
 #include "supervisor/remove_tree.h"
 

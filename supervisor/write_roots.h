@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "policy/fd.h"
+#include "base/fd.h"
+#include "base/result.h"
 #include "policy/policy.h"
-#include "policy/result.h"
 
 namespace cordon::supervisor {
 

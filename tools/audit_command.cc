@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "policy/audit_log.h"
+#include "supervisor/audit/audit_log.h"
 
 namespace cordon::tools {
 
@@ -13,7 +13,7 @@ void RegisterAudit(CLI::App& app, int& exit_code) {
   CLI::App* verify = audit->add_subcommand("verify", "check the log's hash chain");
   verify->add_option("FILE", *file, "the audit log (JSON lines)")->required();
   verify->callback([file, &exit_code] {
-    auto report = policy::VerifyAuditLog(*file);
+    auto report = supervisor::VerifyAuditLog(*file);
     if (!report) {
       std::fprintf(stderr, "cordon: audit verify: %s\n", Describe(report.error()).c_str());
       exit_code = 125;

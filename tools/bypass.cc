@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "policy/audit_log.h"
+#include "supervisor/audit/audit_log.h"
 #include "supervisor/launcher.h"
 
 extern char** environ;
@@ -21,7 +21,7 @@ bool RecordBypass(const policy::Policy& p, const std::vector<std::string>& argv,
                "in %s\n",
                argv.empty() ? "?" : argv[0].c_str(), p.workspace.c_str());
   if (audit.empty()) return true;
-  auto log = policy::AuditLog::Open(audit);
+  auto log = supervisor::AuditLog::Open(audit);
   if (!log) {
     std::fprintf(stderr, "cordon: --audit %s: %s\n", audit.c_str(), Describe(log.error()).c_str());
     return false;

@@ -10,11 +10,11 @@
 #include <future>
 #include <memory>
 
-#include "policy/fd.h"
+#include "base/fd.h"
 #include "policy/path_admission.h"
 #include "policy/policy.h"
-#include "policy/tool_pin.h"
-#include "policy/tree_check.h"
+#include "supervisor/exec/tool_pin.h"
+#include "supervisor/walk/tree_check.h"
 #include "supervisor/launcher.h"
 #include "tools/run_command.h"
 
@@ -98,14 +98,14 @@ int Search(SearchKind kind, SearchOptions& o) {
     spdlog::error("workspace {}: cannot open", p.workspace);
     return kExitCordonError;
   }
-  policy::TreeLimits limits{p.limits.max_tree_entries, p.limits.max_tree_depth};
-  std::shared_future<policy::TreeVerdict> tree =
+  supervisor::TreeLimits limits{p.limits.max_tree_entries, p.limits.max_tree_depth};
+  std::shared_future<supervisor::TreeVerdict> tree =
       std::async(std::launch::async, [ws = std::move(ws), rels, limits] {
-        return policy::CheckTrees(ws.get(), rels, limits);
+        return supervisor::CheckTrees(ws.get(), rels, limits);
       }).share();
   // Whatever happens below, the verdict decides a refused tree's status.
   auto finish = [&tree](int status) {
-    const policy::TreeVerdict& v = tree.get();
+    const supervisor::TreeVerdict& v = tree.get();
     if (!v.ok) {
       spdlog::error("{}", v.reason);
       return kExitCordonError;
@@ -114,14 +114,14 @@ int Search(SearchKind kind, SearchOptions& o) {
     return status;
   };
   o.run.exec_gate = [tree]() -> Status {
-    const policy::TreeVerdict& v = tree.get();
+    const supervisor::TreeVerdict& v = tree.get();
     if (!v.ok) return SysError{EACCES, "tree check", v.reason};
     return Ok();
   };
 
   // Pin ripgrep now: it is the only binary this run may execute, and the
   // identity checked just before launch is the one taken here.
-  auto pin = policy::MakePin("rg", kRipgrep);
+  auto pin = supervisor::MakePin("rg", kRipgrep);
   if (!pin) {
     spdlog::error("ripgrep: {}", Describe(pin.error()));
     return finish(kExitCordonError);

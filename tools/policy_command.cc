@@ -8,7 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/kernel_interfaces.h"
-#include "policy/normalise.h"
+#include "supervisor/load/fs_facts.h"
+#include "supervisor/load/normalise.h"
 #include "policy/policy.h"
 #include "supervisor/landlock.h"
 #include "supervisor/launcher.h"
@@ -77,7 +78,7 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof cwd) != nullptr) ws = cwd;
   }
-  auto real = policy::ResolveWorkspace(ws);
+  auto real = supervisor::ResolveWorkspace(ws);
   if (!real) {
     errors.push_back("workspace: " + Describe(real.error()));
     return false;
@@ -88,8 +89,8 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
                                                : policy::Profile::kReadOnly;
     p.profile_reason = "--profile " + a.profile + " (this run only)";
   }
-  policy::NormalisePolicy(p);
-  for (auto& e : policy::Validate(p)) errors.push_back(std::move(e));
+  supervisor::NormalisePolicy(p);
+  for (auto& e : policy::Validate(p, supervisor::GatherFsFacts(p))) errors.push_back(std::move(e));
   return errors.empty();
 }
 

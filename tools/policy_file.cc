@@ -5,6 +5,7 @@
 
 #include "policy/policy_parser.h"
 #include "policy/receipt.h"
+#include "supervisor/exec/tool_pin.h"
 
 namespace cordon::tools {
 namespace {
@@ -45,6 +46,11 @@ void LoadPolicyFile(const std::string& file, const std::string& receipt, policy:
     }
   }
   for (const auto& e : policy::ParsePolicy(bundle, p)) {
+    errors.push_back(policy::FormatPolicyError(file, e));
+  }
+  // The parser names the tools; pinning them (open, hash, ELF headers) is
+  // the loader's part, reported at the same JSON pointers.
+  for (const auto& e : supervisor::PinTools(p)) {
     errors.push_back(policy::FormatPolicyError(file, e));
   }
 }

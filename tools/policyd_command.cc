@@ -9,8 +9,9 @@
 #include <optional>
 
 #include "policy/approval_protocol.h"
-#include "policy/audit_log.h"
-#include "policy/policy_service.h"
+#include "supervisor/approvals/seqpacket.h"
+#include "supervisor/audit/audit_log.h"
+#include "service/policy_service.h"
 
 namespace cordon::tools {
 namespace {
@@ -31,16 +32,16 @@ int ServePolicyd(const std::string& socket_path, const std::string& audit_path) 
     spdlog::error("signalfd: {}", std::strerror(errno));
     return kExitError;
   }
-  std::shared_ptr<policy::AuditLog> audit;
+  std::shared_ptr<supervisor::AuditLog> audit;
   if (!audit_path.empty()) {
-    auto log = policy::AuditLog::Open(audit_path);
+    auto log = supervisor::AuditLog::Open(audit_path);
     if (!log) {
       spdlog::error("policyd: --audit {}: {}", audit_path, Describe(log.error()));
       return kExitError;
     }
     audit = std::move(log.value());
   }
-  auto service = policy::PolicyService::Listen(socket_path, std::move(audit));
+  auto service = service::PolicyService::Listen(socket_path, std::move(audit));
   if (!service) {
     spdlog::error("policyd: {}", Describe(service.error()));
     return kExitError;
@@ -74,14 +75,14 @@ int Approve(const ApproveOptions& o) {
     spdlog::error("approve: --allow needs --digest (the preview digest you checked)");
     return kExitError;
   }
-  auto fd = policy::ConnectSeqpacket(o.socket);
+  auto fd = supervisor::ConnectSeqpacket(o.socket);
   if (!fd) {
     spdlog::error("approve: {}", Describe(fd.error()));
     return kExitError;
   }
   auto exchange = [&](const nlohmann::json& m) -> std::optional<nlohmann::json> {
-    if (!policy::SendMessage(fd->get(), m).ok()) return std::nullopt;
-    auto r = policy::RecvMessage(fd->get());
+    if (!supervisor::SendMessage(fd->get(), m).ok()) return std::nullopt;
+    auto r = supervisor::RecvMessage(fd->get());
     if (!r) return std::nullopt;
     return r.value();
   };

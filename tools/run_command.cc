@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "policy/normalise.h"
+#include "supervisor/load/fs_facts.h"
+#include "supervisor/load/normalise.h"
+#include "supervisor/exec/tool_pin.h"
 #include "supervisor/landlock.h"
 #include "policy/protected_paths.h"
 #include "supervisor/delete_gate.h"
@@ -41,7 +43,7 @@ const int64_t g_process_start_ns = supervisor::NowRealtimeNs();
 void CheckApprovalSocket(const std::string& path, const policy::Policy& p,
                          std::vector<std::string>& errors) {
   std::string dir = path.substr(0, path.rfind('/') + 1);
-  auto real = policy::RealPath(dir.empty() ? "." : dir);
+  auto real = supervisor::RealPath(dir.empty() ? "." : dir);
   if (!real) return;  // no such socket yet: the run's approvals fail closed
   std::string abs = real.value() + "/" + path.substr(path.rfind('/') + 1);
   std::vector<std::string> writable;
@@ -133,7 +135,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
     else ws = cwd;
   }
   if (!ws.empty()) {
-    auto real = policy::ResolveWorkspace(ws);
+    auto real = supervisor::ResolveWorkspace(ws);
     if (real) p.workspace = std::move(real.value());
     else errors.push_back("workspace: " + Describe(real.error()));
   }
@@ -162,10 +164,10 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
     errors.push_back(std::string(o.no_sandbox ? "--no-sandbox" : "sandbox.enabled false") +
                      " refused: the policy does not set sandbox.allowBypass");
   }
-  if (!p.workspace.empty()) policy::NormalisePolicy(p);
+  if (!p.workspace.empty()) supervisor::NormalisePolicy(p);
   for (const std::string& t : o.tools) {
     std::size_t eq = t.find('=');
-    auto pin = policy::MakePin(t.substr(0, eq), eq == std::string::npos ? "" : t.substr(eq + 1));
+    auto pin = supervisor::MakePin(t.substr(0, eq), eq == std::string::npos ? "" : t.substr(eq + 1));
     if (pin) p.tools.push_back(std::move(pin.value()));
     else errors.push_back("--tool " + t + ": " + Describe(pin.error()));
   }
@@ -175,7 +177,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   }
   for (const auto& n : p.notes) spdlog::info("note: {}", n);
   if (errors.empty()) {
-    for (auto& e : policy::Validate(p)) errors.push_back(std::move(e));
+    for (auto& e : policy::Validate(p, supervisor::GatherFsFacts(p))) errors.push_back(std::move(e));
   }
   for (const auto& e : errors) spdlog::error("{}", e);
   return errors.empty();
@@ -249,7 +251,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   // hashed here.
   for (const policy::ToolPin& pin : p.tools) {
     Fd fd(::open(pin.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-    auto check = rung == Rung::kPreloadOnly ? policy::CheckIdentity : policy::CheckMetadata;
+    auto check = rung == Rung::kPreloadOnly ? supervisor::CheckIdentity : supervisor::CheckMetadata;
     Status s = fd ? check(pin, fd.get()) : Status(Errno("open", pin.path));
     if (!s) {
       spdlog::error("cannot execute: {}", Describe(s.error()));

@@ -30,7 +30,7 @@ policy::Policy PreloadView(const policy::Policy& p, const std::vector<std::strin
 
 std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_policy,
                                                        supervisor::LaunchRequest& req,
-                                                       std::shared_ptr<policy::AuditLog> audit) {
+                                                       std::shared_ptr<supervisor::AuditLog> audit) {
   const std::string& exe = req.argv.at(0);
   // The caller's CORDON_LOG=1 asks for refusal lines, as --log-level info does.
   bool log_refusals = spdlog::default_logger()->level() <= spdlog::level::info ||

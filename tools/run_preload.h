@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "policy/audit_log.h"
+#include "supervisor/audit/audit_log.h"
 #include "policy/policy.h"
 #include "supervisor/launcher.h"
 #include "supervisor/preload_setup.h"
@@ -24,6 +24,6 @@ namespace cordon::tools {
 // applies and returns null; the caller's CORDON_* are dropped all the same.
 std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_policy,
                                                        supervisor::LaunchRequest& req,
-                                                       std::shared_ptr<policy::AuditLog> audit);
+                                                       std::shared_ptr<supervisor::AuditLog> audit);
 
 }  // namespace cordon::tools

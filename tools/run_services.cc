@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "policy/make_approver.h"
+#include "supervisor/approvals/make_approver.h"
 #include "tools/run_command.h"
 
 namespace cordon::tools {
@@ -21,14 +21,14 @@ bool OpenRunServices(const RunOptions& o, const policy::Policy& p, const std::st
   out.approval_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(o.approval_timeout_s * 1000 + 0.5));
   std::string error;
-  std::unique_ptr<policy::Approver> approver = policy::MakeApprover(o.approvals, &error);
+  std::unique_ptr<supervisor::Approver> approver = supervisor::MakeApprover(o.approvals, &error);
   if (!approver) {
     spdlog::error("{}", error);
     return false;
   }
   out.approver = std::move(approver);
   if (!o.audit.empty()) {
-    auto log = policy::AuditLog::Open(o.audit);
+    auto log = supervisor::AuditLog::Open(o.audit);
     if (!log) {
       spdlog::error("--audit {}: {}", o.audit, Describe(log.error()));
       return false;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "policy/approval.h"
-#include "policy/audit_log.h"
+#include "supervisor/approvals/approver.h"
+#include "supervisor/audit/audit_log.h"
 #include "policy/policy.h"
 
 namespace cordon::tools {
@@ -18,8 +18,8 @@ namespace cordon::tools {
 struct RunOptions;
 
 struct RunServices {
-  std::shared_ptr<policy::AuditLog> audit;     // null without --audit
-  std::shared_ptr<policy::Approver> approver;  // never null once opened
+  std::shared_ptr<supervisor::AuditLog> audit;     // null without --audit
+  std::shared_ptr<supervisor::Approver> approver;  // never null once opened
   std::chrono::milliseconds approval_timeout{60000};
 };
 

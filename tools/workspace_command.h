@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/fd.h"
+#include "base/fd.h"
 #include "policy/policy.h"
 #include "tools/run_command.h"
 

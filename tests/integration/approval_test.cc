@@ -15,7 +15,8 @@
 #include <thread>
 
 #include "policy/approval_protocol.h"
-#include "policy/audit_log.h"
+#include "supervisor/approvals/seqpacket.h"
+#include "supervisor/audit/audit_log.h"
 #include "policy/digest.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/test_env.h"
@@ -36,7 +37,7 @@ class ApprovalRunTest : public ::testing::Test {
       ::execl(CORDON_BIN, CORDON_BIN, "policyd", "--socket", sock_.c_str(), nullptr);
       _exit(127);
     }
-    for (int i = 0; i < 500 && !policy::ConnectSeqpacket(sock_).ok(); ++i) std::this_thread::sleep_for(10ms);
+    for (int i = 0; i < 500 && !supervisor::ConnectSeqpacket(sock_).ok(); ++i) std::this_thread::sleep_for(10ms);
   }
   void TearDown() override {
     if (daemon_ > 0) {

@@ -15,9 +15,10 @@
 #include <thread>
 
 #include "policy/approval_protocol.h"
-#include "policy/audit_log.h"
+#include "supervisor/approvals/seqpacket.h"
+#include "supervisor/audit/audit_log.h"
 #include "policy/digest.h"
-#include "policy/socket_approver.h"
+#include "supervisor/approvals/socket_approver.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/test_env.h"
 
@@ -53,10 +54,10 @@ class PolicydTest : public ::testing::Test {
       }
       _exit(127);
     }
-    for (int i = 0; i < 500 && !policy::ConnectSeqpacket(sock_).ok(); ++i) {
+    for (int i = 0; i < 500 && !supervisor::ConnectSeqpacket(sock_).ok(); ++i) {
       std::this_thread::sleep_for(10ms);
     }
-    ASSERT_TRUE(policy::ConnectSeqpacket(sock_).ok()) << "policyd did not come up";
+    ASSERT_TRUE(supervisor::ConnectSeqpacket(sock_).ok()) << "policyd did not come up";
   }
   void TearDown() override {
     if (pid_ > 0) {
@@ -107,7 +108,7 @@ class PolicydAuditTest : public PolicydTest {
 // The service keeps the trail: who asked what, who answered how, what was
 // withdrawn, in a chain `cordon audit verify` accepts.
 TEST_F(PolicydAuditTest, EveryRequestAndAnswerIsRecorded) {
-  policy::SocketApprover run(sock_);
+  supervisor::SocketApprover run(sock_);
   auto ask = std::async(std::launch::async, [&] { return run.Ask(Request(7), 30s); });
   auto pending = WaitForPending(1);
   ASSERT_EQ(pending.size(), 1u);
@@ -145,7 +146,7 @@ TEST(PolicydAudit, AnUnwritableLogStopsTheServiceAtStart) {
 }
 
 TEST_F(PolicydTest, AllowOnceGrantsThatRequestOnce) {
-  policy::SocketApprover run(sock_);
+  supervisor::SocketApprover run(sock_);
   auto ask = std::async(std::launch::async, [&] { return run.Ask(Request(11), 30s); });
   auto pending = WaitForPending(1);
   ASSERT_EQ(pending.size(), 1u);
@@ -169,7 +170,7 @@ TEST_F(PolicydTest, AllowOnceGrantsThatRequestOnce) {
 }
 
 TEST_F(PolicydTest, DenyRefuses) {
-  policy::SocketApprover run(sock_);
+  supervisor::SocketApprover run(sock_);
   auto ask = std::async(std::launch::async, [&] { return run.Ask(Request(1), 30s); });
   auto pending = WaitForPending(1);
   ASSERT_EQ(pending.size(), 1u);
@@ -178,7 +179,7 @@ TEST_F(PolicydTest, DenyRefuses) {
 }
 
 TEST_F(PolicydTest, WrongDigestRefusesTheRequest) {
-  policy::SocketApprover run(sock_);
+  supervisor::SocketApprover run(sock_);
   auto ask = std::async(std::launch::async, [&] { return run.Ask(Request(1), 30s); });
   auto pending = WaitForPending(1);
   ASSERT_EQ(pending.size(), 1u);
@@ -191,7 +192,7 @@ TEST_F(PolicydTest, WrongDigestRefusesTheRequest) {
 }
 
 TEST_F(PolicydTest, WrongIdChangesNothing) {
-  policy::SocketApprover run(sock_);
+  supervisor::SocketApprover run(sock_);
   auto ask = std::async(std::launch::async, [&] { return run.Ask(Request(1), 30s); });
   auto pending = WaitForPending(1);
   ASSERT_EQ(pending.size(), 1u);
@@ -204,14 +205,14 @@ TEST_F(PolicydTest, WrongIdChangesNothing) {
 }
 
 TEST_F(PolicydTest, TimeoutRefusesAndWithdrawsTheRequest) {
-  policy::SocketApprover run(sock_);
+  supervisor::SocketApprover run(sock_);
   EXPECT_EQ(run.Ask(Request(1), 300ms), Outcome::kTimeout);
   EXPECT_TRUE(WaitForPending(0).empty());
   EXPECT_EQ(Allow(1, Request(1).preview_digest).status, 1) << "a late answer is stale";
 }
 
 TEST_F(PolicydTest, CancelAndShutdownRefuse) {
-  policy::SocketApprover run(sock_);
+  supervisor::SocketApprover run(sock_);
   auto a = std::async(std::launch::async, [&] { return run.Ask(Request(1), 30s); });
   WaitForPending(1);
   run.Cancel(1);
@@ -224,7 +225,7 @@ TEST_F(PolicydTest, CancelAndShutdownRefuse) {
 }
 
 TEST_F(PolicydTest, DaemonDeathDisconnects) {
-  policy::SocketApprover run(sock_);
+  supervisor::SocketApprover run(sock_);
   auto a = std::async(std::launch::async, [&] { return run.Ask(Request(1), 30s); });
   WaitForPending(1);
   ::kill(pid_, SIGKILL);
@@ -233,7 +234,7 @@ TEST_F(PolicydTest, DaemonDeathDisconnects) {
 }
 
 TEST_F(PolicydTest, ServesManyRunsSeparately) {
-  policy::SocketApprover run_a(sock_), run_b(sock_);
+  supervisor::SocketApprover run_a(sock_), run_b(sock_);
   auto a = std::async(std::launch::async, [&] { return run_a.Ask(Request(1, "a.txt"), 30s); });
   auto b = std::async(std::launch::async, [&] { return run_b.Ask(Request(1, "b.txt"), 30s); });
   auto pending = WaitForPending(2);
@@ -251,27 +252,27 @@ TEST_F(PolicydTest, ServesManyRunsSeparately) {
 }
 
 TEST_F(PolicydTest, ProtocolErrorsAreAnsweredNotObeyed) {
-  auto fd = policy::ConnectSeqpacket(sock_);
+  auto fd = supervisor::ConnectSeqpacket(sock_);
   ASSERT_TRUE(fd.ok());
-  ASSERT_TRUE(policy::SendMessage(fd->get(), {{"type", "hello"}, {"version", 2}, {"role", "run"}}).ok());
-  auto reply = policy::RecvMessage(fd->get());
+  ASSERT_TRUE(supervisor::SendMessage(fd->get(), {{"type", "hello"}, {"version", 2}, {"role", "run"}}).ok());
+  auto reply = supervisor::RecvMessage(fd->get());
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply.value()["type"], "error");
 
-  auto fd2 = policy::ConnectSeqpacket(sock_);
+  auto fd2 = supervisor::ConnectSeqpacket(sock_);
   ASSERT_TRUE(fd2.ok());
-  ASSERT_TRUE(policy::SendMessage(fd2->get(), policy::HelloMessage("run")).ok());
-  ASSERT_TRUE(policy::RecvMessage(fd2->get()).ok());
+  ASSERT_TRUE(supervisor::SendMessage(fd2->get(), policy::HelloMessage("run")).ok());
+  ASSERT_TRUE(supervisor::RecvMessage(fd2->get()).ok());
   ApprovalRequest lying = Request(1);
   lying.preview.size = 6;  // the digest no longer matches the preview
-  ASSERT_TRUE(policy::SendMessage(fd2->get(), policy::RequestMessage(lying, 1000)).ok());
-  reply = policy::RecvMessage(fd2->get());
+  ASSERT_TRUE(supervisor::SendMessage(fd2->get(), policy::RequestMessage(lying, 1000)).ok());
+  reply = supervisor::RecvMessage(fd2->get());
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply.value()["type"], "error");
   EXPECT_TRUE(List().empty());
   // A run cannot answer (its role is run, not approver).
-  ASSERT_TRUE(policy::SendMessage(fd2->get(), {{"type", "answer"}, {"id", 1}, {"decision", "deny"}}).ok());
-  reply = policy::RecvMessage(fd2->get());
+  ASSERT_TRUE(supervisor::SendMessage(fd2->get(), {{"type", "answer"}, {"id", 1}, {"decision", "deny"}}).ok());
+  reply = supervisor::RecvMessage(fd2->get());
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply.value()["type"], "error");
 }
@@ -360,7 +361,7 @@ TEST(AuditVerifyCommand, IntactBrokenAndUnreadable) {
   ScratchTree t;
   std::string path = t.Ws("audit.jsonl");
   {
-    auto log = policy::AuditLog::Open(path);
+    auto log = supervisor::AuditLog::Open(path);
     ASSERT_TRUE(log.ok());
     ASSERT_TRUE(log.value()->Append("header", {{"argv", {"rm"}}}).ok());
     ASSERT_TRUE(log.value()->Append("decision", {{"op", "unlink"}, {"path", "a.txt"}}).ok());

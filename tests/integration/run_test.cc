@@ -20,7 +20,7 @@
 #include <fstream>
 #include <thread>
 
-#include "policy/fd.h"
+#include "base/fd.h"
 #include "tests/support/probe_test.h"
 #include "tests/support/test_env.h"
 

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <thread>
 
-#include "policy/fd.h"
+#include "base/fd.h"
 #include "tests/support/probe_test.h"
 #include "tests/support/test_env.h"
 

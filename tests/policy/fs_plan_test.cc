@@ -121,21 +121,6 @@ TEST(PlanGrants, DenialBelowAReadOnlyHoleStaysDenied) {
   EXPECT_EQ(AccessOf(g, "/w/b"), Access::kReadWrite);
 }
 
-TEST(ListDir, ReportsDirectoriesAndFilesAndLeavesSymlinksUnknown) {
-  cordon::testing::ScratchTree t;
-  cordon::testing::WriteFile(t.Ws("file"), "x");
-  ASSERT_EQ(::mkdir(t.Ws("dir").c_str(), 0755), 0);
-  ASSERT_EQ(::symlink("dir", t.Ws("link").c_str()), 0);
-  std::vector<DirEntry> e = ListDir(t.ws());
-  ASSERT_EQ(e.size(), 3u);  // sorted by name, no "." or ".."
-  EXPECT_EQ(e[0].name, "dir");
-  EXPECT_EQ(e[0].type, EntryType::kDirectory);
-  EXPECT_EQ(e[1].name, "file");
-  EXPECT_EQ(e[1].type, EntryType::kOther);
-  EXPECT_EQ(e[2].name, "link");
-  EXPECT_EQ(e[2].type, EntryType::kUnknown) << "a symlink's target decides: stat it";
-}
-
 TEST(PlanGrants, EntriesCarryTheListingsType) {
   DirLister list = [](const std::string& d) {
     std::vector<DirEntry> out;

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "policy/normalise.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::policy {
@@ -207,41 +206,6 @@ TEST(ParsePolicy, TheDocsExampleIsValid) {
   Parsed r = Parse(text);
   EXPECT_TRUE(r.errors.empty()) << r.All();
   EXPECT_EQ(r.p.profile, Profile::kWorkspaceWrite);
-}
-
-TEST(NormalisePolicy, MissingPathsAreDroppedAndListed) {
-  testing::ScratchTree t;
-  ASSERT_EQ(::mkdir(t.Out("real").c_str(), 0755), 0);
-  Policy p;
-  p.paths = {PathRule::ReadOnly(t.Out("real")), PathRule::ReadOnly(t.Out("missing"))};
-  NormalisePolicy(p);
-  ASSERT_EQ(p.paths.size(), 1u);
-  ASSERT_EQ(p.dropped.size(), 1u);
-  EXPECT_EQ(p.dropped[0].path, t.Out("missing"));
-  EXPECT_THAT(p.dropped[0].reason, HasSubstr("No such file"));
-}
-
-TEST(NormalisePolicy, ResolvesSymlinksAndFindsProtectedPaths) {
-  testing::ScratchTree t;
-  ASSERT_EQ(::mkdir(t.Out("real").c_str(), 0755), 0);
-  ASSERT_EQ(::symlink(t.Out("real").c_str(), t.Out("link").c_str()), 0);
-  ASSERT_EQ(::mkdir(t.Ws(".git").c_str(), 0755), 0);
-  testing::WriteFile(t.Ws(".git/config"), "");
-  Policy p;
-  p.workspace = t.ws();
-  p.paths = {PathRule::ReadOnly(t.Out("link"))};
-  NormalisePolicy(p);
-  ASSERT_EQ(p.paths.size(), 1u);
-  EXPECT_EQ(p.paths[0].path, t.Out("real"));
-  // Strict links and asked deletes: the supervisor matches the patterns on
-  // every mutation, so no walk of the workspace is made.
-  EXPECT_TRUE(p.protected_paths.empty());
-  // links: kernel leaves writes to Landlock, which needs the carve-outs.
-  Policy k;
-  k.workspace = t.ws();
-  k.links = LinkMode::kKernel;
-  NormalisePolicy(k);
-  EXPECT_EQ(k.protected_paths, std::vector<std::string>{t.Ws(".git/config")});
 }
 
 }  // namespace

@@ -27,14 +27,14 @@ TEST(Validate, AcceptsACleanPolicy) {
   Policy p;
   p.workspace = "/tmp/ws";
   p.paths.push_back(PathRule::ReadOnly("/opt"));
-  EXPECT_TRUE(Validate(p).empty());
+  EXPECT_TRUE(Validate(p, {}).empty());
 }
 
 TEST(Validate, RejectsBadPaths) {
   Policy p;
   p.workspace = "relative";
   p.paths.push_back(PathRule::ReadOnly("/a/../b"));
-  auto errors = Validate(p);
+  auto errors = Validate(p, {});
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_NE(errors[0].find("workspace"), std::string::npos);
   EXPECT_NE(errors[1].find("/a/../b"), std::string::npos);
@@ -48,7 +48,7 @@ TEST(Validate, LeavesTiesToTheRuleLookup) {
   p.workspace = "/w";
   p.paths.push_back(PathRule::ReadWrite("/data"));
   p.paths.push_back(PathRule::Denied("/data"));
-  EXPECT_TRUE(Validate(p).empty());
+  EXPECT_TRUE(Validate(p, {}).empty());
   const PathRule* r = CoveringRule(EffectiveRules(p, ""), "/data/x");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->access, Access::kDenied);
@@ -57,7 +57,7 @@ TEST(Validate, LeavesTiesToTheRuleLookup) {
 TEST(Validate, RejectsRootWorkspace) {
   Policy p;
   p.workspace = "/";
-  EXPECT_EQ(Validate(p).size(), 1u);
+  EXPECT_EQ(Validate(p, {}).size(), 1u);
 }
 
 TEST(SystemPaths, DeniesSecretsUnderEtc) {

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "policy/digest.h"
-#include "policy/fd.h"
+#include "base/fd.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::supervisor {

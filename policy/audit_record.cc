@@ -1,0 +1,122 @@
+#include "policy/audit_record.h"
+
+#include "policy/digest.h"
+#include "policy/policy_json.h"
+
+namespace cordon::policy {
+namespace {
+
+
+// Canonical serialisation. Invalid UTF-8 (a file name can hold any bytes) is
+// replaced rather than thrown on; the parser rejects it on the way back, so
+// writer and verifier always hash the same bytes.
+std::string Dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool IsReserved(const std::string& key) {
+  return key == "seq" || key == "kind" || key == "time_ms" || key == "prev" || key == "hash";
+}
+
+bool IsHex64(const nlohmann::json& v) {
+  if (!v.is_string()) return false;
+  const std::string& s = v.get_ref<const std::string&>();
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// Checks one line against the chain; empty when intact.
+std::string CheckLine(std::string_view line, const std::string& prev, uint64_t seq) {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return "not a JSON object";
+  if (Dump(j) != line) return "not in canonical form (bytes edited)";
+  if (!IsHex64(j.value("hash", nlohmann::json()))) return "missing or malformed hash";
+  std::string hash = j["hash"].get<std::string>();
+  j.erase("hash");
+  if (!DigestEquals(Sha256Hex(Dump(j)), hash)) return "record hash mismatch (record edited)";
+  if (!j.contains("seq") || !j["seq"].is_number_unsigned() || j["seq"].get<uint64_t>() != seq) {
+    return "sequence number is not " + std::to_string(seq) + " (record removed, moved or inserted)";
+  }
+  if (!j.contains("prev") || !j["prev"].is_string() ||
+      !DigestEquals(j["prev"].get<std::string>(), prev)) {
+    return "prev does not match the previous record (chain broken)";
+  }
+  if (!j.contains("kind") || !j["kind"].is_string()) return "missing kind";
+  if (seq == 1 && j["kind"] != "header") return "first record is not a session header";
+  return {};
+}
+
+}  // namespace
+
+const std::string kAuditZeroHash(64, '0');
+
+std::string CheckRecordFields(const nlohmann::json& fields) {
+  if (!fields.is_null() && !fields.is_object()) return "fields must be an object";
+  if (fields.is_object()) {
+    for (const auto& [key, value] : fields.items()) {
+      if (IsReserved(key)) return "reserved field " + key;
+    }
+  }
+  return {};
+}
+
+SealedRecord SealRecord(std::string_view kind, nlohmann::json fields, uint64_t seq,
+                        int64_t time_ms, const std::string& prev) {
+  if (fields.is_null()) fields = nlohmann::json::object();
+  fields["seq"] = seq;
+  fields["kind"] = std::string(kind);
+  fields["time_ms"] = time_ms;
+  fields["prev"] = prev;
+  fields["hash"] = Sha256Hex(Dump(fields));
+  SealedRecord r;
+  r.line = Dump(fields);
+  r.line_hash = Sha256Hex(r.line);
+  return r;
+}
+
+VerifyReport VerifyAuditBytes(std::string_view bytes) {
+  VerifyReport r;
+  r.last_hash = kAuditZeroHash;
+  if (bytes.empty()) {
+    r.broken_line = 1;
+    r.why = "empty log: no session header";
+    return r;
+  }
+  size_t pos = 0;
+  size_t line_no = 0;
+  while (pos < bytes.size()) {
+    ++line_no;
+    size_t nl = bytes.find('\n', pos);
+    std::string_view line = bytes.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
+    std::string why = nl == std::string_view::npos
+                          ? "record not terminated by a newline (truncated)"
+                          : CheckLine(line, r.last_hash, line_no);
+    if (!why.empty()) {
+      r.broken_line = line_no;
+      r.why = std::move(why);
+      return r;
+    }
+    r.last_hash = Sha256Hex(line);
+    r.records = line_no;
+    pos = nl + 1;
+  }
+  r.intact = true;
+  return r;
+}
+
+nlohmann::json SessionHeader(const Policy& p, std::string_view rung,
+                             const std::vector<std::string>& argv) {
+  return {
+      {"cordon_version", CORDON_VERSION},
+      {"profile", ProfileName(p.profile)},
+      {"profile_reason", p.profile_reason},
+      {"rung", std::string(rung)},
+      {"argv", argv},
+      {"policy", PolicyToJson(p)},
+  };
+}
+
+}  // namespace cordon::policy

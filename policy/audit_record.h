@@ -1,0 +1,60 @@
+// The tamper-evident audit log's record format: JSON lines, one record per
+// decision. Pure: the file that holds them is supervisor/audit/audit_log.h.
+//
+// Every record carries `seq` (1, 2, ...), `kind`, `time_ms`, `prev` (the
+// SHA-256 of the previous record's exact line bytes, without its newline;
+// 64 zeros for the first) and `hash` (the SHA-256 of the record's own
+// canonical serialisation without `hash`). A record must be byte-identical
+// to its canonical form (nlohmann::json::dump of the parsed object), so any
+// edit of any byte makes that record, or the one after it, fail to verify.
+// The first record of a session is a `header` (SessionHeader below).
+//
+// Kinds: "header", "decision" (enforced by the supervisor), "hint"
+// (untrusted, reported by the preload), "approval", "bypass", "exec".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace cordon::policy {
+
+// The `prev` of a log's first record.
+extern const std::string kAuditZeroHash;
+
+// Why `fields` (null or an object) cannot be a record's fields (a reserved
+// key: seq, kind, time_ms, prev, hash), or empty.
+std::string CheckRecordFields(const nlohmann::json& fields);
+
+struct SealedRecord {
+  std::string line;       // canonical, without the newline
+  std::string line_hash;  // the next record's `prev`
+};
+
+// The record `fields` (checked with CheckRecordFields) becomes as record
+// number `seq` after the one whose line hashed to `prev`.
+SealedRecord SealRecord(std::string_view kind, nlohmann::json fields, uint64_t seq,
+                        int64_t time_ms, const std::string& prev);
+
+// The session header's fields: resolved policy, profile and why, cordon
+// version, the enforcement rung and the tool's argv.
+nlohmann::json SessionHeader(const Policy& p, std::string_view rung,
+                             const std::vector<std::string>& argv);
+
+struct VerifyReport {
+  bool intact = false;
+  size_t records = 0;       // records checked and found intact
+  size_t broken_line = 0;   // 1-based line of the first broken record (0 if intact)
+  std::string why;          // what is wrong with it
+  std::string last_hash;    // hash of the last intact line (64 zeros if none)
+};
+
+// Verifies a log's bytes. Pure: no I/O.
+VerifyReport VerifyAuditBytes(std::string_view bytes);
+
+}  // namespace cordon::policy

@@ -1,0 +1,83 @@
+#include "supervisor/approvals/rules_approver.h"
+
+#include <fnmatch.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace cordon::supervisor {
+
+std::unique_ptr<RulesApprover> RulesApprover::FromText(const std::string& text,
+                                                       std::string* error) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    *error = "not valid JSON";
+    return nullptr;
+  }
+  if (!j.is_array()) {
+    *error = "expected a JSON array of {\"glob\", \"max_bytes\"} rules";
+    return nullptr;
+  }
+  std::vector<AllowRule> rules;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const nlohmann::json& r = j[i];
+    std::string where = "rule " + std::to_string(i + 1) + ": ";
+    if (!r.is_object()) {
+      *error = where + "not an object";
+      return nullptr;
+    }
+    for (const auto& [key, value] : r.items()) {
+      if (key != "glob" && key != "max_bytes") {
+        *error = where + "unknown key \"" + key + "\"";
+        return nullptr;
+      }
+    }
+    if (!r.contains("glob") || !r["glob"].is_string() || r["glob"].get<std::string>().empty()) {
+      *error = where + "\"glob\" must be a non-empty string";
+      return nullptr;
+    }
+    AllowRule rule{r["glob"].get<std::string>()};
+    if (rule.glob[0] == '/') {
+      *error = where + "globs are relative to the workspace";
+      return nullptr;
+    }
+    if (r.contains("max_bytes")) {
+      if (!r["max_bytes"].is_number_unsigned()) {
+        *error = where + "\"max_bytes\" must be a non-negative integer";
+        return nullptr;
+      }
+      rule.max_bytes = r["max_bytes"].get<uint64_t>();
+    }
+    rules.push_back(std::move(rule));
+  }
+  return std::make_unique<RulesApprover>(std::move(rules));
+}
+
+std::unique_ptr<RulesApprover> RulesApprover::FromFile(const std::string& path,
+                                                       std::string* error) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    *error = path + ": cannot read";
+    return nullptr;
+  }
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto r = FromText(ss.str(), error);
+  if (!r) *error = path + ": " + *error;
+  return r;
+}
+
+Outcome RulesApprover::Decide(const ApprovalRequest& req, std::chrono::steady_clock::time_point,
+                              int, std::string* note) {
+  for (const AllowRule& r : rules_) {
+    if (::fnmatch(r.glob.c_str(), req.preview.rel_path.c_str(), FNM_PATHNAME) == 0 &&
+        req.preview.size <= r.max_bytes) {
+      *note = "rule " + r.glob;
+      return Outcome::kAllowedOnce;
+    }
+  }
+  *note = "no rule allows it";
+  return Outcome::kDenied;
+}
+
+}  // namespace cordon::supervisor

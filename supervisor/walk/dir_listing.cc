@@ -1,0 +1,84 @@
+#include "supervisor/walk/dir_listing.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+
+#include "supervisor/walk/local_fs.h"
+
+namespace cordon::supervisor {
+
+bool ShortReadEndsListing(int fd) {
+  // Their readdir loops until the caller's buffer is full or the directory
+  // ends (ext4_readdir / ext4_dx_readdir, xfs_readdir, btrfs_real_readdir,
+  // shmem's offset_readdir).
+  return OnKnownLocalFilesystem(fd);
+}
+
+Subdir OpenSubdir(int dir_fd, const char* name, bool parent_short_read_ends) {
+  Subdir s;
+  bool mount_point = false;
+  if (parent_short_read_ends) {
+    open_how how{};
+    how.flags = kWalkDirFlags;
+    how.resolve = RESOLVE_NO_XDEV;
+    s.fd.reset(static_cast<int>(::syscall(SYS_openat2, dir_fd, name, &how, sizeof how)));
+    if (s.fd) {
+      s.short_read_ends = true;  // still the parent's filesystem
+      return s;
+    }
+    if (errno != EXDEV && errno != ENOSYS) {
+      s.err = errno;
+      return s;
+    }
+    mount_point = errno == EXDEV;
+  }
+  s.fd.reset(::openat(dir_fd, name, kWalkDirFlags));
+  if (!s.fd) {
+    s.err = errno;
+    return s;
+  }
+  // Beneath a filesystem that needs the last call, every listing makes it:
+  // no statfs per directory to find the rare mount of another kind.
+  s.short_read_ends = mount_point && ShortReadEndsListing(s.fd.get());
+  return s;
+}
+
+Result<std::vector<std::string>> ListNames(int fd) {
+  std::vector<std::string> names;
+  if (::lseek(fd, 0, SEEK_SET) != 0) return Errno("lseek");
+  auto buf = std::make_unique<char[]>(kListingBytes);
+  int err = ListDirectory(fd, ShortReadEndsListing(fd), buf.get(), kListingBytes,
+                          [&](const dirent64& e) {
+                            names.emplace_back(e.d_name);
+                            return true;
+                          });
+  if (err != 0) return SysError{err, "getdents64"};
+  return names;
+}
+
+std::vector<policy::DirEntry> ListDir(const std::string& dir) {
+  using policy::EntryType;
+  std::vector<policy::DirEntry> entries;
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return entries;
+  auto buf = std::make_unique<char[]>(kListingBytes);
+  (void)ListDirectory(fd.get(), ShortReadEndsListing(fd.get()), buf.get(), kListingBytes,
+                      [&](const dirent64& e) {
+                        EntryType type = EntryType::kOther;
+                        if (e.d_type == DT_DIR) type = EntryType::kDirectory;
+                        if (e.d_type == DT_UNKNOWN || e.d_type == DT_LNK) type = EntryType::kUnknown;
+                        entries.push_back({e.d_name, type});
+                        return true;
+                      });
+  std::sort(entries.begin(), entries.end(),
+            [](const policy::DirEntry& a, const policy::DirEntry& b) { return a.name < b.name; });
+  return entries;
+}
+
+}  // namespace cordon::supervisor
