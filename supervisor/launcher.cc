@@ -208,8 +208,16 @@ int Launch(const LaunchRequest& req) {
     // and must not: a carve makes their parent directory read-only, so git
     // could not create .git/index.lock. With links: kernel or deletes
     // allowed, the carve stays.
+    // Likewise a denied path that does not exist yet: nothing can bring it
+    // into being but the supervisor, which refuses to; a carve would leave
+    // the files the run creates beside it unreadable.
     if (req.filter.notify_write_opens && req.filter.notify_deletes) {
-      std::erase_if(rules, [](const policy::PathRule& r) { return r.source == "protected path"; });
+      std::erase_if(rules, [](const policy::PathRule& r) {
+        struct stat st;
+        return r.source == "protected path" ||
+               (r.access == policy::Access::kDenied && ::lstat(r.path.c_str(), &st) != 0 &&
+                errno == ENOENT);
+      });
     }
     auto grants = policy::PlanGrants(rules, ListDir);
     LandlockConfig cfg{req.landlock_abi, p.network == policy::Network::kNone, true};

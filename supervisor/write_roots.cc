@@ -33,13 +33,16 @@ Result<WriteRoots> WriteRoots::Open(std::vector<policy::PathRule> rules,
     if (!r.Grants(rule.access)) continue;
     const bool is_shared = i >= first_shared;
     struct stat st;
-    if (::stat(rule.path.c_str(), &st) != 0) continue;  // gone since the policy was loaded
+    // A file a read-write rule names that does not exist yet may be made
+    // by the run (a CI step's output file): its directory is held.
+    const bool missing = ::stat(rule.path.c_str(), &st) != 0;
+    if (missing && (errno != ENOENT || reads || is_shared)) continue;
     WriteRoot root;
-    if (S_ISDIR(st.st_mode)) {
+    if (!missing && S_ISDIR(st.st_mode)) {
       root.path = rule.path;
       root.workspace = rule.path == workspace;
       root.own_entries_only = is_shared;
-    } else if (S_ISREG(st.st_mode) && rule.path != "/") {
+    } else if ((missing || S_ISREG(st.st_mode)) && rule.path != "/") {
       size_t slash = rule.path.rfind('/');
       root.path = slash == 0 ? "/" : rule.path.substr(0, slash);
       root.only_entry = rule.path.substr(slash + 1);
@@ -47,6 +50,7 @@ Result<WriteRoots> WriteRoots::Open(std::vector<policy::PathRule> rules,
       continue;  // a device (/dev/null): opened by the emulator as it is
     }
     root.fd = Fd(::open(root.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root.fd && missing) continue;  // its directory went too
     if (!root.fd) return Errno(is_shared ? "open shared directory" : "open write root", root.path);
     r.rule_root_[i] = static_cast<long>(r.roots_.size());
     r.roots_.push_back(std::move(root));

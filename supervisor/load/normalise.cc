@@ -30,10 +30,61 @@ Result<std::string> ResolveWorkspace(const std::string& path) {
   return real;
 }
 
+namespace {
+
+// The canonical name a path that does not exist yet would have: the realpath
+// of its deepest existing ancestor, then the rest as written (absolute and
+// normal already: policy::Validate). Errors other than ENOENT are kept.
+Result<std::string> RealPathOfMissing(const std::string& path) {
+  std::string rest;
+  std::string cur = path;
+  while (cur.size() > 1) {
+    size_t slash = cur.rfind('/');
+    rest = cur.substr(slash) + rest;
+    cur = slash == 0 ? "/" : cur.substr(0, slash);
+    auto real = RealPath(cur);
+    if (real) return (real.value() == "/" ? "" : real.value()) + rest;
+    if (real.error().err != ENOENT) return real.error();
+  }
+  return SysError{ENOENT, "realpath", path};
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
 void NormalisePolicy(policy::Policy& p) {
   std::vector<PathRule> kept;
   for (PathRule& r : p.paths) {
     auto real = RealPath(r.path);
+    if (!real && real.error().err == ENOENT && r.access != policy::Access::kReadOnly) {
+      // A denial fails closed: what the run creates there stays denied (the
+      // supervisor refuses to create, rename or link it into being). A
+      // read-write file whose directory exists may be created by the run
+      // (a CI step's output file); nothing beside it.
+      auto missing = RealPathOfMissing(r.path);
+      if (missing) {
+        const std::string& m = missing.value();
+        const std::string dir = m.substr(0, m.rfind('/'));
+        if (r.access == policy::Access::kDenied) {
+          p.notes.push_back("'" + r.path + "' does not exist yet: it stays denied if it comes "
+                            "into being during the run");
+          r.path = m;
+          kept.push_back(std::move(r));
+          continue;
+        }
+        if (IsDirectory(dir.empty() ? "/" : dir)) {
+          p.notes.push_back("'" + r.path + "' does not exist yet: the run may create it, as a "
+                            "file, and write it; nothing else in its directory");
+          r.path = m;
+          kept.push_back(std::move(r));
+          continue;
+        }
+      }
+    }
     if (!real) {
       p.dropped.push_back({r.path, std::strerror(real.error().err)});
       continue;

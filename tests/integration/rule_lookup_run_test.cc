@@ -51,6 +51,49 @@ TEST_P(RuleLookupRunTest, ARwFileGrantMakesThatFileWritableAndNothingBesideIt) {
   EXPECT_EQ(ReadFile(out), "probe\n");
 }
 
+// `--rw FILE` of a file that does not exist yet: the run may create it by
+// writing it (a CI step's output), and nothing beside it.
+TEST_P(RuleLookupRunTest, ARwFileThatDoesNotExistYetIsCreatedOnFirstWrite) {
+  const std::string out = t_.Out("summary.md");
+  const std::vector<std::string> rw = {"--rw", out};
+  EXPECT_EQ(Probe("workspace-write", {"write", out}, rw), 0) << last_.err;
+  EXPECT_EQ(ReadFile(out), "probe\n");
+  EXPECT_EQ(Probe("workspace-write", {"append", out}, rw), 0) << last_.err;
+  EXPECT_EQ(ReadFile(out), "probe\nprobe\n");
+  EXPECT_EQ(Probe("workspace-write", {"create", t_.Out("other.md")}, rw), EACCES);
+  EXPECT_EQ(Probe("workspace-write", {"mkdir", out + ".d"}, rw), EACCES);
+  EXPECT_FALSE(Exists(t_.Out("other.md")));
+  EXPECT_FALSE(Exists(out + ".d"));
+  // A grant in a directory that does not exist grants nothing.
+  const std::string deep = t_.Out("no/such/out.txt");
+  EXPECT_EQ(Probe("workspace-write", {"write", deep}, {"--rw", deep}), EACCES);
+  EXPECT_FALSE(Exists(t_.Out("no")));
+}
+
+// `--deny PATH` of a path that does not exist at launch fails closed: the
+// run cannot bring it into being, by any call; the files it makes beside it
+// stay readable and writable.
+TEST_P(RuleLookupRunTest, ADenialOfAPathThatDoesNotExistYetHolds) {
+  WriteFile(t_.Ws("draft.txt"), "draft\n");
+  const std::vector<std::string> deny = {"--deny", t_.Ws(".env"), "--deny", t_.Ws("new/secret")};
+  EXPECT_EQ(Probe("workspace-write", {"write", t_.Ws(".env")}, deny), EACCES);
+  EXPECT_EQ(Probe("workspace-write", {"mkdir", t_.Ws(".env")}, deny), EACCES);
+  EXPECT_EQ(Probe("workspace-write", {"symlink", "/etc/passwd", t_.Ws(".env")}, deny), EACCES);
+  EXPECT_EQ(Probe("workspace-write", {"rename", t_.Ws("draft.txt"), t_.Ws(".env")}, deny), EACCES);
+  EXPECT_EQ(Probe("workspace-write", {"link", t_.Ws("draft.txt"), t_.Ws(".env")}, deny), EACCES);
+  EXPECT_FALSE(Exists(t_.Ws(".env")));
+  EXPECT_EQ(ReadFile(t_.Ws("draft.txt")), "draft\n");
+  // Deeper: the directory on the way may be made, the denied name not.
+  EXPECT_EQ(Probe("workspace-write", {"mkdir", t_.Ws("new")}, deny), 0) << last_.err;
+  EXPECT_EQ(Probe("workspace-write", {"write", t_.Ws("new/secret")}, deny), EACCES);
+  EXPECT_FALSE(Exists(t_.Ws("new/secret")));
+  // The honest neighbours: a file made beside the denied name is the run's.
+  EXPECT_EQ(Probe("workspace-write", {"write", t_.Ws("env.txt")}, deny), 0) << last_.err;
+  EXPECT_EQ(Probe("workspace-write", {"read", t_.Ws("env.txt")}, deny), 0) << last_.err;
+  EXPECT_EQ(Probe("workspace-write", {"write", t_.Ws("new/public")}, deny), 0) << last_.err;
+  EXPECT_EQ(Probe("workspace-write", {"read", t_.Ws("new/public")}, deny), 0) << last_.err;
+}
+
 // A denial and a grant of one path deny, in either order, on the command
 // line, in a policy file (seed 004's settings shape), and split between
 // the two. The honest neighbour: a grant of another path still reads.
