@@ -301,6 +301,31 @@ TEST(Decide, ARenameOverTheUsersFileLaundersNothing) {
   EXPECT_FALSE(Decide(R(kRen).to(K::kRegular).q, allow).launders);
 }
 
+// The path step before Decide: the one rule lookup must grant read-write,
+// and a raw ".." is refused as written, whatever the facts say.
+TEST(Decide, DecideAtRefusesWhatThePathStepRefuses) {
+  const std::vector<PathRule> rules = {PathRule::ReadWrite("/w"), PathRule::ReadOnly("/w/ro"),
+                                       PathRule::Denied("/w/no"), PathRule::ReadWrite("/w/no/yes")};
+  const R honest = R(kDel).born();
+  struct Case {
+    const char* path;
+    Verdict want;
+    int err;
+  } cases[] = {
+      {"/w/f", Verdict::kAllow, 0},          {"/w/no/yes/f", Verdict::kAllow, 0},
+      {"/w/a/../f", Verdict::kRefuse, EACCES}, {"/w/ro/f", Verdict::kRefuse, EACCES},
+      {"/w/no/f", Verdict::kRefuse, EACCES},  {"/x/f", Verdict::kRefuse, EACCES},
+      {"w/f", Verdict::kRefuse, EACCES},      {"", Verdict::kRefuse, EACCES},
+  };
+  for (const Case& c : cases) {
+    Decision d = DecideAt(rules, c.path, honest.q, honest.s);
+    EXPECT_EQ(d.verdict, c.want) << c.path << ": " << Describe(d);
+    EXPECT_EQ(d.err, c.err) << c.path;
+  }
+  // The facts still decide once the path is granted.
+  EXPECT_EQ(DecideAt(rules, "/w/f", R(kDel).q, {}).verdict, Verdict::kRefuse);
+}
+
 TEST(Decide, EntryRefusalTable) {
   EntryFacts e;
   struct Case {
