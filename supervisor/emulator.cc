@@ -19,6 +19,7 @@
 
 #include "policy/dir_listing.h"
 #include "supervisor/caps.h"
+#include "supervisor/emulator_entry.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
 #include "supervisor/tool_memory.h"
@@ -29,22 +30,6 @@ namespace cordon::supervisor {
 namespace {
 
 constexpr uint64_t kBareTmpfile = 020000000;
-constexpr size_t kMaxXattrValue = 64 * 1024;
-
-// "/dev/stdout", "/dev/fd/3", "/proc/self/fd/3" -> 1, 3, 3; -1 otherwise.
-int ToolFdAlias(const std::string& p) {
-  if (p == "/dev/stdin") return 0;
-  if (p == "/dev/stdout") return 1;
-  if (p == "/dev/stderr") return 2;
-  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
-    size_t n = std::strlen(prefix);
-    if (p.compare(0, n, prefix) == 0 && p.size() > n &&
-        p.find_first_not_of("0123456789", n) == std::string::npos) {
-      return std::atoi(p.c_str() + n);
-    }
-  }
-  return -1;
-}
 
 bool IsWritableDevice(const std::string& p) {
   return p == "/dev/null" || p == "/dev/zero" || p == "/dev/full";
@@ -85,14 +70,6 @@ Reply InstallReply(Fd fd, uint64_t flags) {
 
 bool LeadsToProtected(const EmulatorOptions& o, const Located& loc, bool any_depth = false) {
   return loc.root->workspace && o.leads_to_protected && o.leads_to_protected(loc.rel, any_depth);
-}
-
-// Refuses what the admission rules forbid for an existing entry.
-const char* RefuseEntry(const struct stat& st) {
-  if (S_ISLNK(st.st_mode)) return "symbolic link";
-  if (S_ISREG(st.st_mode) && st.st_nlink > 1) return "hard-linked file (nlink > 1)";
-  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return "special file";
-  return nullptr;
 }
 
 // An open made for the tool must not wait on a FIFO: this thread would wait
@@ -775,191 +752,5 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   return Reply{};
 }
 
-namespace {
-
-// Performs a metadata change on a verified file. `target` is an fd on it
-// (O_PATH or real); changes go through /proc/self/fd so O_PATH works. Made
-// with the tool's permissions (Handle), so the kernel applies its ownership
-// rules: only the owner changes modes, times, ACLs and flags, and a chown
-// without CAP_CHOWN gives a file only to a group of the tool's.
-Reply ApplyAttr(const Request& r, int target, bool by_fd, const std::function<bool()>& valid) {
-  const uint64_t* a = r.args;
-  std::string proc = ProcPath(target);
-  auto ret = [](int rc) { return rc == 0 ? Reply{} : Reply::Errno(errno); };
-  switch (r.nr) {
-    case SCMP_SYS(chmod):
-    case SCMP_SYS(fchmodat):
-    case uapi::kNrFchmodat2:
-    case SCMP_SYS(fchmod): {
-      bool at = r.nr == SCMP_SYS(fchmodat) || r.nr == uapi::kNrFchmodat2;
-      mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
-      if (mode & (S_ISUID | S_ISGID)) return Reply::Errno(EPERM, "set-id bits");
-      return ret(::fchmodat(AT_FDCWD, proc.c_str(), mode & 07777, 0));
-    }
-    case SCMP_SYS(chown):
-    case SCMP_SYS(lchown):
-    case SCMP_SYS(fchownat):
-    case SCMP_SYS(fchown): {
-      int k = r.nr == SCMP_SYS(fchownat) ? 2 : 1;
-      return ret(::fchownat(AT_FDCWD, proc.c_str(), static_cast<uid_t>(a[k]),
-                            static_cast<gid_t>(a[k + 1]), 0));
-    }
-    case SCMP_SYS(truncate): {
-      Fd w(::open(proc.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK));
-      if (!w) return Reply::Errno(errno);
-      return ret(::ftruncate(w.get(), static_cast<off_t>(a[1])));
-    }
-    case SCMP_SYS(utime):
-    case SCMP_SYS(utimes):
-    case SCMP_SYS(futimesat):
-    case SCMP_SYS(utimensat): {
-      timespec ts[2];
-      timespec* tsp = nullptr;
-      uint64_t addr = r.nr == SCMP_SYS(utimensat) || r.nr == SCMP_SYS(futimesat) ? a[2] : a[1];
-      if (addr != 0) {
-        tsp = ts;
-        if (r.nr == SCMP_SYS(utime)) {
-          utimbuf u;
-          if (!ReadToolBytes(r.tid, addr, &u, sizeof u)) return Reply::Errno(EFAULT);
-          ts[0] = {u.actime, 0};
-          ts[1] = {u.modtime, 0};
-        } else if (r.nr == SCMP_SYS(utimensat)) {
-          if (!ReadToolBytes(r.tid, addr, ts, sizeof ts)) return Reply::Errno(EFAULT);
-        } else {
-          timeval tv[2];
-          if (!ReadToolBytes(r.tid, addr, tv, sizeof tv)) return Reply::Errno(EFAULT);
-          ts[0] = {tv[0].tv_sec, tv[0].tv_usec * 1000};
-          ts[1] = {tv[1].tv_sec, tv[1].tv_usec * 1000};
-        }
-        if (!valid()) return Reply::Errno(EACCES, "stale");
-      }
-      return ret(::utimensat(AT_FDCWD, proc.c_str(), tsp, 0));
-    }
-    case SCMP_SYS(setxattr):
-    case SCMP_SYS(lsetxattr):
-    case SCMP_SYS(fsetxattr):
-    case SCMP_SYS(removexattr):
-    case SCMP_SYS(lremovexattr):
-    case SCMP_SYS(fremovexattr): {
-      auto name = ReadToolString(r.tid, a[1], XATTR_NAME_MAX + 1);
-      if (!name) return Reply::Errno(name.error().err == ENAMETOOLONG ? ERANGE : EFAULT);
-      if (!valid()) return Reply::Errno(EACCES, "stale");
-      // A POSIX ACL is the file's permission bits, extended: its owner may
-      // set it as it may chmod (libacl's copy in sed -i, cp -a, tar).
-      // Other namespaces (trusted., security., the rest of system.) need
-      // capabilities the tool does not have.
-      const bool acl = *name == "system.posix_acl_access" || *name == "system.posix_acl_default";
-      if (!acl && name->rfind("user.", 0) != 0) {
-        return Reply::Errno(EPERM, "xattr namespace " + *name);
-      }
-      bool set = r.nr == SCMP_SYS(setxattr) || r.nr == SCMP_SYS(lsetxattr) ||
-                 r.nr == SCMP_SYS(fsetxattr);
-      if (!set) return ret(::removexattr(proc.c_str(), name->c_str()));
-      size_t size = static_cast<size_t>(a[3]);
-      if (size > kMaxXattrValue) return Reply::Errno(E2BIG);
-      std::string value(size, '\0');
-      if (size && !ReadToolBytes(r.tid, a[2], value.data(), size)) return Reply::Errno(EFAULT);
-      if (!valid()) return Reply::Errno(EACCES, "stale");
-      return ret(::setxattr(proc.c_str(), name->c_str(), value.data(), size, static_cast<int>(a[4])));
-    }
-    case SCMP_SYS(ioctl): {
-      if (!by_fd) return Reply::Errno(EINVAL);
-      unsigned long cmd = a[1] & 0xffffffffu;
-      if (cmd == uapi::kFsIocSetflags) {
-        int want = 0, have = 0;
-        if (!ReadToolBytes(r.tid, a[2], &want, sizeof want)) return Reply::Errno(EFAULT);
-        if (!valid()) return Reply::Errno(EACCES, "stale");
-        if (::ioctl(target, FS_IOC_GETFLAGS, &have) != 0) return Reply::Errno(errno);
-        if ((want ^ have) & (FS_IMMUTABLE_FL | FS_APPEND_FL)) {
-          return Reply::Errno(EPERM, "immutable/append-only flags need CAP_LINUX_IMMUTABLE");
-        }
-        return ret(::ioctl(target, FS_IOC_SETFLAGS, &want));
-      }
-      if (cmd != uapi::kFsIocFssetxattr) return Reply::Errno(ENOTTY);
-      fsxattr want{}, have{};
-      if (!ReadToolBytes(r.tid, a[2], &want, sizeof want)) return Reply::Errno(EFAULT);
-      if (!valid()) return Reply::Errno(EACCES, "stale");
-      if (::ioctl(target, FS_IOC_FSGETXATTR, &have) != 0) return Reply::Errno(errno);
-      if ((want.fsx_xflags ^ have.fsx_xflags) & (FS_XFLAG_IMMUTABLE | FS_XFLAG_APPEND)) {
-        return Reply::Errno(EPERM, "immutable/append-only flags need CAP_LINUX_IMMUTABLE");
-      }
-      if (want.fsx_projid != have.fsx_projid) return Reply::Errno(EPERM, "project quota id");
-      return ret(::ioctl(target, FS_IOC_FSSETXATTR, &want));
-    }
-  }
-  return Reply::Errno(ENOSYS);
-}
-
-}  // namespace
-
-Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
-                     const std::function<bool()>& valid) {
-  auto raw = ReadToolString(req.tid, path, PATH_MAX);
-  if (!raw) return Reply::Errno(raw.error().err, "unreadable path");
-  // "/proc/self/fd/N": the file the tool holds as fd N (glibc's fchmodat
-  // with AT_SYMLINK_NOFOLLOW, and so tar, cp -a and Python's copystat,
-  // change a file through it).
-  if (int n = ToolFdAlias(raw.value()); n >= 0) return FdAttr(req, n, kind, valid);
-  auto p = Resolve(req, dirfd, std::move(raw.value()), false);
-  if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!p) return Reply::Errno(p.error().err, "change metadata: " + Describe(p.error()));
-  if (Protected(p->loc)) return Reply::Errno(EACCES, "change metadata of " + p->abs + ": protected path");
-  auto fd = WriteRoots::OpenBeneath(*p->loc.root, p->loc.rel, O_PATH | O_NOFOLLOW, 0);
-  if (!fd) return Reply::Errno(fd.error().err);
-  struct stat st;
-  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
-  if (NotOwn(p->loc, st)) {
-    return Reply::Errno(EACCES, "change metadata of " + p->abs + ": not made by this run (shared)");
-  }
-  if (S_ISLNK(st.st_mode) && (at_flags & AT_SYMLINK_NOFOLLOW) && st.st_nlink == 1) {
-    // The link itself, not what it points to: tar and cp -a give each link
-    // they make its owner and times (lchown, utimensat NOFOLLOW). A link has
-    // no mode and takes no user xattr, as the kernel answers.
-    if (kind == SCMP_SYS(fchmodat) || kind == uapi::kNrFchmodat2) return Reply::Errno(EOPNOTSUPP);
-    if (kind != SCMP_SYS(lchown) && kind != SCMP_SYS(fchownat) && kind != SCMP_SYS(utimensat)) {
-      return Reply::Errno(EPERM, "change metadata of " + p->abs + ": symbolic link");
-    }
-  } else if (const char* why = RefuseEntry(st); why != nullptr) {
-    return Reply::Errno(EACCES, "change metadata of " + p->abs + ": " + why);
-  }
-  Reply rep = ApplyAttr(req, fd->get(), false, valid);
-  if (rep.error == EACCES || rep.error == EPERM) rep.why = "change metadata of " + p->abs + ": " + rep.why;
-  return rep;
-}
-
-Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
-                       const std::function<bool()>& valid) {
-  (void)kind;
-  auto read = ReadToolCreds(req.tid);
-  if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!read) return Reply::Errno(ESRCH);
-  const ToolCreds& creds = read.value();
-  auto fd = GetToolFd(creds.tgid, tool_fd);
-  if (!fd) return Reply::Errno(EBADF);
-  struct stat st;
-  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
-  // Which file is this? Its path must lead, beneath a write root and with
-  // no symlink, to the very same inode.
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink(ProcPath(fd->get()).c_str(), buf, sizeof buf - 1);
-  if (n <= 0 || buf[0] != '/') return Reply::Errno(EACCES, "descriptor is not a file in a writable path");
-  std::string path(buf, static_cast<size_t>(n));
-  auto loc = roots_.Locate(path);
-  if (!loc) return Reply::Errno(EACCES, "change metadata of " + path + ": outside every writable path");
-  auto check = WriteRoots::OpenBeneath(*loc->root, loc->rel, O_PATH | O_NOFOLLOW, 0);
-  struct stat st2;
-  if (!check || ::fstat(check->get(), &st2) != 0 || st2.st_dev != st.st_dev ||
-      st2.st_ino != st.st_ino) {
-    return Reply::Errno(EACCES, "change metadata of " + path + ": not the file at that path");
-  }
-  if (const char* why = RefuseEntry(st); why != nullptr) {
-    return Reply::Errno(EACCES, "change metadata of " + path + ": " + why);
-  }
-  if (Protected(*loc)) return Reply::Errno(EACCES, "change metadata of " + path + ": protected path");
-  if (NotOwn(*loc, st)) {
-    return Reply::Errno(EACCES, "change metadata of " + path + ": not made by this run (shared)");
-  }
-  return ApplyAttr(req, fd->get(), true, valid);
-}
 
 }  // namespace cordon::supervisor

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 #include "supervisor/caps.h"
 #include "supervisor/uapi.h"
@@ -17,6 +19,20 @@ Result<Fd> GetToolFd(pid_t tgid, int fd) {
       RetryAsSupervisor([&] { return ::syscall(uapi::kNrPidfdGetfd, pidfd.get(), fd, 0); })));
   if (!ours) return SysError{errno == EBADF ? EBADF : errno, "pidfd_getfd"};
   return ours;
+}
+
+int ToolFdAlias(const std::string& p) {
+  if (p == "/dev/stdin") return 0;
+  if (p == "/dev/stdout") return 1;
+  if (p == "/dev/stderr") return 2;
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    size_t n = std::strlen(prefix);
+    if (p.compare(0, n, prefix) == 0 && p.size() > n &&
+        p.find_first_not_of("0123456789", n) == std::string::npos) {
+      return std::atoi(p.c_str() + n);
+    }
+  }
+  return -1;
 }
 
 std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }

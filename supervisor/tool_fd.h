@@ -17,6 +17,10 @@ namespace cordon::supervisor {
 // A copy of fd `fd` of thread group `tgid`; EBADF when it has none.
 Result<Fd> GetToolFd(pid_t tgid, int fd);
 
+// The tool's own names for a descriptor it holds: "/dev/stdout",
+// "/dev/fd/3", "/proc/self/fd/3" -> 1, 3, 3; -1 for any other path.
+int ToolFdAlias(const std::string& path);
+
 // "/proc/self/fd/N".
 std::string ProcPath(int fd);
 
