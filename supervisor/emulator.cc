@@ -197,7 +197,12 @@ Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t
   const std::string target = ForTool(abs, req.tid);
   bool probed = false;
   auto fd = OpenWithoutWaiting(
-      flags, [&](uint64_t extra) { return read_fence_->Open(target, NoCtty(flags) | extra); },
+      flags,
+      [&](uint64_t extra) {
+        // O_NOFOLLOW: a last-component link is opened as itself (ELOOP, or
+        // refused below for O_PATH: ADDFD cannot hand over a link).
+        return read_fence_->Open(target, NoCtty(flags) | extra, !(flags & O_NOFOLLOW));
+      },
       &probed);
   if (!fd && probed && fd.error().err == ENXIO) {
     return Reply::Errno(EACCES, "read " + abs + ": special file");
@@ -272,6 +277,7 @@ Result<Emulator::Path> Emulator::Resolve(const Request& req, int dirfd, std::str
                                          bool empty_ok) {
   if (path.empty() && !empty_ok) return SysError{ENOENT, "empty path"};
   Path p;
+  p.slash = TrailingSlash(path);
   auto abs = Absolute(req.tid, dirfd, path);
   if (!abs) return abs.error();
   p.abs = std::move(abs.value());
@@ -396,11 +402,14 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   auto abs = Absolute(req.tid, dirfd, raw);
   if (!abs) return Reply::Errno(abs.error().err, "open " + raw + ": " + abs.error().op);
   p.abs = std::move(abs.value());
+  p.slash = TrailingSlash(raw);
   constexpr uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | kBareTmpfile;
   if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
   auto loc = roots_.Locate(p.abs);
   if (!loc) return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + loc.error().op);
   if (Protected(*loc)) return Reply::Errno(EACCES, "open for writing " + p.abs + ": protected path");
+  p.loc = *loc;
+  const std::string rel = p.rel();  // with the tool's trailing slash, for the kernel to judge
   uint64_t perm = 0;
   if (flags & (O_CREAT | kBareTmpfile)) {
     auto umask = umask_.Get(req.tid, valid);
@@ -418,14 +427,14 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   auto open_existing = [&](uint64_t f, uint64_t m) {
     return OpenWithoutWaiting(
         flags,
-        [&](uint64_t extra) { return WriteRoots::OpenBeneath(*loc->root, loc->rel, f | extra, m); },
+        [&](uint64_t extra) { return WriteRoots::OpenBeneath(*loc->root, rel, f | extra, m); },
         &probed);
   };
   bool created = false;
   Result<Fd> fd = SysError{ENOENT, "open"};
   for (int attempt = 0; attempt < 8; ++attempt) {
     probed = false;
-    fd = exclusive_first ? WriteRoots::OpenBeneath(*loc->root, loc->rel, open_flags | O_EXCL, perm)
+    fd = exclusive_first ? WriteRoots::OpenBeneath(*loc->root, rel, open_flags | O_EXCL, perm)
                          : open_existing(open_flags, perm);
     if (fd) {
       created = (flags & O_CREAT) != 0;
@@ -541,7 +550,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);
   EntryStat entry;
-  if (!StatEntry(parent->get(), p->loc.name, entry)) return Reply::Errno(errno);
+  if (!StatEntry(parent->get(), p->name(), entry)) return Reply::Errno(errno);
   const struct stat& st = entry.st;
   if (roots_.IsPinned(st.st_dev, st.st_ino)) {
     return Reply::Errno(EACCES, "delete " + p->abs + ": holds a denied or protected path");
@@ -570,7 +579,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
     }
     return Reply::Errno(EACCES, why);
   }
-  if (::unlinkat(parent->get(), p->loc.name.c_str(), flags) != 0) return Reply::Errno(errno);
+  if (::unlinkat(parent->get(), p->name().c_str(), flags) != 0) return Reply::Errno(errno);
   Gone(st);
   return Reply{};
 }
@@ -607,7 +616,7 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   // at a time (a deferred delete only removes).
   if (LeadsToProtected(opts_, from->loc, true) || LeadsToProtected(opts_, to->loc, true)) {
     struct stat moved;
-    if (::fstatat(pf->get(), from->loc.name.c_str(), &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
+    if (::fstatat(pf->get(), from->name().c_str(), &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISDIR(moved.st_mode)) {
       return Reply::Errno(EXDEV, "rename of the directory " + from->abs + " -> " + to->abs +
                                      ": a protected path could lie beneath");
@@ -623,14 +632,22 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
     pt = pt_own.get();
   }
   EntryStat dst;
-  bool dst_exists = StatEntry(pt, to->loc.name, dst);
+  bool dst_exists = StatEntry(pt, to->name(), dst);
   // An exchange moves the destination too: it may not be a pinned one.
   if (dst_exists && roots_.IsPinned(dst.st.st_dev, dst.st.st_ino)) {
     return Reply::Errno(EACCES, "rename over " + to->abs + ": a denied or protected path");
   }
+  // The kernel's own answers first, where they do not depend on the rules:
+  // a taken name under RENAME_NOREPLACE, a file over a directory.
+  if (dst_exists && (flags & RENAME_NOREPLACE)) return Reply::Errno(EEXIST);
   bool replaces = dst_exists && !(flags & RENAME_EXCHANGE);
   bool replaces_users = replaces && !opts_.sensitive_delete_allowed && !BornInRun(dst);
   if (replaces_users && S_ISDIR(dst.st.st_mode)) {
+    struct stat moved;
+    if (::fstatat(pf->get(), from->name().c_str(), &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
+        !S_ISDIR(moved.st_mode)) {
+      return Reply::Errno(EISDIR);
+    }
     return Reply::Errno(EACCES, "rename over the pre-existing directory " + to->abs);
   }
   // The source's inode is needed against pins, to be marked when it
@@ -640,7 +657,7 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   struct stat src {};
   const bool shared = from->loc.root->own_entries_only;
   if (roots_.HasPins() || replaces || shared) {
-    if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (::fstatat(pf->get(), from->name().c_str(), &src, AT_SYMLINK_NOFOLLOW) != 0) {
       return Reply::Errno(errno);
     }
     if (roots_.IsPinned(src.st_dev, src.st_ino)) {
@@ -651,7 +668,7 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
           EACCES, "rename " + from->abs + " -> " + to->abs + ": not made by this run (shared)");
     }
   }
-  if (::renameat2(pf->get(), from->loc.name.c_str(), pt, to->loc.name.c_str(), flags) != 0) {
+  if (::renameat2(pf->get(), from->name().c_str(), pt, to->name().c_str(), flags) != 0) {
     return Reply::Errno(errno);
   }
   // The moved inode now stands where the user's file was: deleting it is
@@ -700,13 +717,13 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   mode_t mode = static_cast<mode_t>(arg);
   int rc;
   if (kind == S_IFLNK) {
-    rc = ::symlinkat(target.c_str(), parent->get(), p->loc.name.c_str());
+    rc = ::symlinkat(target.c_str(), parent->get(), p->name().c_str());
   } else if (kind == S_IFDIR) {
-    rc = ::mkdirat(parent->get(), p->loc.name.c_str(), mode & 07777 & ~umask);
+    rc = ::mkdirat(parent->get(), p->name().c_str(), mode & 07777 & ~umask);
   } else {
     mode_t type = mode & S_IFMT;
     if (type != 0 && type != S_IFREG) return Reply::Errno(EACCES, "mknod " + p->abs + ": special file");
-    rc = ::mknodat(parent->get(), p->loc.name.c_str(), S_IFREG | (mode & 07777 & ~umask), 0);
+    rc = ::mknodat(parent->get(), p->name().c_str(), S_IFREG | (mode & 07777 & ~umask), 0);
   }
   if (rc != 0) return Reply::Errno(errno);
   struct stat st;
@@ -739,14 +756,14 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   if (!pt) return Reply::Errno(pt.error().err);
   struct stat src;
   const bool src_known =
-      ::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0;
+      ::fstatat(pf->get(), from->name().c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0;
   if (src_known && roots_.IsPinned(src.st_dev, src.st_ino)) {
     return Reply::Errno(EACCES, "link " + from->abs + ": a denied or protected path");
   }
   if (from->loc.root->own_entries_only && (!src_known || NotOwn(from->loc, src))) {
     return Reply::Errno(EACCES, "link " + from->abs + ": not made by this run (shared)");
   }
-  if (::linkat(pf->get(), from->loc.name.c_str(), pt->get(), to->loc.name.c_str(), 0) != 0) {
+  if (::linkat(pf->get(), from->name().c_str(), pt->get(), to->name().c_str(), 0) != 0) {
     return Reply::Errno(errno);
   }
   return Reply{};

@@ -150,12 +150,16 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   // "/proc/self/fd/N": the file the tool holds as fd N (glibc's fchmodat
   // with AT_SYMLINK_NOFOLLOW, and so tar, cp -a and Python's copystat,
   // change a file through it).
-  if (int n = ToolFdAlias(raw.value()); n >= 0) return FdAttr(req, n, kind, valid);
+  if (int n = ToolFdAlias(raw.value()); n >= 0) return FdAttr(req, n, kind, valid, true);
+  // AT_EMPTY_PATH: the file the tool holds as dirfd (fchownat(fd, "")).
+  if (raw->empty() && (at_flags & AT_EMPTY_PATH) && dirfd >= 0) {
+    return FdAttr(req, dirfd, kind, valid, true);
+  }
   auto p = Resolve(req, dirfd, std::move(raw.value()), false);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!p) return Reply::Errno(p.error().err, "change metadata: " + Describe(p.error()));
   if (Protected(p->loc)) return Reply::Errno(EACCES, "change metadata of " + p->abs + ": protected path");
-  auto fd = WriteRoots::OpenBeneath(*p->loc.root, p->loc.rel, O_PATH | O_NOFOLLOW, 0);
+  auto fd = WriteRoots::OpenBeneath(*p->loc.root, p->rel(), O_PATH | O_NOFOLLOW, 0);
   if (!fd) return Reply::Errno(fd.error().err);
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
@@ -179,14 +183,16 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
 }
 
 Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
-                       const std::function<bool()>& valid) {
+                       const std::function<bool()>& valid, bool opath_ok) {
   (void)kind;
   auto read = ReadToolCreds(req.tid);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!read) return Reply::Errno(ESRCH);
   const ToolCreds& creds = read.value();
-  auto fd = GetToolFd(creds.tgid, tool_fd);
+  bool opath = false;
+  auto fd = GetToolFile(creds.tgid, tool_fd, &opath);
   if (!fd) return Reply::Errno(EBADF);
+  if (opath && !opath_ok) return Reply::Errno(EBADF);
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
   // Which file is this? Its path must lead, beneath a write root and with

@@ -1,5 +1,6 @@
 #include "supervisor/tool_fd.h"
 
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,6 +20,12 @@ Result<Fd> GetToolFd(pid_t tgid, int fd) {
       RetryAsSupervisor([&] { return ::syscall(uapi::kNrPidfdGetfd, pidfd.get(), fd, 0); })));
   if (!ours) return SysError{errno == EBADF ? EBADF : errno, "pidfd_getfd"};
   return ours;
+}
+
+Result<Fd> GetToolFile(pid_t tgid, int fd, bool* opath) {
+  auto copy = GetToolFd(tgid, fd);
+  if (copy) *opath = (::fcntl(copy->get(), F_GETFL) & O_PATH) != 0;
+  return copy;
 }
 
 int ToolFdAlias(const std::string& p) {

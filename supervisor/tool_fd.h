@@ -17,6 +17,11 @@ namespace cordon::supervisor {
 // A copy of fd `fd` of thread group `tgid`; EBADF when it has none.
 Result<Fd> GetToolFd(pid_t tgid, int fd);
 
+// The file fd `fd` of thread group `tgid` names, for calls that change the
+// inode only (times, modes, owners, xattrs). EBADF when it has none.
+// *opath says whether the tool's descriptor is an O_PATH one.
+Result<Fd> GetToolFile(pid_t tgid, int fd, bool* opath);
+
 // The tool's own names for a descriptor it holds: "/dev/stdout",
 // "/dev/fd/3", "/proc/self/fd/3" -> 1, 3, 3; -1 for any other path.
 int ToolFdAlias(const std::string& path);
