@@ -16,9 +16,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "policy/dir_listing.h"
 #include "supervisor/caps.h"
+#include "supervisor/creation_umask.h"
 #include "supervisor/emulator_entry.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
@@ -411,10 +413,12 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   p.loc = *loc;
   const std::string rel = p.rel();  // with the tool's trailing slash, for the kernel to judge
   uint64_t perm = 0;
+  std::optional<CreationUmask> creation;
   if (flags & (O_CREAT | kBareTmpfile)) {
     auto umask = umask_.Get(req.tid, valid);
     if (!umask) return Reply::Errno(EACCES, "stale");
-    perm = mode & 07777 & ~umask.value();
+    creation.emplace(umask.value());
+    perm = creation->Mode(static_cast<mode_t>(mode));
   }
   // O_TRUNC is applied once the verified fd is installed (Reply). A
   // creation is tried exclusively first, so the supervisor knows whether it
@@ -451,6 +455,9 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     return Reply::Errno(fd.error().err, fd.error().err == EACCES
                                             ? "open for writing " + p.abs + ": symlink on the way"
                                             : "");
+  }
+  if ((created || (flags & kBareTmpfile)) && !creation->FixMode(fd->get(), static_cast<mode_t>(mode))) {
+    return Reply::Errno(errno);
   }
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
@@ -713,19 +720,25 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   if (!parent) return Reply::Errno(parent.error().err);
   auto tool_umask = umask_.Get(req.tid, valid);
   if (!tool_umask) return Reply::Errno(EACCES, "stale");
-  mode_t umask = tool_umask.value();
+  const CreationUmask creation(tool_umask.value());
   mode_t mode = static_cast<mode_t>(arg);
   int rc;
   if (kind == S_IFLNK) {
     rc = ::symlinkat(target.c_str(), parent->get(), p->name().c_str());
   } else if (kind == S_IFDIR) {
-    rc = ::mkdirat(parent->get(), p->name().c_str(), mode & 07777 & ~umask);
+    rc = ::mkdirat(parent->get(), p->name().c_str(), creation.Mode(mode));
   } else {
     mode_t type = mode & S_IFMT;
     if (type != 0 && type != S_IFREG) return Reply::Errno(EACCES, "mknod " + p->abs + ": special file");
-    rc = ::mknodat(parent->get(), p->name().c_str(), S_IFREG | (mode & 07777 & ~umask), 0);
+    rc = ::mknodat(parent->get(), p->name().c_str(), S_IFREG | creation.Mode(mode), 0);
   }
   if (rc != 0) return Reply::Errno(errno);
+  if (kind != S_IFLNK && !creation.exact()) {
+    // Only with no umask of its own (a container): the entry just made,
+    // put right if cordon's umask took what the tool's did not.
+    auto made = WriteRoots::OpenBeneath(*p->loc.root, p->loc.rel, O_PATH | O_NOFOLLOW, 0);
+    if (made && !creation.FixMode(made->get(), mode)) return Reply::Errno(errno);
+  }
   struct stat st;
   if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) Born(st);
   if (p->loc.root->own_entries_only) made_shared_ = true;

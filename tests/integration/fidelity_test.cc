@@ -128,6 +128,11 @@ std::vector<Case> Cases() {
       {"open_trunc", f, {"open", "f", "wronly|trunc"}, {"f"}},
       {"open_creat_existing_keeps_mode", f, {"open", "f", "wronly|creat", "600"}, {"f"}},
       {"open_creat_excl_existing", f, {"open", "f", "wronly|creat|excl", "600"}, {"f"}},
+      // The tool's umask, alone.
+      {"umask_open_creat", none, {"umask=002", "open", "new", "wronly|creat", "666"}, {"new"}},
+      {"umask_mkdir", none, {"umask=002", "mkdir", "nd", "777"}, {"nd"}},
+      {"umask_mknod", none, {"umask=002", "mknod", "nf", "666"}, {"nf"}},
+      {"umask_077_open", none, {"umask=077", "open", "new", "wronly|creat", "666"}, {"new"}},
       // mkdir on an existing name.
       {"mkdir_existing_dir", fd, {"mkdir", "d", "700"}, {"d"}},
       {"mkdir_existing_file", f, {"mkdir", "f", "700"}, {"f"}},
