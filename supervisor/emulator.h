@@ -188,6 +188,10 @@ class Emulator {
   // calls answer EBADF for one, as the kernel's fdget() does.
   Reply FdAttr(const Request& req, int fd, int kind, const std::function<bool()>& valid,
                bool opath_ok = false);
+  // `link` (an O_PATH fd of the symlink at p) followed to what it names,
+  // link after link, each beneath a writable root and not protected; p
+  // then names the target. EACCES for a link that leads elsewhere.
+  Result<Fd> FollowLinks(Path& p, Fd link);
   // Signals, priorities, limits and scheduling aimed at another process
   // (emulator_process.cc).
   Reply ProcessTarget(const Request& req);

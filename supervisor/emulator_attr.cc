@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include <algorithm>
 #include <climits>
 #include <string>
 
@@ -143,6 +144,41 @@ Reply ApplyAttr(const Request& r, int target, bool by_fd, const std::function<bo
 
 }  // namespace
 
+Result<Fd> Emulator::FollowLinks(Path& p, Fd link) {
+  for (int hops = 0; hops < 40; ++hops) {  // MAXSYMLINKS, as path_resolution(7)
+    char buf[PATH_MAX];
+    ssize_t n = ::readlinkat(link.get(), "", buf, sizeof buf - 1);
+    if (n <= 0) return Errno("readlink", p.abs);
+    std::string target(buf, static_cast<size_t>(n));
+    std::string base = p.abs.substr(0, p.abs.rfind('/'));
+    // Leading ".." climb the link's own directory, which was opened beneath
+    // its root with no symlink on the way: lexical is physical there. A
+    // ".." after a name in the target is refused by Locate (it may climb
+    // out of a link).
+    while (target == ".." || target.rfind("../", 0) == 0) {
+      target.erase(0, target.size() > 2 ? 3 : 2);
+      base = base.substr(0, std::max<size_t>(base.rfind('/'), 1));
+    }
+    const bool slash = !target.empty() && target.back() == '/';
+    std::string abs = target.empty()      ? base
+                      : target[0] == '/' ? target
+                                         : base + (base == "/" ? "" : "/") + target;
+    auto loc = roots_.Locate(abs);
+    if (!loc) return SysError{EACCES, "a symlink to outside every writable path", abs};
+    if (Protected(*loc)) return SysError{EACCES, "a symlink to a protected path", abs};
+    p.abs = abs;
+    p.loc = std::move(loc.value());
+    p.slash = slash;
+    auto fd = WriteRoots::OpenBeneath(*p.loc.root, p.rel(), O_PATH | O_NOFOLLOW, 0);
+    if (!fd) return fd.error();
+    struct stat st;
+    if (::fstat(fd->get(), &st) != 0) return Errno("fstat", abs);
+    if (!S_ISLNK(st.st_mode)) return fd;
+    link = std::move(fd.value());
+  }
+  return SysError{ELOOP, "too many symlinks", p.abs};
+}
+
 Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
                      const std::function<bool()>& valid) {
   auto raw = ReadToolString(req.tid, path, PATH_MAX);
@@ -163,6 +199,21 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   if (!fd) return Reply::Errno(fd.error().err);
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+  // A call that follows links (chmod, utimes, truncate, setxattr...) acts
+  // on what a last-component link names, when that lies beneath a writable
+  // root: found link by link (FollowLinks), each step opened beneath its
+  // root with no symlink, so what is changed is what was checked.
+  const bool follows = !(at_flags & AT_SYMLINK_NOFOLLOW) && kind != SCMP_SYS(lchown) &&
+                       kind != SCMP_SYS(lsetxattr) && kind != SCMP_SYS(lremovexattr);
+  if (S_ISLNK(st.st_mode) && follows) {
+    auto target = FollowLinks(*p, std::move(fd.value()));
+    if (!target) {
+      return Reply::Errno(target.error().err,
+                          "change metadata of " + p->abs + ": " + Describe(target.error()));
+    }
+    fd = std::move(target.value());
+    if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+  }
   if (NotOwn(p->loc, st)) {
     return Reply::Errno(EACCES, "change metadata of " + p->abs + ": not made by this run (shared)");
   }
