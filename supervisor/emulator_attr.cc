@@ -116,6 +116,14 @@ Reply ApplyAttr(const Request& r, int target, bool by_fd, const std::function<bo
     }
     case SCMP_SYS(ioctl): {
       if (!by_fd) return Reply::Errno(EINVAL);
+      // An O_PATH fd (GetToolFile without pidfd_getfd) takes no ioctl: the
+      // same verified inode, opened read-only as the flags ioctls want.
+      Fd reopened;
+      if (::fcntl(target, F_GETFL) & O_PATH) {
+        reopened = Fd(::open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+        if (!reopened) return Reply::Errno(errno);
+        target = reopened.get();
+      }
       unsigned long cmd = a[1] & 0xffffffffu;
       if (cmd == uapi::kFsIocSetflags) {
         int want = 0, have = 0;

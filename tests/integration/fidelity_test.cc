@@ -210,6 +210,15 @@ class FidelityTest : public ProbeTest {
   mode_t old_umask_ = 022;
 };
 
+// Every case, the same for cordon started as in a Docker container with the
+// default seccomp profile (tests/helpers/container_launcher.c): no
+// pidfd_getfd (the fd forms reach the tool's file through /proc/PID/fd) and
+// no unshare (a creation's mode is put right after it).
+TEST_P(FidelityTest, SameResultAndStateAsTheKernelInAContainer) {
+  launcher_ = CONTAINER_LAUNCHER;
+  RunCases();
+}
+
 TEST_P(FidelityTest, SameResultAndStateAsTheKernel) { RunCases(); }
 
 void FidelityTest::RunCases() {
