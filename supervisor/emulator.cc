@@ -16,11 +16,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "policy/fd_alias.h"
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/walk/dir_listing.h"
 #include "supervisor/caps.h"
+#include "supervisor/creation_umask.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
 #include "supervisor/tool_memory.h"
@@ -31,7 +33,6 @@ namespace cordon::supervisor {
 namespace {
 
 constexpr uint64_t kBareTmpfile = 020000000;
-constexpr size_t kMaxXattrValue = 64 * 1024;
 
 // What open(2) honours with O_PATH (it ignores every other flag), and all
 // openat2(2) accepts with it: anything more is EINVAL there.
@@ -187,7 +188,12 @@ Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t
   const std::string target = ForTool(abs, req.tid);
   bool probed = false;
   auto fd = OpenWithoutWaiting(
-      flags, [&](uint64_t extra) { return read_fence_->Open(target, NoCtty(flags) | extra); },
+      flags,
+      [&](uint64_t extra) {
+        // O_NOFOLLOW: a last-component link is opened as itself (ELOOP, or
+        // refused below for O_PATH: ADDFD cannot hand over a link).
+        return read_fence_->Open(target, NoCtty(flags) | extra, !(flags & O_NOFOLLOW));
+      },
       &probed);
   if (!fd && probed && fd.error().err == ENXIO) {
     return Reply::Errno(EACCES, "read " + abs + ": special file");
@@ -262,6 +268,7 @@ Result<Emulator::Path> Emulator::Resolve(const Request& req, int dirfd, std::str
                                          bool empty_ok, Change change) {
   if (path.empty() && !empty_ok) return SysError{ENOENT, "empty path"};
   Path p;
+  p.slash = TrailingSlash(path);
   auto abs = Absolute(req.tid, dirfd, path);
   if (!abs) return abs.error();
   p.abs = std::move(abs.value());
@@ -390,6 +397,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   auto abs = Absolute(req.tid, dirfd, raw);
   if (!abs) return Reply::Errno(abs.error().err, "open " + raw + ": " + abs.error().op);
   p.abs = std::move(abs.value());
+  p.slash = TrailingSlash(raw);
   constexpr uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | kBareTmpfile;
   if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
   auto loc = roots_.Locate(p.abs, Change::kContent);
@@ -403,11 +411,15 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (auto d = policy::Decide(q, settings); !d.allowed()) {
     return Reply::Errno(d.err, what + ": " + d.rule);
   }
+  p.loc = *loc;
+  const std::string rel = p.rel();  // with the tool's trailing slash, for the kernel to judge
   uint64_t perm = 0;
+  std::optional<CreationUmask> creation;
   if (flags & (O_CREAT | kBareTmpfile)) {
     auto umask = umask_.Get(req.tid, valid);
     if (!umask) return Reply::Errno(EACCES, "stale");
-    perm = mode & 07777 & ~umask.value();
+    creation.emplace(umask.value());
+    perm = creation->Mode(static_cast<mode_t>(mode));
   }
   // O_TRUNC is applied once the verified fd is installed (Reply). A
   // creation is tried exclusively first, so the supervisor knows whether it
@@ -420,14 +432,14 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   auto open_existing = [&](uint64_t f, uint64_t m) {
     return OpenWithoutWaiting(
         flags,
-        [&](uint64_t extra) { return WriteRoots::OpenBeneath(*loc->root, loc->rel, f | extra, m); },
+        [&](uint64_t extra) { return WriteRoots::OpenBeneath(*loc->root, rel, f | extra, m); },
         &probed);
   };
   bool created = false;
   Result<Fd> fd = SysError{ENOENT, "open"};
   for (int attempt = 0; attempt < 8; ++attempt) {
     probed = false;
-    fd = exclusive_first ? WriteRoots::OpenBeneath(*loc->root, loc->rel, open_flags | O_EXCL, perm)
+    fd = exclusive_first ? WriteRoots::OpenBeneath(*loc->root, rel, open_flags | O_EXCL, perm)
                          : open_existing(open_flags, perm);
     if (fd) {
       created = (flags & O_CREAT) != 0;
@@ -445,6 +457,9 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     return Reply::Errno(fd.error().err, fd.error().err == EACCES
                                             ? "open for writing " + p.abs + ": symlink on the way"
                                             : "");
+  }
+  if ((created || (flags & kBareTmpfile)) && !creation->FixMode(fd->get(), static_cast<mode_t>(mode))) {
+    return Reply::Errno(errno);
   }
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
@@ -549,7 +564,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);
   EntryStat entry;
-  if (!StatEntry(parent->get(), p->loc.name, entry)) return Reply::Errno(errno);
+  if (!StatEntry(parent->get(), p->name(), entry)) return Reply::Errno(errno);
   const struct stat& st = entry.st;
   q.entry = Facts(st, p->loc);
   q.entry.born_in_run = BornInRun(entry);
@@ -571,7 +586,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
     }
     case policy::Verdict::kAllow: break;
   }
-  if (::unlinkat(parent->get(), p->loc.name.c_str(), flags) != 0) return Reply::Errno(errno);
+  if (::unlinkat(parent->get(), p->name().c_str(), flags) != 0) return Reply::Errno(errno);
   Gone(st);
   return Reply{};
 }
@@ -604,7 +619,7 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   struct stat src {};
   bool src_known = false;
   auto stat_source = [&] {
-    src_known = ::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0;
+    src_known = ::fstatat(pf->get(), from->name().c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0;
     return src_known;
   };
   if (q.place.leads_to_protected_any_depth || q.other_place.leads_to_protected_any_depth) {
@@ -620,7 +635,7 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
     pt = pt_own.get();
   }
   EntryStat dst;
-  const bool dst_exists = StatEntry(pt, to->loc.name, dst);
+  const bool dst_exists = StatEntry(pt, to->name(), dst);
   q.other.kind = policy::EntryKind::kAbsent;
   if (dst_exists) {
     q.other = Facts(dst.st, to->loc);
@@ -635,9 +650,15 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
     if (!stat_source()) return Reply::Errno(errno);
     q.entry = Facts(src, from->loc);
   }
+  // The kernel's own answers first, where they do not depend on the rules:
+  // a taken name under RENAME_NOREPLACE, a file over a directory.
+  if (dst_exists && (flags & RENAME_NOREPLACE)) return Reply::Errno(EEXIST);
+  if (replaces && S_ISDIR(dst.st.st_mode) && src_known && !S_ISDIR(src.st_mode)) {
+    return Reply::Errno(EISDIR);
+  }
   const policy::Decision d = policy::Decide(q, settings);
   if (d.verdict != policy::Verdict::kAllow) return Reply::Errno(d.err, what + ": " + d.rule);
-  if (::renameat2(pf->get(), from->loc.name.c_str(), pt, to->loc.name.c_str(), flags) != 0) {
+  if (::renameat2(pf->get(), from->name().c_str(), pt, to->name().c_str(), flags) != 0) {
     return Reply::Errno(errno);
   }
   // The moved inode now stands where the user's file was: deleting it is
@@ -687,17 +708,23 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   if (!parent) return Reply::Errno(parent.error().err);
   auto tool_umask = umask_.Get(req.tid, valid);
   if (!tool_umask) return Reply::Errno(EACCES, "stale");
-  mode_t umask = tool_umask.value();
+  const CreationUmask creation(tool_umask.value());
   mode_t mode = static_cast<mode_t>(arg);
   int rc;
   if (kind == S_IFLNK) {
-    rc = ::symlinkat(target.c_str(), parent->get(), p->loc.name.c_str());
+    rc = ::symlinkat(target.c_str(), parent->get(), p->name().c_str());
   } else if (kind == S_IFDIR) {
-    rc = ::mkdirat(parent->get(), p->loc.name.c_str(), mode & 07777 & ~umask);
+    rc = ::mkdirat(parent->get(), p->name().c_str(), creation.Mode(mode));
   } else {
-    rc = ::mknodat(parent->get(), p->loc.name.c_str(), S_IFREG | (mode & 07777 & ~umask), 0);
+    rc = ::mknodat(parent->get(), p->name().c_str(), S_IFREG | creation.Mode(mode), 0);
   }
   if (rc != 0) return Reply::Errno(errno);
+  if (kind != S_IFLNK && !creation.exact()) {
+    // Only with no umask of its own (a container): the entry just made,
+    // put right if cordon's umask took what the tool's did not.
+    auto made = WriteRoots::OpenBeneath(*p->loc.root, p->loc.rel, O_PATH | O_NOFOLLOW, 0);
+    if (made && !creation.FixMode(made->get(), mode)) return Reply::Errno(errno);
+  }
   struct stat st;
   if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) Born(st);
   if (p->loc.root->own_entries_only) made_shared_ = true;
@@ -729,210 +756,17 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   if (!pt) return Reply::Errno(pt.error().err);
   struct stat src;
   q.entry.kind = policy::EntryKind::kAbsent;
-  if (::fstatat(pf->get(), from->loc.name.c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0) {
+  if (::fstatat(pf->get(), from->name().c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0) {
     q.entry = Facts(src, from->loc);
   }
   if (auto d = policy::Decide(q, settings); !d.allowed()) {
     return Reply::Errno(d.err, what + ": " + d.rule);
   }
-  if (::linkat(pf->get(), from->loc.name.c_str(), pt->get(), to->loc.name.c_str(), 0) != 0) {
+  if (::linkat(pf->get(), from->name().c_str(), pt->get(), to->name().c_str(), 0) != 0) {
     return Reply::Errno(errno);
   }
   return Reply{};
 }
 
-namespace {
-
-// Performs a metadata change on a verified file. `target` is an fd on it
-// (O_PATH or real); changes go through /proc/self/fd so O_PATH works. Made
-// with the tool's permissions (Handle), so the kernel applies its ownership
-// rules: only the owner changes modes, times, ACLs and flags, and a chown
-// without CAP_CHOWN gives a file only to a group of the tool's.
-Reply ApplyAttr(const Request& r, int target, bool by_fd, const std::function<bool()>& valid) {
-  const uint64_t* a = r.args;
-  std::string proc = ProcPath(target);
-  auto ret = [](int rc) { return rc == 0 ? Reply{} : Reply::Errno(errno); };
-  switch (r.nr) {
-    case SCMP_SYS(chmod):
-    case SCMP_SYS(fchmodat):
-    case uapi::kNrFchmodat2:
-    case SCMP_SYS(fchmod): {
-      bool at = r.nr == SCMP_SYS(fchmodat) || r.nr == uapi::kNrFchmodat2;
-      mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
-      if (mode & (S_ISUID | S_ISGID)) return Reply::Errno(EPERM, "set-id bits");
-      return ret(::fchmodat(AT_FDCWD, proc.c_str(), mode & 07777, 0));
-    }
-    case SCMP_SYS(chown):
-    case SCMP_SYS(lchown):
-    case SCMP_SYS(fchownat):
-    case SCMP_SYS(fchown): {
-      int k = r.nr == SCMP_SYS(fchownat) ? 2 : 1;
-      return ret(::fchownat(AT_FDCWD, proc.c_str(), static_cast<uid_t>(a[k]),
-                            static_cast<gid_t>(a[k + 1]), 0));
-    }
-    case SCMP_SYS(truncate): {
-      Fd w(::open(proc.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK));
-      if (!w) return Reply::Errno(errno);
-      return ret(::ftruncate(w.get(), static_cast<off_t>(a[1])));
-    }
-    case SCMP_SYS(utime):
-    case SCMP_SYS(utimes):
-    case SCMP_SYS(futimesat):
-    case SCMP_SYS(utimensat): {
-      timespec ts[2];
-      timespec* tsp = nullptr;
-      uint64_t addr = r.nr == SCMP_SYS(utimensat) || r.nr == SCMP_SYS(futimesat) ? a[2] : a[1];
-      if (addr != 0) {
-        tsp = ts;
-        if (r.nr == SCMP_SYS(utime)) {
-          utimbuf u;
-          if (!ReadToolBytes(r.tid, addr, &u, sizeof u)) return Reply::Errno(EFAULT);
-          ts[0] = {u.actime, 0};
-          ts[1] = {u.modtime, 0};
-        } else if (r.nr == SCMP_SYS(utimensat)) {
-          if (!ReadToolBytes(r.tid, addr, ts, sizeof ts)) return Reply::Errno(EFAULT);
-        } else {
-          timeval tv[2];
-          if (!ReadToolBytes(r.tid, addr, tv, sizeof tv)) return Reply::Errno(EFAULT);
-          ts[0] = {tv[0].tv_sec, tv[0].tv_usec * 1000};
-          ts[1] = {tv[1].tv_sec, tv[1].tv_usec * 1000};
-        }
-        if (!valid()) return Reply::Errno(EACCES, "stale");
-      }
-      return ret(::utimensat(AT_FDCWD, proc.c_str(), tsp, 0));
-    }
-    case SCMP_SYS(setxattr):
-    case SCMP_SYS(lsetxattr):
-    case SCMP_SYS(fsetxattr):
-    case SCMP_SYS(removexattr):
-    case SCMP_SYS(lremovexattr):
-    case SCMP_SYS(fremovexattr): {
-      auto name = ReadToolString(r.tid, a[1], XATTR_NAME_MAX + 1);
-      if (!name) return Reply::Errno(name.error().err == ENAMETOOLONG ? ERANGE : EFAULT);
-      if (!valid()) return Reply::Errno(EACCES, "stale");
-      // A POSIX ACL is the file's permission bits, extended: its owner may
-      // set it as it may chmod (libacl's copy in sed -i, cp -a, tar).
-      // Other namespaces (trusted., security., the rest of system.) need
-      // capabilities the tool does not have.
-      const bool acl = *name == "system.posix_acl_access" || *name == "system.posix_acl_default";
-      if (!acl && name->rfind("user.", 0) != 0) {
-        return Reply::Errno(EPERM, "xattr namespace " + *name);
-      }
-      bool set = r.nr == SCMP_SYS(setxattr) || r.nr == SCMP_SYS(lsetxattr) ||
-                 r.nr == SCMP_SYS(fsetxattr);
-      if (!set) return ret(::removexattr(proc.c_str(), name->c_str()));
-      size_t size = static_cast<size_t>(a[3]);
-      if (size > kMaxXattrValue) return Reply::Errno(E2BIG);
-      std::string value(size, '\0');
-      if (size && !ReadToolBytes(r.tid, a[2], value.data(), size)) return Reply::Errno(EFAULT);
-      if (!valid()) return Reply::Errno(EACCES, "stale");
-      return ret(::setxattr(proc.c_str(), name->c_str(), value.data(), size, static_cast<int>(a[4])));
-    }
-    case SCMP_SYS(ioctl): {
-      if (!by_fd) return Reply::Errno(EINVAL);
-      unsigned long cmd = a[1] & 0xffffffffu;
-      if (cmd == uapi::kFsIocSetflags) {
-        int want = 0, have = 0;
-        if (!ReadToolBytes(r.tid, a[2], &want, sizeof want)) return Reply::Errno(EFAULT);
-        if (!valid()) return Reply::Errno(EACCES, "stale");
-        if (::ioctl(target, FS_IOC_GETFLAGS, &have) != 0) return Reply::Errno(errno);
-        if ((want ^ have) & (FS_IMMUTABLE_FL | FS_APPEND_FL)) {
-          return Reply::Errno(EPERM, "immutable/append-only flags need CAP_LINUX_IMMUTABLE");
-        }
-        return ret(::ioctl(target, FS_IOC_SETFLAGS, &want));
-      }
-      if (cmd != uapi::kFsIocFssetxattr) return Reply::Errno(ENOTTY);
-      fsxattr want{}, have{};
-      if (!ReadToolBytes(r.tid, a[2], &want, sizeof want)) return Reply::Errno(EFAULT);
-      if (!valid()) return Reply::Errno(EACCES, "stale");
-      if (::ioctl(target, FS_IOC_FSGETXATTR, &have) != 0) return Reply::Errno(errno);
-      if ((want.fsx_xflags ^ have.fsx_xflags) & (FS_XFLAG_IMMUTABLE | FS_XFLAG_APPEND)) {
-        return Reply::Errno(EPERM, "immutable/append-only flags need CAP_LINUX_IMMUTABLE");
-      }
-      if (want.fsx_projid != have.fsx_projid) return Reply::Errno(EPERM, "project quota id");
-      return ret(::ioctl(target, FS_IOC_FSSETXATTR, &want));
-    }
-  }
-  return Reply::Errno(ENOSYS);
-}
-
-}  // namespace
-
-Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
-                     const std::function<bool()>& valid) {
-  auto raw = ReadToolString(req.tid, path, PATH_MAX);
-  if (!raw) return Reply::Errno(raw.error().err, "unreadable path");
-  // "/proc/self/fd/N": the file the tool holds as fd N (glibc's fchmodat
-  // with AT_SYMLINK_NOFOLLOW, and so tar, cp -a and Python's copystat,
-  // change a file through it).
-  if (int n = policy::FdAliasNumber(raw.value().c_str()); n >= 0) return FdAttr(req, n, kind, valid);
-  auto p = Resolve(req, dirfd, std::move(raw.value()), false, Change::kContent);
-  if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!p) return Reply::Errno(p.error().err, "change metadata: " + Describe(p.error()));
-  const std::string what = "change metadata of " + p->abs;
-  policy::FileRequest q;
-  q.op = policy::FileOp::kMetadata;
-  q.place = Place(p->loc);
-  q.nofollow = at_flags & AT_SYMLINK_NOFOLLOW;
-  const policy::Settings settings = DecideSettings();
-  if (auto d = policy::Decide(q, settings); !d.allowed()) {
-    return Reply::Errno(d.err, what + ": " + d.rule);
-  }
-  auto fd = WriteRoots::OpenBeneath(*p->loc.root, p->loc.rel, O_PATH | O_NOFOLLOW, 0);
-  if (!fd) return Reply::Errno(fd.error().err);
-  struct stat st;
-  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
-  q.entry = Facts(st, p->loc);
-  if (auto d = policy::Decide(q, settings); !d.allowed()) {
-    return Reply::Errno(d.err, what + ": " + d.rule);
-  }
-  if (S_ISLNK(st.st_mode)) {
-    // The link itself, not what it points to: tar and cp -a give each link
-    // they make its owner and times (lchown, utimensat NOFOLLOW). A link has
-    // no mode and takes no user xattr, as the kernel answers.
-    if (kind == SCMP_SYS(fchmodat) || kind == uapi::kNrFchmodat2) return Reply::Errno(EOPNOTSUPP);
-    if (kind != SCMP_SYS(lchown) && kind != SCMP_SYS(fchownat) && kind != SCMP_SYS(utimensat)) {
-      return Reply::Errno(EPERM, "change metadata of " + p->abs + ": symbolic link");
-    }
-  }
-  Reply rep = ApplyAttr(req, fd->get(), false, valid);
-  if (rep.error == EACCES || rep.error == EPERM) rep.why = "change metadata of " + p->abs + ": " + rep.why;
-  return rep;
-}
-
-Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
-                       const std::function<bool()>& valid) {
-  (void)kind;
-  auto read = ReadToolCreds(req.tid);
-  if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!read) return Reply::Errno(ESRCH);
-  const ToolCreds& creds = read.value();
-  auto fd = GetToolFd(creds.tgid, tool_fd);
-  if (!fd) return Reply::Errno(EBADF);
-  struct stat st;
-  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
-  // Which file is this? Its path must lead, beneath a write root and with
-  // no symlink, to the very same inode.
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink(ProcPath(fd->get()).c_str(), buf, sizeof buf - 1);
-  if (n <= 0 || buf[0] != '/') return Reply::Errno(EACCES, "descriptor is not a file in a writable path");
-  std::string path(buf, static_cast<size_t>(n));
-  auto loc = roots_.Locate(path, Change::kContent);
-  if (!loc) return Reply::Errno(EACCES, "change metadata of " + path + ": outside every writable path");
-  auto check = WriteRoots::OpenBeneath(*loc->root, loc->rel, O_PATH | O_NOFOLLOW, 0);
-  struct stat st2;
-  if (!check || ::fstat(check->get(), &st2) != 0 || st2.st_dev != st.st_dev ||
-      st2.st_ino != st.st_ino) {
-    return Reply::Errno(EACCES, "change metadata of " + path + ": not the file at that path");
-  }
-  policy::FileRequest q;
-  q.op = policy::FileOp::kMetadata;
-  q.place = Place(*loc);
-  q.entry = Facts(st, *loc);
-  if (auto d = policy::Decide(q, DecideSettings()); !d.allowed()) {
-    return Reply::Errno(d.err, "change metadata of " + path + ": " + d.rule);
-  }
-  return ApplyAttr(req, fd->get(), true, valid);
-}
 
 }  // namespace cordon::supervisor

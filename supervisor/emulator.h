@@ -159,7 +159,16 @@ class Emulator {
   struct Path {  // a resolved argument
     std::string abs;
     Located loc;
+    // Written with a trailing slash ("d/"): the kernel wants a directory
+    // there. The rules judge loc (normalised, no slash); the calls made for
+    // the tool take name() and rel(), so the kernel answers as it would
+    // (EISDIR for open O_CREAT, ENOTDIR for unlink "f/", mkdir "d/" works).
+    bool slash = false;
+    std::string name() const { return slash ? loc.name + "/" : loc.name; }
+    std::string rel() const { return slash && !loc.rel.empty() ? loc.rel + "/" : loc.rel; }
   };
+  // Whether a path as the tool wrote it ends in "/" (and is not "/").
+  static bool TrailingSlash(const std::string& raw) { return raw.size() > 1 && raw.back() == '/'; }
   struct EntryStat;  // lstat and birth time of a directory entry
   static bool StatEntry(int dirfd, const std::string& name, EntryStat& e);
   Result<Path> ResolvePath(const Request& req, int dirfd_arg, uint64_t path_addr, bool empty_ok,
@@ -178,7 +187,15 @@ class Emulator {
              int flags, const std::function<bool()>& valid);
   Reply Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
              const std::function<bool()>& valid);
-  Reply FdAttr(const Request& req, int fd, int kind, const std::function<bool()>& valid);
+  // `opath_ok`: the call takes an O_PATH descriptor (a path through
+  // /proc/self/fd, AT_EMPTY_PATH); fchmod, futimens and the other fd-only
+  // calls answer EBADF for one, as the kernel's fdget() does.
+  Reply FdAttr(const Request& req, int fd, int kind, const std::function<bool()>& valid,
+               bool opath_ok = false);
+  // `link` (an O_PATH fd of the symlink at p) followed to what it names,
+  // link after link, each beneath a writable root and not protected; p
+  // then names the target. EACCES for a link that leads elsewhere.
+  Result<Fd> FollowLinks(Path& p, Fd link);
   // Signals, priorities, limits and scheduling aimed at another process
   // (emulator_process.cc).
   Reply ProcessTarget(const Request& req);

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "supervisor/caps.h"
+#include "supervisor/creation_umask.h"
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
@@ -66,6 +67,11 @@ void NotifyLoop::Run() {
   // own ToolPermissions costs no syscall per request. Threads it starts
   // (deferred decisions) inherit the lowered set.
   ToolPermissions as_tool;
+  // Files are created here with the tool's umask alone (creation_umask.h).
+  if (!CreationUmask::OwnThread()) {
+    spdlog::debug("notify: no umask of its own (unshare(CLONE_FS): {}); modes put right after",
+                  std::strerror(errno));
+  }
   alignas(8) unsigned char buf[512];
   auto* n = reinterpret_cast<SeccompNotif*>(buf);
   if (notif_size_ > sizeof buf) return;

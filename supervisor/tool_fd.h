@@ -17,6 +17,14 @@ namespace cordon::supervisor {
 // A copy of fd `fd` of thread group `tgid`; EBADF when it has none.
 Result<Fd> GetToolFd(pid_t tgid, int fd);
 
+// The file fd `fd` of thread group `tgid` names: a copy of the descriptor
+// (GetToolFd) where pidfd_getfd works, else an O_PATH fd opened through
+// /proc/TGID/fd/FD (a container's seccomp profile refuses pidfd_getfd):
+// the same inode, not the same open file, so for calls that change the
+// inode only (times, modes, owners, xattrs). EBADF when it has none.
+// *opath says whether the tool's descriptor is an O_PATH one.
+Result<Fd> GetToolFile(pid_t tgid, int fd, bool* opath);
+
 // "/proc/self/fd/N".
 std::string ProcPath(int fd);
 

@@ -15,6 +15,7 @@ inline constexpr long kNrLandlockRestrictSelf = 446;
 inline constexpr long kNrOpenat2 = 437;
 inline constexpr long kNrPidfdOpen = 434;
 inline constexpr long kNrPidfdGetfd = 438;
+inline constexpr long kNrPidfdSendSignal = 424;
 inline constexpr unsigned kPidfdThread = 0200;  // pidfd_open flag, 6.9+ (O_EXCL)
 inline constexpr long kNrCloseRange = 436;
 inline constexpr long kNrClone3 = 435;

@@ -59,6 +59,7 @@
  *   probe inotify PATH [nofollow] (adds a watch, IN_DONT_FOLLOW with nofollow)
  *   probe inotify-event DIR (watches DIR, creates DIR/watched, reads the event;
  *     SIGALRM after 10 s if none comes)
+ *   probe sys ...: one filesystem syscall as written (probe_sys.c)
  * The f* forms open PATH read-only first. setflags/fssetxattr add the
  * "nodump" flag; they exit 101 when the filesystem has no such ioctl.
  */
@@ -100,6 +101,8 @@ static int open_ro(const char* path) { return open(path, O_RDONLY | O_CLOEXEC); 
 /* 1e9 seconds for both times: a value no test run produces by accident. */
 static const struct timeval kTimes[2] = {{1000000000, 0}, {1000000000, 0}};
 
+int probe_sys(int argc, char** argv);
+
 int main(int argc, char** argv) {
   if (argc > 3 && !strcmp(argv[1], "in")) {  // "in DIR OP...": OP run from DIR
     if (chdir(argv[2]) != 0) return errno;
@@ -113,6 +116,7 @@ int main(int argc, char** argv) {
     argc -= 1;
   }
   if (argc < 2) return 100;
+  if (!strcmp(argv[1], "sys")) return probe_sys(argc - 2, argv + 2);  /* probe_sys.c */
   const char* op = argv[1];
   const char* a = argc > 2 ? argv[2] : "";
   const char* b = argc > 3 ? argv[3] : "";

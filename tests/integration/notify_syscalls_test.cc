@@ -119,11 +119,12 @@ TEST_P(NotifiedSyscallTest, ALinksOwnOwnerAndTimesChangeButNeverItsTarget) {
     // answers); the calls that follow it are refused.
     EXPECT_EQ(Outside({"lchmod2", t_.Ws(link)}), EOPNOTSUPP) << last_.err;
     EXPECT_EQ(Outside({"lsetxattr", t_.Ws(link)}), EPERM) << last_.err;
-    for (const char* op : {"utimes", "chown", "chmod", "setxattr"}) {
-      EXPECT_EQ(Outside({op, t_.Ws(link)}), EACCES) << op << " " << link;
-    }
   }
   EXPECT_EQ(State(mine), target_before);
+  // The calls that follow a link: refused for the one that leads outside.
+  for (const char* op : {"utimes", "chown", "chmod", "setxattr"}) {
+    EXPECT_EQ(Outside({op, t_.Ws("out-link")}), EACCES) << op;
+  }
   EXPECT_EQ(State(secret_), secret_before);
   // A link with a second name may have it outside: not even the link changes.
   ASSERT_EQ(::linkat(AT_FDCWD, t_.Ws("in-link").c_str(), AT_FDCWD, t_.Out("twin").c_str(), 0), 0);
@@ -132,6 +133,35 @@ TEST_P(NotifiedSyscallTest, ALinksOwnOwnerAndTimesChangeButNeverItsTarget) {
   EXPECT_EQ(Outside({"lutimens", t_.Ws("in-link")}), EACCES);
   EXPECT_EQ(Outside({"lchown", t_.Ws("in-link")}), EACCES);
   EXPECT_EQ(Mtime(t_.Out("twin")), 2000000000);
+}
+
+// A call that follows links acts on what a link in the workspace names
+// when that is a workspace file, as the kernel would (issue 28: Python's
+// tempfile cleanup and shutil.copymode chmod through links); a chain of
+// links, relative and absolute, is followed link by link. Protected and
+// hard-linked targets stay refused, and so does a link to outside (above).
+TEST_P(NotifiedSyscallTest, ACallThatFollowsAWorkspaceLinkChangesItsTarget) {
+  std::string mine = Mine("target.txt");
+  ASSERT_EQ(::mkdir(t_.Ws("sub").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("../target.txt", t_.Ws("sub/up-link").c_str()), 0);
+  ASSERT_EQ(::symlink(t_.Ws("sub/up-link").c_str(), t_.Ws("abs-link").c_str()), 0);
+  ASSERT_EQ(::chmod(mine.c_str(), 0600), 0);
+  EXPECT_EQ(Inside({"chmod", t_.Ws("abs-link")}), 0) << last_.err;
+  struct stat st;
+  ASSERT_EQ(::lstat(mine.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0777u);
+  EXPECT_EQ(Inside({"utimes", t_.Ws("sub/up-link")}), 0) << last_.err;
+  EXPECT_EQ(Mtime(mine), kProbeTime);
+  EXPECT_NE(Mtime(t_.Ws("sub/up-link")), kProbeTime);  // the link itself stays
+  // A protected file behind a link stays read-only; a hard-linked one too.
+  ASSERT_EQ(::mkdir(t_.Ws(".git").c_str(), 0755), 0);
+  WriteFile(t_.Ws(".git/config"), "[core]\n");
+  ASSERT_EQ(::symlink(".git/config", t_.Ws("cfg-link").c_str()), 0);
+  EXPECT_EQ(Inside({"chmod", t_.Ws("cfg-link")}), EACCES);
+  ASSERT_EQ(::lstat(t_.Ws(".git/config").c_str(), &st), 0);
+  EXPECT_NE(st.st_mode & 07777, 0777u);
+  ASSERT_EQ(::link(mine.c_str(), t_.Out("second-name").c_str()), 0);
+  EXPECT_EQ(Inside({"utimes", t_.Ws("abs-link")}), EACCES);
 }
 
 TEST_P(NotifiedSyscallTest, ExtendedAttributes) {

@@ -12,7 +12,7 @@ int ProbeTest::Probe(const std::string& profile, const std::vector<std::string>&
   args.push_back("--");
   args.push_back(std::get<0>(GetParam()));
   args.insert(args.end(), op.begin(), op.end());
-  last_ = RunCordon(args);
+  last_ = RunCordon(args, "", {}, launcher_);
   return last_.status;
 }
 

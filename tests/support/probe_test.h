@@ -25,6 +25,7 @@ class ProbeTest : public ::testing::TestWithParam<std::tuple<const char*, bool>>
 
   ScratchTree t_;
   RunResult last_;
+  std::string launcher_;  // RunCordon's launcher: empty, or CONTAINER_LAUNCHER
 };
 
 // The four parameter combinations and their names ("static_notify_all").

@@ -32,7 +32,7 @@ ScratchTree::~ScratchTree() {
 }
 
 RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd,
-                    const std::vector<std::string>& extra_env) {
+                    const std::vector<std::string>& extra_env, const std::string& launcher) {
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) std::abort();
   pid_t pid = ::fork();
@@ -44,10 +44,11 @@ RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) _exit(111);
     for (const auto& e : extra_env) ::putenv(const_cast<char*>(e.c_str()));
     std::vector<char*> argv;
+    if (!launcher.empty()) argv.push_back(const_cast<char*>(launcher.c_str()));
     argv.push_back(const_cast<char*>(CORDON_BIN));
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execv(CORDON_BIN, argv.data());
+    ::execv(argv[0], argv.data());
     _exit(112);
   }
   ::close(out[1]);

@@ -33,9 +33,11 @@ struct RunResult {
   std::string err;
 };
 
-// Runs `cordon ARGS...` with cwd `cwd` (empty: inherit) and stdin /dev/null.
+// Runs `cordon ARGS...` with cwd `cwd` (empty: inherit) and stdin /dev/null;
+// through `launcher` (`LAUNCHER cordon ARGS...`) when one is given.
 RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd = "",
-                    const std::vector<std::string>& extra_env = {});
+                    const std::vector<std::string>& extra_env = {},
+                    const std::string& launcher = "");
 
 // Small file helpers for ground-truth checks from outside the sandbox.
 void WriteFile(const std::string& path, const std::string& content);
