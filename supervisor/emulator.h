@@ -169,7 +169,12 @@ class Emulator {
   };
   // Whether a path as the tool wrote it ends in "/" (and is not "/").
   static bool TrailingSlash(const std::string& raw) { return raw.size() > 1 && raw.back() == '/'; }
-  struct EntryStat;  // lstat and birth time of a directory entry
+  // lstat and birth time of a directory entry; born_ns is -1 when the
+  // filesystem keeps no birth time.
+  struct EntryStat {
+    struct stat st {};
+    int64_t born_ns = -1;
+  };
   static bool StatEntry(int dirfd, const std::string& name, EntryStat& e);
   Result<Path> ResolvePath(const Request& req, int dirfd_arg, uint64_t path_addr, bool empty_ok,
                            Change change = Change::kEntry);

@@ -1,0 +1,290 @@
+// The emulator's opens: write-opens performed beneath a held root and
+// handed to the tool with SECCOMP_IOCTL_NOTIF_ADDFD, and on the notify-all
+// rung the reads the read fence admits. Decisions are policy::Decide's
+// (emulator.h); this file is the mechanism.
+#include "supervisor/emulator.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <seccomp.h>
+#include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "policy/fd_alias.h"
+#include "supervisor/exec/tool_pin.h"
+#include "supervisor/walk/dir_listing.h"
+#include "supervisor/caps.h"
+#include "supervisor/creation_umask.h"
+#include "supervisor/tool_creds.h"
+#include "supervisor/tool_fd.h"
+#include "supervisor/tool_memory.h"
+#include "supervisor/tool_path.h"
+#include "supervisor/uapi.h"
+
+namespace cordon::supervisor {
+namespace {
+
+constexpr uint64_t kBareTmpfile = 020000000;
+
+// What open(2) honours with O_PATH (it ignores every other flag), and all
+// openat2(2) accepts with it: anything more is EINVAL there.
+constexpr uint64_t kOPathFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+// No controlling terminal from an open made for the tool; O_PATH takes no
+// such flag.
+uint64_t NoCtty(uint64_t flags) { return (flags & O_PATH) ? flags : flags | O_NOCTTY; }
+
+// The reply that installs `fd`, opened for the tool with `flags`. ADDFD
+// cannot install an O_PATH file (seccomp_notify_addfd() takes it with
+// fget(), which skips them: EBADF), so an O_PATH open the supervisor
+// admitted is handed over as a read-only open of the same inode: what
+// admitted it (the read fence, a writable root) grants reading it anyway.
+// Only regular files and directories: reopening a FIFO or device acts on it.
+Reply InstallReply(Fd fd, uint64_t flags) {
+  Reply rep;
+  rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+  if (flags & O_PATH) {
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
+    int dir = S_ISDIR(st.st_mode) ? O_DIRECTORY : 0;
+    if (!dir && !S_ISREG(st.st_mode)) return Reply::Errno(EACCES, "O_PATH open of a special file");
+    fd = Fd(::open(ProcPath(fd.get()).c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC | dir));
+    if (!fd) return Reply::Errno(errno);
+  }
+  rep.install = std::move(fd);
+  return rep;
+}
+
+// An open made for the tool must not wait on a FIFO: this thread would wait
+// with it, and a FIFO nobody opens would hold cordon at its exit. So it is
+// made with O_NONBLOCK added (unless the tool asked for it, or for O_PATH,
+// which never waits and takes no other flag), and a FIFO, socket or device
+// found is refused, as is ENXIO then (one with no reader). A lease's
+// EWOULDBLOCK (a file server's, on a regular file) is opened again
+// without: the kernel would wait for its break. `open(extra)` opens with
+// `extra` added; *added says whether the open that answered had the
+// O_NONBLOCK added (for ENXIO, and for RestoreStatusFlags).
+template <typename OpenFn>
+Result<Fd> OpenWithoutWaiting(uint64_t flags, const OpenFn& open, bool* added) {
+  const uint64_t extra = (flags & (O_NONBLOCK | O_PATH)) ? 0 : O_NONBLOCK;
+  Result<Fd> fd = open(extra);
+  *added = extra != 0;
+  if (!fd && extra && fd.error().err == EWOULDBLOCK) {
+    *added = false;
+    return open(0);
+  }
+  return fd;
+}
+
+// Puts back the file status flags `flags` asks for (F_SETFL's: O_APPEND,
+// O_DIRECT, O_NOATIME, O_NONBLOCK) on a file OpenWithoutWaiting gave
+// an O_NONBLOCK.
+bool RestoreStatusFlags(int fd, uint64_t flags) {
+  constexpr uint64_t kStatusFlags = O_APPEND | O_DIRECT | O_NOATIME | O_NONBLOCK;
+  return ::fcntl(fd, F_SETFL, static_cast<int>(flags & kStatusFlags)) == 0;
+}
+
+}  // namespace
+
+Result<Fd> ReadFence::Open(std::string abs, uint64_t flags, bool follow) const {
+  // Looked up and opened with the tool's file permissions, not the
+  // supervisor's: a capless root tool may not read another user's 0600
+  // file or learn what a 0700 directory holds.
+  ToolPermissions as_tool;
+  if (!as_tool.lowered()) return SysError{EACCES, "cannot lower capabilities"};
+  std::string name;
+  if (!follow) {
+    while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+    size_t slash = abs.rfind('/');  // absolute: always found
+    std::string last = abs.substr(slash + 1);
+    if (!last.empty() && last != "." && last != "..") {  // a dot entry is no symlink
+      name = last;
+      abs = slash == 0 ? "/" : abs.substr(0, slash);
+    }
+  }
+  char real[PATH_MAX];
+  if (name.empty() && ::realpath(abs.c_str(), real) != nullptr &&
+      std::find(files.begin(), files.end(), real) != files.end()) {
+    // A single granted file: its canonical path has no symlink left.
+    Fd fd(::open(real, static_cast<int>(flags) | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) return Errno("open", real);
+    return fd;
+  }
+  auto loc = Canonical(readable, abs);
+  if (!loc) return loc.error();
+  std::string rel = loc->rel;
+  if (!name.empty()) rel = rel.empty() ? name : rel + "/" + name;
+  return WriteRoots::OpenBeneath(*loc->root, rel, flags | (name.empty() ? 0 : O_NOFOLLOW), 0);
+}
+
+Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
+  const std::string target = ForTool(abs, req.tid);
+  bool probed = false;
+  auto fd = OpenWithoutWaiting(
+      flags,
+      [&](uint64_t extra) {
+        // O_NOFOLLOW: a last-component link is opened as itself (ELOOP, or
+        // refused below for O_PATH: ADDFD cannot hand over a link).
+        return read_fence_->Open(target, NoCtty(flags) | extra, !(flags & O_NOFOLLOW));
+      },
+      &probed);
+  if (!fd && probed && fd.error().err == ENXIO) {
+    return Reply::Errno(EACCES, "read " + abs + ": special file");
+  }
+  if (!fd) return Reply::Errno(fd.error().err, "read " + abs + ": " + fd.error().op);
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode)) {
+    return Reply::Errno(EACCES, "read " + abs + ": special file");
+  }
+  if (probed && !RestoreStatusFlags(fd->get(), flags)) return Reply::Errno(errno);
+  return InstallReply(std::move(fd.value()), flags);
+}
+
+
+Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t flags,
+                     uint64_t mode, const std::function<bool()>& valid) {
+  auto s = ReadToolString(req.tid, path_addr, PATH_MAX);
+  if (!s) return Reply::Errno(s.error().err, "unreadable path");
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  const std::string& raw = s.value();
+  if (flags & O_PATH) flags &= kOPathFlags;  // as open(2): no write bit counts
+  Reply rep;
+  rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+  if (policy::IsWritableDevice(raw) || (read_fence_ && policy::IsReadableDevice(raw) && (flags & O_ACCMODE) == O_RDONLY)) {
+    Fd fd(::open(raw.c_str(), static_cast<int>(flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC));
+    if (!fd) return Reply::Errno(errno);
+    rep.install = std::move(fd);
+    return rep;
+  }
+  if (int n = policy::FdAliasNumber(raw.c_str()); n >= 0) {
+    // The tool reopens a descriptor it already holds: hand it the same open
+    // file (no new access), as long as the access mode asked for is covered
+    // (policy/fd_alias.h). One held O_PATH grants nothing: the path rules.
+    auto creds = ReadToolCreds(req.tid);
+    if (!valid()) return Reply::Errno(EACCES, "stale");
+    if (!creds) return Reply::Errno(ENOENT, "no such descriptor");
+    auto fd = GetToolFd(creds->tgid, n);
+    if (!fd) return Reply::Errno(ENOENT, "no such descriptor");
+    switch (policy::JudgeHeldFd(::fcntl(fd->get(), F_GETFL), static_cast<int>(flags))) {
+      case policy::HeldFd::kCovered:
+        rep.install = std::move(fd.value());
+        return rep;
+      case policy::HeldFd::kNotHeld: return Reply::Errno(ENOENT, "no such descriptor");
+      case policy::HeldFd::kNotCovered:
+      case policy::HeldFd::kPathOnly: return Reply::Errno(EACCES, "descriptor not open for that");
+    }
+  }
+  if (raw.empty()) return Reply::Errno(ENOENT);
+  Path p;
+  auto abs = Absolute(req.tid, dirfd, raw);
+  if (!abs) return Reply::Errno(abs.error().err, "open " + raw + ": " + abs.error().op);
+  p.abs = std::move(abs.value());
+  p.slash = TrailingSlash(raw);
+  constexpr uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | kBareTmpfile;
+  if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
+  auto loc = roots_.Locate(p.abs, Change::kContent);
+  if (!loc) return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + loc.error().op);
+  const std::string what = "open for writing " + p.abs;
+  policy::FileRequest q;
+  q.op = policy::FileOp::kOpenWrite;
+  q.place = Place(*loc);
+  q.tmpfile = flags & kBareTmpfile;
+  const policy::Settings settings = DecideSettings();
+  if (auto d = policy::Decide(q, settings); !d.allowed()) {
+    return Reply::Errno(d.err, what + ": " + d.rule);
+  }
+  p.loc = *loc;
+  const std::string rel = p.rel();  // with the tool's trailing slash, for the kernel to judge
+  uint64_t perm = 0;
+  std::optional<CreationUmask> creation;
+  if (flags & (O_CREAT | kBareTmpfile)) {
+    auto umask = umask_.Get(req.tid, valid);
+    if (!umask) return Reply::Errno(EACCES, "stale");
+    creation.emplace(umask.value());
+    perm = creation->Mode(static_cast<mode_t>(mode));
+  }
+  // O_TRUNC is applied once the verified fd is installed (Reply). A
+  // creation is tried exclusively first, so the supervisor knows whether it
+  // made the file (BornInRun); an existing one is then opened as it is.
+  const uint64_t open_flags = NoCtty(flags & ~static_cast<uint64_t>(O_TRUNC));
+  const bool exclusive_first = (flags & O_CREAT) && !(flags & O_EXCL);
+  // What may exist already is opened without waiting on a FIFO; what is
+  // kept gets the tool's flags back below.
+  bool probed = false;
+  auto open_existing = [&](uint64_t f, uint64_t m) {
+    return OpenWithoutWaiting(
+        flags,
+        [&](uint64_t extra) { return WriteRoots::OpenBeneath(*loc->root, rel, f | extra, m); },
+        &probed);
+  };
+  bool created = false;
+  Result<Fd> fd = SysError{ENOENT, "open"};
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    probed = false;
+    fd = exclusive_first ? WriteRoots::OpenBeneath(*loc->root, rel, open_flags | O_EXCL, perm)
+                         : open_existing(open_flags, perm);
+    if (fd) {
+      created = (flags & O_CREAT) != 0;
+      break;
+    }
+    if (!exclusive_first || fd.error().err != EEXIST) break;
+    fd = open_existing(open_flags & ~static_cast<uint64_t>(O_CREAT), 0);
+    if (fd || fd.error().err != ENOENT) break;  // ENOENT: removed in between, create again
+  }
+  if (!fd && probed && fd.error().err == ENXIO) {  // a FIFO with no reader, a socket
+    q.entry.kind = policy::EntryKind::kSpecial;
+    return Reply::Errno(EACCES, what + ": " + policy::Decide(q, settings).rule);
+  }
+  if (!fd) {
+    return Reply::Errno(fd.error().err, fd.error().err == EACCES
+                                            ? "open for writing " + p.abs + ": symlink on the way"
+                                            : "");
+  }
+  if ((created || (flags & kBareTmpfile)) && !creation->FixMode(fd->get(), static_cast<mode_t>(mode))) {
+    return Reply::Errno(errno);
+  }
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+  q.entry = Facts(st, *loc);
+  q.created = created;
+  if (auto d = policy::Decide(q, settings); !d.allowed()) {
+    return Reply::Errno(d.err, what + ": " + d.rule);
+  }
+  if (probed && !RestoreStatusFlags(fd->get(), open_flags)) return Reply::Errno(errno);
+  if (!created) {
+    Reply r = InstallReply(std::move(fd.value()), flags);
+    // A file this call created is empty already: no truncate for it.
+    r.truncate_installed = (flags & O_TRUNC) && S_ISREG(st.st_mode);
+    return r;
+  }
+  Born(st);
+  if (loc->root->own_entries_only) made_shared_ = true;
+  Reply installed = InstallReply(std::move(fd.value()), flags);
+  // The kernel takes the fd before it creates anything: a file made for an
+  // fd that cannot be installed is removed again, if it is still ours.
+  installed.undo = [loc = *loc, dev = st.st_dev, ino = st.st_ino] {
+    auto parent = WriteRoots::OpenParent(loc);
+    struct stat now;
+    if (parent && ::fstatat(parent->get(), loc.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+        now.st_dev == dev && now.st_ino == ino) {
+      (void)::unlinkat(parent->get(), loc.name.c_str(), 0);
+    }
+  };
+  return installed;
+}
+
+
+}  // namespace cordon::supervisor
