@@ -188,6 +188,120 @@ std::string ResolveCommand(const std::string& cmd, const std::string& path_env) 
   return found_noexec;  // execve then fails with EACCES: 126, as execvp does
 }
 
+namespace {
+
+// The Landlock ruleset of a run: the policy's rules, planned into grants.
+Result<Fd> BuildLandlock(const LaunchRequest& req, const std::string& tmp) {
+  const policy::Policy& p = *req.policy;
+  std::vector<policy::PathRule> rules = policy::EffectiveRules(p, tmp);
+  // Protected paths: when every write-open, create, rename and unlink is
+  // decided by the supervisor (IsProtected), Landlock need not carve them,
+  // and must not: a carve makes their parent directory read-only, so git
+  // could not create .git/index.lock. With links: kernel or deletes
+  // allowed, the carve stays.
+  // Likewise a denied path that does not exist yet: nothing can bring it
+  // into being but the supervisor, which refuses to; a carve would leave
+  // the files the run creates beside it unreadable.
+  if (req.filter.notify_write_opens && req.filter.notify_deletes) {
+    std::erase_if(rules, [](const policy::PathRule& r) {
+      struct stat st;
+      return r.source == "protected path" ||
+             (r.access == policy::Access::kDenied && ::lstat(r.path.c_str(), &st) != 0 &&
+              errno == ENOENT);
+    });
+  }
+  auto grants = policy::PlanGrants(rules, ListDir);
+  LandlockConfig cfg{req.landlock_abi, p.network == policy::Network::kNone, true};
+  auto rs = BuildRuleset(grants, cfg);
+  if (!rs) return rs.error();
+  for (const auto& s : rs->skipped) spdlog::info("landlock: skipped {}", s);
+  return std::move(rs->fd);
+}
+
+// How the tool's first process ended, and whether its set-up failed.
+struct Waited {
+  ChildFailure failure{};
+  bool failed = false;
+  int exit_code = kExitCordonError;
+};
+
+// Waits for the tool's first process, forwarding the signals cordon gets to
+// its process group and draining the preload's reports meanwhile.
+Waited Supervise(pid_t pid, int pidfd, int sigfd, Fd status_read, ReportChannel& reports,
+                 const std::function<void(const void*, size_t)>& on_report) {
+  Waited w;
+  ChildFailure& failure = w.failure;
+  bool& failed = w.failed;
+  bool status_open = true;
+  bool report_hup = false;
+  int& exit_code = w.exit_code;
+  for (;;) {
+    pollfd fds[4] = {{pidfd, POLLIN, 0},
+                     {sigfd, POLLIN, 0},
+                     {status_open ? status_read.get() : -1, POLLIN, 0},
+                     {report_hup ? -1 : reports.poll_fd(), POLLIN, 0}};
+    int n = ::poll(fds, 4, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[3].revents & POLLIN) reports.Drain(on_report);
+    // Every holder of the tool's end has gone: drained, and nothing more
+    // can come (polling it would report POLLHUP until the pidfd fires).
+    if (fds[3].revents & (POLLHUP | POLLERR)) report_hup = true;
+    if (fds[2].revents) {
+      ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));
+      if (r == static_cast<ssize_t>(sizeof(failure))) failed = true;
+      status_open = false;
+    }
+    if (fds[1].revents & POLLIN) {
+      signalfd_siginfo si;
+      while (::read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+        ::kill(-pid, static_cast<int>(si.ssi_signo));
+      }
+    }
+    if (fds[0].revents & POLLIN) {
+      siginfo_t info{};
+      if (::waitid(P_PID, pid, &info, WEXITED) != 0) break;
+      if (info.si_code == CLD_EXITED) exit_code = info.si_status;
+      else exit_code = 128 + info.si_status;
+      break;
+    }
+  }
+  if (status_open) {
+    ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));
+    if (r == static_cast<ssize_t>(sizeof(failure))) failed = true;
+  }
+  return w;
+}
+
+// Says why the tool's set-up or exec failed, and how to grant what it lacked.
+void ReportChildFailure(const ChildFailure& failure, const LaunchRequest& req,
+                        const std::string& cmd, const std::string& tmp) {
+  std::string what(failure.what, strnlen(failure.what, sizeof(failure.what)));
+  // An exec the gate refused is its owner's to explain (cordon grep's
+  // tree check): "cannot execute" would blame the binary.
+  const bool gated = failure.stage == ChildStage::kExec && failure.err == EACCES &&
+                     req.emulator.exec_gate && !req.emulator.exec_gate();
+  if (gated) {
+    spdlog::debug("exec of {} refused by the exec gate", cmd);
+  } else if (failure.stage == ChildStage::kExec) {
+    spdlog::error("cannot execute {}: {}", cmd, std::strerror(failure.err));
+    // Most often a command found on a PATH entry the policy does not
+    // grant (a shim under the caller's home): say which, and how.
+    if (failure.err == EACCES &&
+        !policy::ReadableUnder(policy::EffectiveRules(*req.policy, tmp), cmd)) {
+      spdlog::error(
+          "{} lies outside what the policy lets the tool read and execute; --ro {} "
+          "would grant it",
+          cmd, cmd.substr(0, cmd.rfind('/')));
+    }
+  } else {
+    spdlog::error("sandbox setup failed at {}: {}", what, std::strerror(failure.err));
+  }
+}
+}  // namespace
+
 int Launch(const LaunchRequest& req) {
   const policy::Policy& p = *req.policy;
   // Files born from here on are the run's own and may be deleted freely.
@@ -202,29 +316,9 @@ int Launch(const LaunchRequest& req) {
 
   Fd ruleset;
   if (req.rung == Rung::kLandlockNotify) {
-    std::vector<policy::PathRule> rules = policy::EffectiveRules(p, tmp.path());
-    // Protected paths: when every write-open, create, rename and unlink is
-    // decided by the supervisor (IsProtected), Landlock need not carve them,
-    // and must not: a carve makes their parent directory read-only, so git
-    // could not create .git/index.lock. With links: kernel or deletes
-    // allowed, the carve stays.
-    // Likewise a denied path that does not exist yet: nothing can bring it
-    // into being but the supervisor, which refuses to; a carve would leave
-    // the files the run creates beside it unreadable.
-    if (req.filter.notify_write_opens && req.filter.notify_deletes) {
-      std::erase_if(rules, [](const policy::PathRule& r) {
-        struct stat st;
-        return r.source == "protected path" ||
-               (r.access == policy::Access::kDenied && ::lstat(r.path.c_str(), &st) != 0 &&
-                errno == ENOENT);
-      });
-    }
-    auto grants = policy::PlanGrants(rules, ListDir);
-    LandlockConfig cfg{req.landlock_abi, p.network == policy::Network::kNone, true};
-    auto rs = BuildRuleset(grants, cfg);
+    auto rs = BuildLandlock(req, tmp.path());
     if (!rs) return Fail("landlock: " + Describe(rs.error()));
-    for (const auto& s : rs->skipped) spdlog::info("landlock: skipped {}", s);
-    ruleset = std::move(rs->fd);
+    ruleset = std::move(rs.value());
   }
 
   std::unique_ptr<BpfProgram> filter;
@@ -321,80 +415,16 @@ int Launch(const LaunchRequest& req) {
     return Fail(Describe(served.error()));
   }
 
-  auto drain_reports = [&] { reports.Drain(req.on_report); };
-
-  ChildFailure failure{};
-  bool failed = false;
-  bool status_open = true;
-  bool report_hup = false;
-  int exit_code = kExitCordonError;
-  for (;;) {
-    pollfd fds[4] = {{pidfd.get(), POLLIN, 0},
-                     {sigfd.get(), POLLIN, 0},
-                     {status_open ? status_read.get() : -1, POLLIN, 0},
-                     {report_hup ? -1 : reports.poll_fd(), POLLIN, 0}};
-    int n = ::poll(fds, 4, -1);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[3].revents & POLLIN) drain_reports();
-    // Every holder of the tool's end has gone: drained, and nothing more
-    // can come (polling it would report POLLHUP until the pidfd fires).
-    if (fds[3].revents & (POLLHUP | POLLERR)) report_hup = true;
-    if (fds[2].revents) {
-      ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));
-      if (r == static_cast<ssize_t>(sizeof(failure))) failed = true;
-      status_open = false;
-    }
-    if (fds[1].revents & POLLIN) {
-      signalfd_siginfo si;
-      while (::read(sigfd.get(), &si, sizeof(si)) == sizeof(si)) {
-        ::kill(-pid, static_cast<int>(si.ssi_signo));
-      }
-    }
-    if (fds[0].revents & POLLIN) {
-      siginfo_t info{};
-      if (::waitid(P_PID, pid, &info, WEXITED) != 0) break;
-      if (info.si_code == CLD_EXITED) exit_code = info.si_status;
-      else exit_code = 128 + info.si_status;
-      break;
-    }
-  }
-  if (status_open) {
-    ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));
-    if (r == static_cast<ssize_t>(sizeof(failure))) failed = true;
-  }
+  const Waited waited = Supervise(pid, pidfd.get(), sigfd.get(), std::move(status_read), reports,
+                                  req.on_report);
   if (server) server->Shutdown();
   KillRemaining(pid);
-  drain_reports();
+  reports.Drain(req.on_report);
   server.reset();  // its thread ends now that no task uses the filter
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
 
-  if (failed) {
-    std::string what(failure.what, strnlen(failure.what, sizeof(failure.what)));
-    // An exec the gate refused is its owner's to explain (cordon grep's
-    // tree check): "cannot execute" would blame the binary.
-    const bool gated = failure.stage == ChildStage::kExec && failure.err == EACCES &&
-                       req.emulator.exec_gate && !req.emulator.exec_gate();
-    if (gated) {
-      spdlog::debug("exec of {} refused by the exec gate", argv[0]);
-    } else if (failure.stage == ChildStage::kExec) {
-      spdlog::error("cannot execute {}: {}", argv[0], std::strerror(failure.err));
-      // Most often a command found on a PATH entry the policy does not
-      // grant (a shim under the caller's home): say which, and how.
-      if (failure.err == EACCES &&
-          !policy::ReadableUnder(policy::EffectiveRules(p, tmp.path()), argv[0])) {
-        spdlog::error(
-            "{} lies outside what the policy lets the tool read and execute; --ro {} "
-            "would grant it",
-            argv[0], argv[0].substr(0, argv[0].rfind('/')));
-      }
-    } else {
-      spdlog::error("sandbox setup failed at {}: {}", what, std::strerror(failure.err));
-    }
-  }
-  return exit_code;
+  if (waited.failed) ReportChildFailure(waited.failure, req, argv[0], tmp.path());
+  return waited.exit_code;
 }
 
 }  // namespace cordon::supervisor
