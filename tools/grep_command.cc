@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -62,6 +63,14 @@ bool AdmitRoot(const policy::AdmissionTable& table, const std::string& workspace
   long n = policy::NormalizePath(path, workspace.c_str(), normal);
   if (n < 0) return false;
   std::string abs(normal, static_cast<std::size_t>(n));
+  // Only for the message: a caller used to cwd-relative paths learns where
+  // this one was looked for. The tree check still decides what is searched.
+  struct stat st;
+  if (::lstat(abs.c_str(), &st) != 0 && errno == ENOENT) {
+    spdlog::error("search path '{}' refused: no such file or directory in the workspace {}", path,
+                  workspace);
+    return false;
+  }
   out.rel = abs.size() == workspace.size() ? "." : abs.substr(workspace.size() + 1);
   out.arg = path;
   return true;

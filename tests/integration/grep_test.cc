@@ -429,6 +429,11 @@ TEST_F(GrepTest, PathsOutsideStayRefusedFromAnyCwd) {
         EXPECT_EQ(r.out, "");
         EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        if (path == "secret.txt") {
+          EXPECT_NE(r.err.find("no such file or directory in the workspace " + t_.ws()),
+                    std::string::npos)
+              << "says where a relative path was looked for: " << r.err;
+        }
       }
     }
   }
