@@ -1,8 +1,8 @@
 #include "tools/grep_command.h"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,31 +37,42 @@ bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefi
 
 // A user path once admitted: `rel` for the tree check (relative to the
 // workspace, "." for the workspace itself) and `arg` for ripgrep, which
-// prints paths as it was given them: `rel` for a relative path (ripgrep
-// starts in the workspace), the normalised absolute path for an absolute one.
+// prints paths as it was given them: the user's own spelling, which names
+// the same file from the workspace, ripgrep's cwd (a raw ".." is refused,
+// so "." and empty segments are all that `rel` drops).
 struct Root {
   std::string rel, arg;
 };
 
-// Admits a user path (relative to cordon's cwd), or logs the refusal.
+// Admits a user path, or logs the refusal. A relative path is the
+// workspace's, whatever cordon's own cwd: it is a tool argument, and the
+// tool runs in the workspace (as `cordon run -- rg PATTERN PATH` would).
 bool AdmitRoot(const policy::AdmissionTable& table, const std::string& workspace,
-               const std::string& cwd, const std::string& path, Root& out) {
+               const std::string& path, Root& out) {
   if (policy::HasParentSegment(path)) {
     spdlog::error("search path '{}' refused: raw '..' segment", path);
     return false;
   }
-  policy::Admission a = policy::AdmitPath(table, policy::AdmitOp::kRead, path, cwd.c_str());
+  policy::Admission a = policy::AdmitPath(table, policy::AdmitOp::kRead, path, workspace.c_str());
   if (a.verdict != policy::AdmitVerdict::kAdmit || a.cls != policy::PathClass::kWorkspace) {
     spdlog::error("search path '{}' refused: {}", path,
                   a.verdict == policy::AdmitVerdict::kAdmit ? "not inside the workspace" : a.reason);
     return false;
   }
   char normal[policy::kAdmissionMaxPath];
-  long n = policy::NormalizePath(path, cwd.c_str(), normal);
+  long n = policy::NormalizePath(path, workspace.c_str(), normal);
   if (n < 0) return false;
   std::string abs(normal, static_cast<std::size_t>(n));
+  // Only for the message: a caller used to cwd-relative paths learns where
+  // this one was looked for. The tree check still decides what is searched.
+  struct stat st;
+  if (::lstat(abs.c_str(), &st) != 0 && errno == ENOENT) {
+    spdlog::error("search path '{}' refused: no such file or directory in the workspace {}", path,
+                  workspace);
+    return false;
+  }
   out.rel = abs.size() == workspace.size() ? "." : abs.substr(workspace.size() + 1);
-  out.arg = path[0] == '/' ? abs : out.rel;
+  out.arg = path;
   return true;
 }
 
@@ -70,11 +81,6 @@ int Search(SearchKind kind, SearchOptions& o) {
   if (!BuildPolicy(o.run, p)) return kExitCordonError;
 
   const std::string& pattern = o.args.front();
-  char cwd[PATH_MAX];
-  if (::getcwd(cwd, sizeof cwd) == nullptr) {
-    spdlog::error("cannot read the current directory");
-    return kExitCordonError;
-  }
   policy::AdmissionTable table;
   if (!table.SetWorkspace(p.workspace, policy::Access::kReadOnly)) {
     spdlog::error("workspace {} cannot be used for path admission", p.workspace);
@@ -83,7 +89,7 @@ int Search(SearchKind kind, SearchOptions& o) {
   std::vector<std::string> rels, args;
   for (std::size_t i = 1; i < o.args.size(); ++i) {
     Root root;
-    if (!AdmitRoot(table, p.workspace, cwd, o.args[i], root)) return kExitCordonError;
+    if (!AdmitRoot(table, p.workspace, o.args[i], root)) return kExitCordonError;
     rels.push_back(std::move(root.rel));
     args.push_back(std::move(root.arg));
   }

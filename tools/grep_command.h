@@ -1,7 +1,9 @@
 // `cordon grep [run options] [--json] -- PATTERN [PATH]...` and
 // `cordon glob [run options] -- GLOB [PATH]...`: ripgrep inside the sandbox
 // with a fixed argument template (seed 002). Each path is admitted first
-// (inside the workspace, no raw ".."), the bounded tree check runs on every
+// (inside the workspace, no raw ".."; a relative one is the workspace's,
+// whatever the caller's cwd, and reaches ripgrep as spelt, so paths print
+// as `cd WS && rg` prints them), the bounded tree check runs on every
 // root, ripgrep is pinned by identity (so it is the only binary the run may
 // execute) and gets a scrubbed environment.
 #pragma once
@@ -29,7 +31,7 @@ inline constexpr const char* kPathsHole = "{PATH}...";
 
 // The argv ripgrep runs with. `pattern` is the regex (grep) or the glob
 // (glob); `roots` are already admitted (relative to the workspace, or
-// absolute inside it). User input only ever appears as the value of
+// absolute inside it) and spelt as the user gave them. User input only ever appears as the value of
 // `-e`/`--glob` or after `--`, so none of it can become an option.
 std::vector<std::string> RipgrepTemplate(SearchKind kind, const std::string& rg_path,
                                          const std::string& pattern, const RipgrepOutput& output,

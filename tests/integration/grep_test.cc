@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <regex>
 #include <sstream>
 
 #include "tests/support/test_env.h"
@@ -26,6 +27,12 @@ std::vector<std::string> SortedLines(const std::string& s) {
   for (std::string l; std::getline(ss, l);) v.push_back(l);
   std::sort(v.begin(), v.end());
   return v;
+}
+
+// ripgrep's JSON output less the elapsed times, which differ run to run.
+std::string WithoutTimings(const std::string& s) {
+  static const std::regex kElapsed(R"("elapsed(_total)?":\{[^}]*\},?)");
+  return std::regex_replace(s, kElapsed, "");
 }
 
 // Bare ripgrep in `cwd`, for comparison.
@@ -345,9 +352,91 @@ TEST_F(GrepTest, PathsOutsideOrWithDotDotAreRefusedBeforeRipgrepStarts) {
   EXPECT_EQ(up.out, "");
   EXPECT_NE(up.err.find("raw '..' segment"), std::string::npos) << up.err;
   RunResult here =
-      RunCordon({"grep", "--workspace", t_.ws(), "--", "needle", "deep"}, t_.Ws("src"));
-  EXPECT_EQ(here.status, 0) << "a path below a cwd inside the workspace: " << here.err;
-  EXPECT_NE(here.out.find("needle_22"), std::string::npos) << here.out;
+      RunCordon({"grep", "--workspace", t_.ws(), "--", "needle", "src/deep"}, t_.Ws("src"));
+  EXPECT_EQ(here.status, 0) << "relative to the workspace, not to a cwd inside it: " << here.err;
+  EXPECT_EQ(here.out, "src/deep/b.h:// needle_22 here\n");
+}
+
+// A search path is a tool argument, read where the tool runs (the
+// workspace) whatever cordon's caller's cwd, and ripgrep gets it as spelt:
+// what `cd WS && rg ARGS` prints, path for path, byte for byte.
+TEST_F(GrepTest, SearchPathsAreTheWorkspacesWhateverTheCallersCwd) {
+  const std::vector<std::vector<std::string>> shapes = {
+      {}, {"src"}, {"./src"}, {"src/a.c"}, {"src/deep", "notes.txt"}, {"."}, {"src//deep/"},
+      {t_.Ws("src")}, {t_.ws() + "//src/./deep"}};
+  const std::vector<std::vector<std::string>> modes = {{}, {"--count"}, {"--json"}};
+  for (const std::string& cwd : {t_.ws(), std::string("/"), t_.Ws("src/deep")}) {
+    for (const auto& mode : modes) {
+      for (const auto& paths : shapes) {
+        std::string bare_args = "--no-config";
+        std::vector<std::string> args = {"grep", "--workspace", t_.ws()};
+        for (const std::string& m : mode) {
+          args.push_back(m);
+          bare_args += " " + m;
+        }
+        args.insert(args.end(), {"--", "needle"});
+        bare_args += " -e needle --";
+        for (const std::string& path : paths) {
+          args.push_back(path);
+          bare_args += " '" + path + "'";
+        }
+        SCOPED_TRACE("cd " + cwd + "; rg " + bare_args);
+        RunResult r = RunCordon(args, cwd);
+        ASSERT_EQ(r.status, 0) << r.err;
+        std::string bare = BareRg(t_.ws(), bare_args);
+        EXPECT_EQ(SortedLines(WithoutTimings(r.out)), SortedLines(WithoutTimings(bare)));
+        EXPECT_FALSE(bare.empty());
+      }
+    }
+  }
+}
+
+TEST_F(GrepTest, GlobPathsAreTheWorkspacesWhateverTheCallersCwd) {
+  WriteFile(t_.Ws("top.h"), "");
+  const std::vector<std::vector<std::string>> shapes = {
+      {}, {"src"}, {"./src"}, {"src/deep/b.h"}, {"src/deep", "."}, {t_.Ws("src")}};
+  for (const std::string& cwd : {t_.ws(), std::string("/"), t_.Ws("src")}) {
+    for (const auto& paths : shapes) {
+      std::vector<std::string> args = {"glob", "--workspace", t_.ws(), "--", "*.h"};
+      std::string bare_args = "--no-config --files --glob '*.h' --";
+      for (const std::string& path : paths) {
+        args.push_back(path);
+        bare_args += " '" + path + "'";
+      }
+      SCOPED_TRACE("cd " + cwd + "; rg " + bare_args);
+      RunResult r = RunCordon(args, cwd);
+      ASSERT_EQ(r.status, 0) << r.err;
+      std::string bare = BareRg(t_.ws(), bare_args);
+      EXPECT_EQ(SortedLines(r.out), SortedLines(bare));
+      EXPECT_FALSE(bare.empty());
+    }
+  }
+}
+
+// Resolving in the workspace must not open a way out: what is outside it
+// stays refused from any cwd, in one line and before ripgrep starts, and a
+// relative name that exists only next to the caller is not searched.
+TEST_F(GrepTest, PathsOutsideStayRefusedFromAnyCwd) {
+  WriteFile(t_.Out("secret.txt"), "needle_secret\n");
+  for (const std::string& cwd : {std::string("/"), t_.outside(), t_.Ws("src")}) {
+    for (const std::string& path : {t_.Out("secret.txt"), std::string("../outside/secret.txt"),
+                                    std::string("/etc"), std::string("secret.txt")}) {
+      for (const char* verb : {"grep", "glob"}) {
+        SCOPED_TRACE(std::string("cd ") + cwd + "; cordon " + verb + " " + path);
+        std::string pattern = verb == std::string("grep") ? "needle" : "*";
+        RunResult r = RunCordon({verb, "--workspace", t_.ws(), "--", pattern, path}, cwd);
+        EXPECT_EQ(r.status, 125);
+        EXPECT_EQ(r.out, "");
+        EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        if (path == "secret.txt") {
+          EXPECT_NE(r.err.find("no such file or directory in the workspace " + t_.ws()),
+                    std::string::npos)
+              << "says where a relative path was looked for: " << r.err;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
