@@ -103,25 +103,6 @@ __attribute__((noinline)) long JoinRelative(std::string_view path, const char* b
   return len + p;
 }
 
-bool IsNormalAbsolute(std::string_view p) {
-  if (p.empty() || p[0] != '/' || p.size() >= kAdmissionMaxPath) return false;
-  if (p.size() == 1) return true;
-  if (p.back() == '/') return false;
-  std::size_t i = 1;
-  while (i <= p.size()) {
-    std::size_t j = i;
-    while (j < p.size() && p[j] != '/') ++j;
-    std::size_t seg = j - i;
-    if (seg == 0) return false;
-    if (seg == 1 && p[i] == '.') return false;
-    if (seg == 2 && p[i] == '.' && p[i + 1] == '.') return false;
-    for (std::size_t k = i; k < j; ++k) {
-      if (p[k] == '\0') return false;
-    }
-    i = j + 1;
-  }
-  return true;
-}
 
 // Whether an absolute path with ".." resolves lexically into the read-only
 // set. Out of line for the same reason as JoinRelative().
@@ -151,7 +132,7 @@ long NormalizePath(std::string_view path, const char* base, char* out) {
 }
 
 int AdmissionTable::Insert(std::string_view path, Access kind) {
-  if (!IsNormalAbsolute(path) || count_ >= kAdmissionMaxRules) return -1;
+  if (!IsAbsoluteNormal(path) || count_ >= kAdmissionMaxRules) return -1;
   if (used_ + path.size() > kAdmissionArenaBytes) return -1;
   std::memcpy(arena_ + used_, path.data(), path.size());
   rules_[count_] = Rule{static_cast<std::uint32_t>(used_), static_cast<std::uint32_t>(path.size()),
@@ -250,6 +231,26 @@ bool HasParentSegment(std::string_view path) {
     i = j + 1;
   }
   return false;
+}
+
+bool IsAbsoluteNormal(std::string_view p) {
+  if (p.empty() || p[0] != '/' || p.size() >= kAdmissionMaxPath) return false;
+  if (p.size() == 1) return true;
+  if (p.back() == '/') return false;
+  std::size_t i = 1;
+  while (i <= p.size()) {
+    std::size_t j = i;
+    while (j < p.size() && p[j] != '/') ++j;
+    std::size_t seg = j - i;
+    if (seg == 0) return false;
+    if (seg == 1 && p[i] == '.') return false;
+    if (seg == 2 && p[i] == '.' && p[i + 1] == '.') return false;
+    for (std::size_t k = i; k < j; ++k) {
+      if (p[k] == '\0') return false;
+    }
+    i = j + 1;
+  }
+  return true;
 }
 
 const char* PathClassName(PathClass c) {

@@ -117,6 +117,11 @@ long NormalizePath(std::string_view path, const char* base, char* out);
 // held to the letter of the rule: no ".." at all, leading or not.
 bool HasParentSegment(std::string_view path);
 
+// Lexically normal absolute path: no "." or ".." or empty segment, no
+// trailing slash (except "/"), no NUL, shorter than PATH_MAX. The one test
+// of a normal path: rules, the workspace and the preload's table use it.
+bool IsAbsoluteNormal(std::string_view p);
+
 const char* PathClassName(PathClass c);
 
 }  // namespace cordon::policy

@@ -97,22 +97,6 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
   return rules;
 }
 
-bool IsAbsoluteNormal(const std::string& p) {
-  if (p.empty() || p[0] != '/') return false;
-  if (p == "/") return true;
-  if (p.back() == '/') return false;
-  std::string_view rest(p);
-  rest.remove_prefix(1);
-  while (!rest.empty()) {
-    auto slash = rest.find('/');
-    std::string_view seg = rest.substr(0, slash);
-    if (seg.empty() || seg == "." || seg == "..") return false;
-    if (slash == std::string_view::npos) break;
-    rest.remove_prefix(slash + 1);
-  }
-  return true;
-}
-
 const PathRule* CoveringRule(const std::vector<PathRule>& rules, std::string_view path) {
   long i = policy::CoveringRule(
       rules.size(), path, [&](std::size_t k) { return std::string_view(rules[k].path); },

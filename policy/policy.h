@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "policy/fs_facts.h"
+#include "policy/path_admission.h"
 #include "policy/rule_lookup.h"
 #include "policy/tool_pin.h"
 
@@ -129,9 +130,6 @@ Covered CoverPath(const std::vector<PathRule>& rules, std::string_view abs, bool
 // covering rule is not a denial.
 bool ReadableUnder(const std::vector<PathRule>& rules, const std::string& path);
 
-// Lexically normal absolute path: no "." or ".." or duplicate slashes, no
-// trailing slash (except "/"). Returns false on a relative path.
-bool IsAbsoluteNormal(const std::string& p);
 
 // True when `path` equals `dir` or lies beneath it (both absolute, normal).
 bool IsWithin(const std::string& path, const std::string& dir);
