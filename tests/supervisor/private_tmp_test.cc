@@ -20,6 +20,27 @@ namespace {
 using cordon::testing::Exists;
 using cordon::testing::ScratchTree;
 
+// The directory of a run whose supervisor died without its destructor
+// (SIGKILL): made in a child that exits without cleaning up. Empty on error.
+std::string DeadRunsDirectory(const std::string& parent) {
+  int pipefd[2];
+  if (::pipe(pipefd) != 0) return {};
+  pid_t dead = ::fork();
+  if (dead == 0) {
+    PrivateTmp tmp(parent);
+    if (!tmp.Create().ok()) _exit(1);
+    (void)!::write(pipefd[1], tmp.path().c_str(), tmp.path().size());
+    _exit(0);  // no destructor: as if killed
+  }
+  ::close(pipefd[1]);
+  char buf[512] = {};
+  ssize_t n = ::read(pipefd[0], buf, sizeof buf - 1);
+  ::close(pipefd[0]);
+  int status = 0;
+  ::waitpid(dead, &status, 0);
+  return n > 0 && status == 0 ? std::string(buf) : std::string();
+}
+
 // A run's directory: made in the per-user directory, removed at the end.
 TEST(PrivateTmp, IsMadeInThePrivateDirectoryAndRemovedAtTheEnd) {
   ScratchTree t;
@@ -41,23 +62,7 @@ TEST(PrivateTmp, IsMadeInThePrivateDirectoryAndRemovedAtTheEnd) {
 // directory unheld; the next run to end removes it, and not a live one's.
 TEST(PrivateTmp, ARunThatEndsRemovesTheDirectoriesOfDeadRunsOnly) {
   ScratchTree t;
-  int pipefd[2];
-  ASSERT_EQ(::pipe(pipefd), 0);
-  pid_t dead = ::fork();
-  if (dead == 0) {
-    PrivateTmp tmp(t.root());
-    if (!tmp.Create().ok()) _exit(1);
-    (void)!::write(pipefd[1], tmp.path().c_str(), tmp.path().size());
-    _exit(0);  // no destructor: as if killed
-  }
-  ::close(pipefd[1]);
-  char buf[512] = {};
-  ASSERT_GT(::read(pipefd[0], buf, sizeof buf - 1), 0);
-  ::close(pipefd[0]);
-  int status = 0;
-  ::waitpid(dead, &status, 0);
-  ASSERT_EQ(status, 0);
-  const std::string stale = buf;
+  const std::string stale = DeadRunsDirectory(t.root());
   ASSERT_TRUE(Exists(stale));
 
   PrivateTmp live(t.root());
@@ -77,21 +82,7 @@ TEST(PrivateTmp, ARunThatEndsRemovesTheDirectoriesOfDeadRunsOnly) {
 // (RunContract.KillingCordonKillsTheTool failed that way now and then).
 TEST(PrivateTmp, TheSweepWaitsForARunBeingSetUp) {
   ScratchTree t;
-  int pipefd[2];
-  ASSERT_EQ(::pipe(pipefd), 0);
-  pid_t dead = ::fork();
-  if (dead == 0) {
-    PrivateTmp tmp(t.root());
-    if (!tmp.Create().ok()) _exit(1);
-    (void)!::write(pipefd[1], tmp.path().c_str(), tmp.path().size());
-    _exit(0);  // no destructor: as if killed
-  }
-  ::close(pipefd[1]);
-  char buf[512] = {};
-  ASSERT_GT(::read(pipefd[0], buf, sizeof buf - 1), 0);
-  ::close(pipefd[0]);
-  ::waitpid(dead, nullptr, 0);
-  const std::string stale = buf;
+  const std::string stale = DeadRunsDirectory(t.root());
   ASSERT_TRUE(Exists(stale));
   // A run being set up: the parent held shared for a while.
   Fd base(::open(PrivateTmpBase(t.root()).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
