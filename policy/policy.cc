@@ -73,6 +73,7 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
   rules.push_back(p.profile == Profile::kWorkspaceWrite ? PathRule::ReadWrite(p.workspace)
                                                         : PathRule::ReadOnly(p.workspace));
   if (!private_tmp.empty()) rules.push_back(PathRule::ReadWrite(private_tmp));
+  rules.insert(rules.end(), p.base_paths.begin(), p.base_paths.end());
   rules.insert(rules.end(), p.paths.begin(), p.paths.end());
   // A grant of /dev's parent (`--ro /`) leaves /dev out; the system set's
   // devices are deeper rules and stay (kernel_interfaces.h).

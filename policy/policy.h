@@ -65,6 +65,11 @@ struct Policy {
   std::string profile_reason = "no profile named: legacy read-only policy";
   std::string workspace;           // absolute realpath of the workspace
   std::vector<PathRule> paths;     // user rules, on top of the system set
+  // Seed 004's generated base policy: read-only paths of this machine the
+  // run gets by default (git's identity and config in the user's home).
+  // Not the policy's own: kept out of its digest, which a managed
+  // workspace records. A user rule of the same path wins by strictness.
+  std::vector<PathRule> base_paths;
   std::vector<DroppedPath> dropped;  // missing paths, dropped and reported
   Network network = Network::kNone;
   bool private_tmp = true;

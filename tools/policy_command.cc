@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "policy/kernel_interfaces.h"
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/user_profile.h"
 #include "policy/policy.h"
 #include "supervisor/landlock.h"
 #include "supervisor/launcher.h"
@@ -89,6 +91,7 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
                                                : policy::Profile::kReadOnly;
     p.profile_reason = "--profile " + a.profile + " (this run only)";
   }
+  if (const char* home = std::getenv("HOME"); home != nullptr) supervisor::AddUserProfile(p, home);
   supervisor::NormalisePolicy(p);
   for (auto& e : policy::Validate(p, supervisor::GatherFsFacts(p))) errors.push_back(std::move(e));
   return errors.empty();
@@ -193,6 +196,9 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
   paths.push_back({{"path", p.workspace},
                    {"access", p.profile == policy::Profile::kWorkspaceWrite ? "read-write" : "read-only"},
                    {"source", "workspace"}});
+  for (const auto& r : p.base_paths) {
+    paths.push_back({{"path", r.path}, {"access", policy::AccessName(r.access)}, {"source", r.source}});
+  }
   for (const auto& r : p.paths) {
     paths.push_back({{"path", r.path}, {"access", policy::AccessName(r.access)}, {"source", r.source}});
   }
@@ -273,6 +279,11 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
                 "", r.source.c_str());
   }
   for (const auto& r : CarveOuts(p)) {
+    std::printf("  %-10s  %s\n  %-10s  (%s)\n", policy::AccessName(r.access), r.path.c_str(), "",
+                r.source.c_str());
+  }
+  if (!p.base_paths.empty()) std::printf("\nFrom this machine, by default (seed 004's base policy):\n");
+  for (const auto& r : p.base_paths) {
     std::printf("  %-10s  %s\n  %-10s  (%s)\n", policy::AccessName(r.access), r.path.c_str(), "",
                 r.source.c_str());
   }

@@ -11,6 +11,7 @@
 
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/user_profile.h"
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/landlock.h"
 #include "policy/protected_paths.h"
@@ -157,6 +158,8 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   add(o.ro, policy::Access::kReadOnly, "--ro");
   add(o.rw, policy::Access::kReadWrite, "--rw");
   add(o.deny, policy::Access::kDenied, "--deny");
+  // Git's identity and config, read-only (seed 004's base policy).
+  if (const char* home = std::getenv("HOME"); home != nullptr) supervisor::AddUserProfile(p, home);
   // One-run overrides; never written back anywhere.
   if (o.sandbox) p.sandbox_enabled = true;
   if (o.no_sandbox) p.sandbox_enabled = false;

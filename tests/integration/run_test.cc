@@ -170,16 +170,20 @@ TEST(RunContract, AnUnreadableHomeIsReplacedByAPrivateOne) {
   const std::string home = t.Out("home");
   ASSERT_EQ(::mkdir(home.c_str(), 0755), 0);
   WriteFile(home + "/.gitconfig", "[user]\n\tname = From The Home\n");
+  WriteFile(home + "/notes.txt", "Home Secret\n");
   const std::string script =
       "git init -q . && git config user.email a@b && mkdir -p \"$HOME/.cache/x\" && "
-      "printf '%s\\n' \"$HOME\" && git config --global user.name || true";
+      "printf '%s\\n' \"$HOME\" && cat \"$HOME/notes.txt\" " + home + "/notes.txt 2>/dev/null; "
+      "git config --global user.name || true";
   RunResult moved = RunCordon(
       {"run", "--profile", "workspace-write", "--workspace", t.ws(), "--", "sh", "-c", script}, "",
       {"HOME=" + home});
   ASSERT_EQ(moved.status, 0) << moved.err;
   const std::string private_home = moved.out.substr(0, moved.out.find('\n'));
   EXPECT_EQ(private_home.rfind(PrivateTmpPrefix(), 0), 0u) << moved.out;
-  EXPECT_EQ(moved.out.find("From The Home"), std::string::npos) << "the home was not read";
+  EXPECT_EQ(moved.out.find("Home Secret"), std::string::npos) << "the home was not read";
+  // Git's identity is in the base policy (seed 004): read-only, by default.
+  EXPECT_NE(moved.out.find("From The Home"), std::string::npos) << moved.out;
   EXPECT_FALSE(Exists(private_home)) << "removed with TMPDIR";
 
   // Granting one file of the home links it into the private one: git keeps

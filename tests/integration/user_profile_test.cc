@@ -1,0 +1,77 @@
+// Seed 004's base policy, first part: git's identity and config are read-only
+// for every run, so `git commit` under cordon run takes the user's name from
+// ~/.gitconfig although HOME is private; nothing else of the home is, and a
+// user's --deny of the file wins. Real git, the real cordon binary.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class UserProfileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    home_ = t_.Out("home");
+    ASSERT_EQ(::mkdir(home_.c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir((home_ + "/.ssh").c_str(), 0700), 0);
+    WriteFile(home_ + "/.gitconfig",
+              "[user]\n\tname = Canary Author\n\temail = canary@example.org\n"
+              "[init]\n\tdefaultBranch = main\n");
+    WriteFile(home_ + "/.ssh/id_ed25519", "CANARY-KEY\n");
+  }
+  // git init + commit in the workspace, under cordon run with HOME=home_.
+  RunResult Commit(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"run", "--profile", "workspace-write", "--workspace", t_.ws()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--", "sh", "-c",
+                             "git init -q && git commit -q --allow-empty -m first && "
+                             "git log --format='%an <%ae>'"});
+    return RunCordon(args, "", {"HOME=" + home_});
+  }
+  ScratchTree t_;
+  std::string home_;
+};
+
+TEST_F(UserProfileTest, GitTakesTheUsersIdentityFromTheirGitconfig) {
+  RunResult r = Commit();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Canary Author <canary@example.org>"));
+}
+
+TEST_F(UserProfileTest, TheGitconfigIsReadOnlyAndTheRestOfTheHomeOutOfReach) {
+  RunResult r = RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--",
+                           "sh", "-c",
+                           "git config --global user.name Evil; cat " + home_ +
+                               "/.ssh/id_ed25519; cat ~/.ssh/id_ed25519; echo done"},
+                          "", {"HOME=" + home_});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("done"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("CANARY-KEY")));
+  EXPECT_THAT(ReadFile(home_ + "/.gitconfig"), HasSubstr("Canary Author"));
+  EXPECT_THAT(ReadFile(home_ + "/.gitconfig"), ::testing::Not(HasSubstr("Evil")));
+}
+
+TEST_F(UserProfileTest, AUsersDenialOfTheGitconfigWins) {
+  RunResult r = Commit({"--deny", home_ + "/.gitconfig"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("Canary Author")));
+}
+
+TEST_F(UserProfileTest, ExplainListsTheBasePolicy) {
+  const std::string policy = t_.root() + "/p.json";
+  WriteFile(policy, "{}");
+  RunResult r = RunCordon({"policy", "explain", policy, "--workspace", t_.ws(), "--path",
+                           home_ + "/.gitconfig", "--path", home_ + "/.ssh/id_ed25519"},
+                          "", {"HOME=" + home_});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("user profile: git identity and config"));
+  EXPECT_THAT(r.out, HasSubstr("outside"));
+}
+
+}  // namespace
+}  // namespace cordon::testing
