@@ -115,7 +115,7 @@ nlohmann::json SessionHeader(const Policy& p, std::string_view rung,
       {"profile_reason", p.profile_reason},
       {"rung", std::string(rung)},
       {"argv", argv},
-      {"policy", PolicyToJson(p)},
+      {"policy", PolicyToJson(p, PolicyJsonView::kRecord)},
   };
 }
 

@@ -11,7 +11,8 @@
 
 namespace cordon::policy {
 
-// Canonical JSON (sorted keys, no whitespace) of what the policy grants and
+// Canonical JSON (sorted keys, no whitespace; the one writer's kDigest view,
+// policy_json.h) of what the policy grants and
 // decides: profile, workspace, rules in order, network, private TMPDIR,
 // sandbox and bypass switches, protected patterns, the sensitive-delete and
 // link modes, pinned tools (name and path) and limits. Left out: what says

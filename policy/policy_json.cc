@@ -1,50 +1,92 @@
 #include "policy/policy_json.h"
 
 namespace cordon::policy {
+namespace {
 
-nlohmann::json PolicyToJson(const Policy& p) {
-  nlohmann::json paths = nlohmann::json::array();
-  for (const PathRule& r : p.paths) {
-    paths.push_back({{"path", r.path}, {"access", AccessName(r.access)}, {"executable", r.executable}});
-  }
-  nlohmann::json tools = nlohmann::json::array();
-  for (const ToolPin& t : p.tools) {
-    auto digest = t.identity.Sha256();
-    nlohmann::json tool = {
-        {"name", t.name}, {"path", t.path}, {"size", static_cast<int64_t>(t.identity.size)}};
-    if (digest) {
-      tool["sha256"] = digest.value();
-    } else {
-      tool["sha256_error"] = Describe(digest.error());
-    }
-    tools.push_back(std::move(tool));
-  }
-  nlohmann::json dropped = nlohmann::json::array();
-  for (const DroppedPath& d : p.dropped) dropped.push_back({{"path", d.path}, {"reason", d.reason}});
-  return {
-      {"profile", ProfileName(p.profile)},
-      {"profile_reason", p.profile_reason},
-      {"workspace", p.workspace},
-      {"paths", std::move(paths)},
-      {"dropped", std::move(dropped)},
-      {"network", NetworkName(p.network)},
-      {"private_tmp", p.private_tmp},
-      {"sandbox_enabled", p.sandbox_enabled},
-      {"allow_bypass", p.allow_bypass},
-      {"add_cwd", p.add_cwd},
-      {"protected_patterns", p.protected_patterns},
-      {"protected_paths", p.protected_paths},
-      {"sensitive_delete", SensitiveDeleteName(p.sensitive_delete)},
-      {"links", LinkModeName(p.links)},
-      {"tools", std::move(tools)},
-      {"limits", LimitsToJson(p.limits)},
-  };
+using nlohmann::json;
+
+json RuleJson(const PathRule& r, PolicyJsonView view) {
+  json j = {{"path", JsonText(r.path)}, {"access", AccessName(r.access)}, {"exec", r.executable}};
+  if (view == PolicyJsonView::kRecord) j["source"] = r.source;
+  return j;
 }
 
-nlohmann::json LimitsToJson(const Limits& l) {
-  return {{"max_tree_entries", l.max_tree_entries},
-          {"max_tree_depth", l.max_tree_depth},
-          {"max_delete_bytes", l.max_delete_bytes}};
+json RulesJson(const std::vector<PathRule>& rules, PolicyJsonView view) {
+  json a = json::array();
+  for (const PathRule& r : rules) a.push_back(RuleJson(r, view));
+  return a;
+}
+
+json TextArray(const std::vector<std::string>& v) {
+  json a = json::array();
+  for (const std::string& s : v) a.push_back(JsonText(s));
+  return a;
+}
+
+json ToolJson(const ToolPin& t, PolicyJsonView view) {
+  json j = {{"name", JsonText(t.name)}, {"path", JsonText(t.path)}};
+  if (view == PolicyJsonView::kDigest) return j;
+  j["size"] = static_cast<int64_t>(t.identity.size);
+  auto digest = t.identity.Sha256();
+  if (digest) {
+    j["sha256"] = digest.value();
+  } else {
+    j["sha256_error"] = Describe(digest.error());
+  }
+  return j;
+}
+
+}  // namespace
+
+json JsonText(const std::string& s) {
+  try {
+    (void)json(s).dump();  // strict: throws on invalid UTF-8
+    return s;
+  } catch (const json::type_error&) {
+    static const char* k = "0123456789abcdef";
+    std::string hex = "hex:";
+    for (unsigned char c : s) {
+      hex += k[c >> 4];
+      hex += k[c & 15];
+    }
+    return hex;
+  }
+}
+
+json PolicyToJson(const Policy& p, PolicyJsonView view) {
+  json tools = json::array();
+  for (const ToolPin& t : p.tools) tools.push_back(ToolJson(t, view));
+  // The digest's fields and names: changing one changes every recorded
+  // workspace's digest (tests/policy/digest_test.cc pins the bytes).
+  json j{{"profile", ProfileName(p.profile)},
+         {"workspace", JsonText(p.workspace)},
+         {"paths", RulesJson(p.paths, view)},
+         {"network", NetworkName(p.network)},
+         {"private_tmp", p.private_tmp},
+         {"sandbox_enabled", p.sandbox_enabled},
+         {"allow_bypass", p.allow_bypass},
+         {"protected_patterns", TextArray(p.protected_patterns)},
+         {"sensitive_delete", SensitiveDeleteName(p.sensitive_delete)},
+         {"links", LinkModeName(p.links)},
+         {"tools", std::move(tools)},
+         {"limits",
+          {{"max_tree_entries", p.limits.max_tree_entries},
+           {"max_tree_depth", p.limits.max_tree_depth},
+           {"max_delete_bytes", p.limits.max_delete_bytes}}}};
+  if (view == PolicyJsonView::kDigest) return j;
+  json dropped = json::array();
+  for (const DroppedPath& d : p.dropped) {
+    dropped.push_back({{"path", JsonText(d.path)}, {"reason", d.reason}});
+  }
+  j["profile_reason"] = p.profile_reason;
+  j["base_paths"] = RulesJson(p.base_paths, view);
+  j["dropped"] = std::move(dropped);
+  j["add_cwd"] = p.add_cwd;
+  j["clear_policy_on_exit"] = p.clear_policy_on_exit;
+  j["protected_paths"] = TextArray(p.protected_paths);
+  j["protected_scan_truncated"] = p.protected_scan_truncated;
+  j["notes"] = p.notes;
+  return j;
 }
 
 }  // namespace cordon::policy

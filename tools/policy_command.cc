@@ -13,6 +13,7 @@
 #include "supervisor/load/normalise.h"
 #include "supervisor/load/user_profile.h"
 #include "policy/policy.h"
+#include "policy/policy_json.h"
 #include "supervisor/landlock.h"
 #include "supervisor/launcher.h"
 #include "supervisor/notify_loop.h"
@@ -55,14 +56,14 @@ nlohmann::json Decisions(const PolicyArgs& a, const policy::Policy& p) {
   for (const std::string& asked : a.paths) {
     std::string path = CanonicalAsked(asked);
     const policy::PathRule* r = path.empty() ? nullptr : policy::CoveringRule(rules, path);
-    nlohmann::json d = {{"path", asked}, {"canonical", path}};
+    nlohmann::json d = {{"path", policy::JsonText(asked)}, {"canonical", policy::JsonText(path)}};
     if (r == nullptr) {
       d["access"] = "outside";
       d["rule"] = nullptr;
       d["source"] = path.empty() ? "not an absolute path without '..'" : "no rule covers it";
     } else {
       d["access"] = policy::AccessName(r->access);
-      d["rule"] = r->path;
+      d["rule"] = policy::JsonText(r->path);
       d["source"] = r->source.empty() ? (r->path == p.workspace ? "workspace" : "system")
                                       : r->source;
     }
@@ -187,56 +188,36 @@ std::string SharedMemoryLine(const policy::Policy& p) {
   return "none: no /dev/shm here";
 }
 
+// The policy as the one writer records it (policy/policy_json.h), plus what
+// this machine makes of it: every rule in force with its source, the rung,
+// and what goes to the supervisor.
 nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
   using nlohmann::json;
+  auto rule = [](const policy::PathRule& r) {
+    return json{{"path", policy::JsonText(r.path)}, {"access", policy::AccessName(r.access)},
+                {"source", r.source}};
+  };
   json paths = json::array();
   for (const auto& r : policy::SystemPaths()) {
     paths.push_back({{"path", r.path}, {"access", policy::AccessName(r.access)}, {"source", "system"}});
   }
-  paths.push_back({{"path", p.workspace},
+  paths.push_back({{"path", policy::JsonText(p.workspace)},
                    {"access", p.profile == policy::Profile::kWorkspaceWrite ? "read-write" : "read-only"},
                    {"source", "workspace"}});
-  for (const auto& r : p.base_paths) {
-    paths.push_back({{"path", r.path}, {"access", policy::AccessName(r.access)}, {"source", r.source}});
-  }
-  for (const auto& r : p.paths) {
-    paths.push_back({{"path", r.path}, {"access", policy::AccessName(r.access)}, {"source", r.source}});
-  }
-  for (const auto& r : CarveOuts(p)) {
-    paths.push_back(
-        {{"path", r.path}, {"access", policy::AccessName(r.access)}, {"source", r.source}});
-  }
+  for (const auto& r : p.base_paths) paths.push_back(rule(r));
+  for (const auto& r : p.paths) paths.push_back(rule(r));
+  for (const auto& r : CarveOuts(p)) paths.push_back(rule(r));
   if (p.profile == policy::Profile::kWorkspaceWrite) {
     for (const auto& f : p.protected_paths) {
-      paths.push_back({{"path", f}, {"access", "read-only"}, {"source", "protected path"}});
+      paths.push_back({{"path", policy::JsonText(f)}, {"access", "read-only"}, {"source", "protected path"}});
     }
   }
-  json dropped = json::array();
-  for (const auto& d : p.dropped) dropped.push_back({{"path", d.path}, {"reason", d.reason}});
-  return {
-      {"profile", policy::ProfileName(p.profile)},
-      {"profile_reason", p.profile_reason},
-      {"workspace", p.workspace},
-      {"paths", paths},
-      {"dropped", dropped},
-      {"protected_patterns", p.protected_patterns},
-      {"network", policy::NetworkName(p.network)},
-      {"sandbox_enabled", p.sandbox_enabled},
-      {"allow_bypass", p.allow_bypass},
-      {"add_current_working_directory", p.add_cwd},
-      {"clear_policy_on_exit", p.clear_policy_on_exit},
-      {"private_tmp", p.private_tmp},
-      {"sensitive_delete", policy::SensitiveDeleteName(p.sensitive_delete)},
-      {"links", policy::LinkModeName(p.links)},
-      {"limits",
-       {{"tree_entries", p.limits.max_tree_entries},
-        {"tree_depth", p.limits.max_tree_depth},
-        {"delete_bytes", p.limits.max_delete_bytes}}},
-      {"rung", rung},
-      {"notified_syscalls", Notified(p)},
-      {"own_files_only", SharedDirs(p)},
-      {"notes", p.notes},
-  };
+  json j = policy::PolicyToJson(p, policy::PolicyJsonView::kRecord);
+  j["effective_paths"] = std::move(paths);
+  j["rung"] = rung;
+  j["notified_syscalls"] = Notified(p);
+  j["own_files_only"] = SharedDirs(p);
+  return j;
 }
 
 void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& rung) {

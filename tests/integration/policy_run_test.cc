@@ -7,6 +7,8 @@
 
 #include <cerrno>
 
+#include <nlohmann/json.hpp>
+
 #include "policy/digest.h"
 #include "tests/support/test_env.h"
 
@@ -469,6 +471,28 @@ TEST(PolicyCommand, ExplainShowsDevCarvedOutOfTheRoot) {
   EXPECT_EQ(r.status, 125);
   EXPECT_THAT(r.err, HasSubstr("/dev: the machine's device nodes")) << r.err;
   EXPECT_THAT(r.err, Not(HasSubstr("/dev/shm:"))) << r.err;
+}
+
+// Paths need not be UTF-8 and JSON text must be: the one policy writer
+// (policy/policy_json.h) spells such a path "hex:" + its bytes, in explain
+// as in the digest and the audit log, instead of aborting on it.
+TEST(PolicyCommand, ExplainJsonSpellsANonUtf8PathInHex) {
+  ScratchTree t;
+  const std::string ws = t.root() + "/ws\xff";
+  ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
+  const std::string f = t.root() + "/p.json";
+  WriteFile(f, "{}");
+  RunResult r = RunCordon({"policy", "explain", f, "--workspace", ws, "--json", "--path", ws + "/a"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const std::string hex = "hex:" + [&] {
+    std::string h;
+    for (unsigned char c : ws) h += "0123456789abcdef"[c >> 4], h += "0123456789abcdef"[c & 15];
+    return h;
+  }();
+  EXPECT_EQ(j["workspace"], hex);
+  EXPECT_EQ(j["decisions"][0]["rule"], hex);
+  EXPECT_EQ(j["decisions"][0]["access"], "read-only");
 }
 
 // explain names what goes to the supervisor under each relaxation, from

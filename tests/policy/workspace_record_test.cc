@@ -127,5 +127,33 @@ TEST(PolicyDigest, ChangesWithWhatThePolicyGrantsOnly) {
   EXPECT_NE(PolicyDigest(q), PolicyDigest(q2)) << "non-UTF-8 paths stay distinct";
 }
 
+// The digest's bytes are what every managed workspace recorded: a policy
+// that did not change must keep its digest whatever the code that writes it
+// (a restored session with another digest is refused). Pinned for a policy
+// with each kind of field, a non-UTF-8 path and a pinned tool.
+TEST(PolicyDigest, BytesAreStable) {
+  Policy p;
+  p.profile = Profile::kWorkspaceWrite;
+  p.workspace = "/w";
+  p.paths = {PathRule::ReadOnly("/opt"), PathRule::ReadWrite("/var/out"),
+             PathRule::Denied("/w/.env"), PathRule::ReadOnlyNoExec("/data/\xff")};
+  p.paths[0].source = "--ro";  // explanations are not in the digest
+  p.base_paths = {PathRule::ReadOnlyNoExec("/home/u/.gitconfig")};
+  p.tools.push_back({"rg", "/usr/bin/rg", {}, {}, "/tools/0"});
+  p.links = LinkMode::kKernel;
+  p.protected_patterns = {".git/config", ".envrc"};
+  EXPECT_EQ(CanonicalPolicyJson(p), R"({"allow_bypass":false,"limits":{"max_delete_bytes":20971520,"max_tree_depth":64,)"
+            R"("max_tree_entries":10000},"links":"kernel","network":"none","paths":[)"
+            R"({"access":"read-only","exec":true,"path":"/opt"},)"
+            R"({"access":"read-write","exec":true,"path":"/var/out"},)"
+            R"({"access":"denied","exec":false,"path":"/w/.env"},)"
+            R"({"access":"read-only","exec":false,"path":"hex:2f646174612fff"}],)"
+            R"("private_tmp":true,"profile":"workspace-write",)"
+            R"("protected_patterns":[".git/config",".envrc"],"sandbox_enabled":true,)"
+            R"("sensitive_delete":"ask","tools":[{"name":"rg","path":"/usr/bin/rg"}],)"
+            R"("workspace":"/w"})");
+  EXPECT_EQ(PolicyDigest(p), "173c2eb39401c968297ef954eab002d2c1d6bc42d2390856566eb7ac2a1c5de8");
+}
+
 }  // namespace
 }  // namespace cordon::policy
