@@ -289,8 +289,12 @@ void ReportChildFailure(const ChildFailure& failure, const LaunchRequest& req,
     spdlog::error("cannot execute {}: {}", cmd, std::strerror(failure.err));
     // Most often a command found on a PATH entry the policy does not
     // grant (a shim under the caller's home): say which, and how.
-    if (failure.err == EACCES &&
-        !policy::ReadableUnder(policy::EffectiveRules(*req.policy, tmp), cmd)) {
+    const std::vector<policy::PathRule> rules = policy::EffectiveRules(*req.policy, tmp);
+    const policy::PathRule* r = policy::CoveringRule(rules, cmd);
+    if (failure.err == EACCES && r != nullptr && r->access == policy::Access::kDenied) {
+      spdlog::error("{} is denied by the rule of {} ({})", cmd, r->path,
+                    r->source.empty() ? "system" : r->source);
+    } else if (failure.err == EACCES && r == nullptr) {
       spdlog::error(
           "{} lies outside what the policy lets the tool read and execute; --ro {} "
           "would grant it",

@@ -11,6 +11,7 @@
 #include "policy/kernel_interfaces.h"
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/tool_roots.h"
 #include "supervisor/load/user_profile.h"
 #include "policy/policy.h"
 #include "policy/policy_json.h"
@@ -94,6 +95,11 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
   }
   if (const char* home = std::getenv("HOME"); home != nullptr) supervisor::AddUserProfile(p, home);
   supervisor::NormalisePolicy(p);
+  // The PATH grants a run from here would get (without its command's own).
+  auto env = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : ""); };
+  for (auto& w : supervisor::AddToolRoots(p, {env("PATH"), env("HOME"), env("RUNNER_TOOL_CACHE"), ""})) {
+    p.notes.push_back("tool paths: " + w);
+  }
   for (auto& e : policy::Validate(p, supervisor::GatherFsFacts(p))) errors.push_back(std::move(e));
   return errors.empty();
 }

@@ -11,6 +11,7 @@
 
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/tool_roots.h"
 #include "supervisor/load/user_profile.h"
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/landlock.h"
@@ -168,6 +169,16 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
                      " refused: the policy does not set sandbox.allowBypass");
   }
   if (!p.workspace.empty()) supervisor::NormalisePolicy(p);
+  if (!p.workspace.empty() && !o.command.empty()) {
+    // Tool paths, read + execute: PATH, its toolchain roots, the command
+    // and its interpreter (seed 004's base policy), after the user's rules
+    // are canonical so that none of theirs is loosened or narrowed.
+    auto env = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : ""); };
+    for (const auto& w : supervisor::AddToolRoots(
+             p, {env("PATH"), env("HOME"), env("RUNNER_TOOL_CACHE"), o.command[0]})) {
+      spdlog::warn("tool paths: {}", w);
+    }
+  }
   for (const std::string& t : o.tools) {
     std::size_t eq = t.find('=');
     auto pin = supervisor::MakePin(t.substr(0, eq), eq == std::string::npos ? "" : t.substr(eq + 1));

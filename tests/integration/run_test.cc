@@ -204,26 +204,25 @@ TEST(RunContract, AnUnreadableHomeIsReplacedByAPrivateOne) {
   EXPECT_EQ(kept.out, home + "\nFrom The Home\n");
 }
 
-// A command found on a PATH entry the policy does not grant (a shim under
-// the caller's home) cannot run: exit 126, and cordon says where it lies and
-// which --ro would grant it. Granted, it runs.
-TEST(RunContract, ACommandOutsideTheGrantsIsNamedWithTheGrantItNeeds) {
+// A command found on a PATH entry runs: the entry is granted read-only
+// (supervisor/load/tool_roots.h). Under a user's --deny of it the command
+// cannot run: exit 126, and cordon names the rule rather than a --ro that
+// would not help (the denial wins the tie).
+TEST(RunContract, ACommandOnPathRunsAndADeniedOneIsNamedWithItsRule) {
   ScratchTree t;
   const std::string bin = t.Out("bin");
   ASSERT_EQ(::mkdir(bin.c_str(), 0755), 0);
   ASSERT_EQ(std::system(("cp /bin/true '" + bin + "/mytool'").c_str()), 0);
   const std::vector<std::string> env = {"PATH=" + bin + ":/usr/bin:/bin"};
-  RunResult refused = RunCordon({"run", "--workspace", t.ws(), "--", "mytool"}, "", env);
-  EXPECT_EQ(refused.status, 126) << refused.err;
-  EXPECT_NE(refused.err.find(bin +
-                             "/mytool lies outside what the policy lets the tool read and "
-                             "execute; --ro " +
-                             bin + " would grant it"),
-            std::string::npos)
-      << refused.err;
-  RunResult granted =
-      RunCordon({"run", "--workspace", t.ws(), "--ro", bin, "--", "mytool"}, "", env);
+  RunResult granted = RunCordon({"run", "--workspace", t.ws(), "--", "mytool"}, "", env);
   EXPECT_EQ(granted.status, 0) << granted.err;
+  RunResult denied =
+      RunCordon({"run", "--workspace", t.ws(), "--deny", bin, "--", "mytool"}, "", env);
+  EXPECT_EQ(denied.status, 126) << denied.err;
+  EXPECT_NE(denied.err.find(bin + "/mytool is denied by the rule of " + bin + " (--deny)"),
+            std::string::npos)
+      << denied.err;
+  EXPECT_EQ(denied.err.find("would grant it"), std::string::npos) << denied.err;
   // A file the grants cover that is no program gets no such hint.
   RunResult noexec = RunCordon({"run", "--workspace", t.ws(), "--", "/etc/passwd"});
   EXPECT_EQ(noexec.status, 126) << noexec.err;
@@ -370,10 +369,14 @@ TEST(RunContract, NotFoundIs127AndNotExecutableIs126) {
   WriteFile(t.Ws("data.txt"), "not a program\n");
   ::chmod(t.Ws("data.txt").c_str(), 0644);
   EXPECT_EQ(RunCordon({"run", "--workspace", t.ws(), "--", "./data.txt"}).status, 126);
-  // Executable bits but outside every allowed path: Landlock refuses exec.
+  // The command named is granted (read + execute, tool_roots.h); denied,
+  // Landlock refuses its exec.
   WriteFile(t.Out("tool.sh"), "#!/bin/sh\nexit 0\n");
   ::chmod(t.Out("tool.sh").c_str(), 0755);
-  EXPECT_EQ(RunCordon({"run", "--workspace", t.ws(), "--", t.Out("tool.sh")}).status, 126);
+  EXPECT_EQ(RunCordon({"run", "--workspace", t.ws(), "--", t.Out("tool.sh")}).status, 0);
+  EXPECT_EQ(RunCordon({"run", "--workspace", t.ws(), "--deny", t.outside(), "--", t.Out("tool.sh")})
+                .status,
+            126);
 }
 
 bool Gone(pid_t pid) {

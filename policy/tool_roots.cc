@@ -1,0 +1,123 @@
+#include "policy/tool_roots.h"
+
+#include "policy/rule_lookup.h"
+
+namespace cordon::policy {
+namespace {
+
+enum class Anchor { kHome, kAbsolute, kRunnerToolCache };
+
+struct Layout {
+  Anchor anchor;
+  const char* name;
+  std::vector<const char*> match;  // relative to the anchor (absolute for kAbsolute)
+  int depth;                       // components below the match naming one install
+  std::vector<const char*> also;   // further roots granted with it, relative to the anchor
+};
+
+// Most specific first: the first layout whose match holds the path decides.
+const std::vector<Layout>& Layouts() {
+  static const std::vector<Layout> kLayouts = {
+      {Anchor::kHome, "pyenv", {".pyenv"}, 0, {}},
+      {Anchor::kHome, "rbenv", {".rbenv"}, 0, {}},
+      {Anchor::kHome, "nvm", {".nvm/versions/node"}, 1, {}},
+      {Anchor::kHome, "cargo", {".cargo", ".rustup"}, 0, {".cargo", ".rustup"}},
+      {Anchor::kHome,
+       "~/.local",
+       {".local/bin", ".local/lib", ".local/share/pipx", ".local/share/uv/tools",
+        ".local/share/uv/python"},
+       0,
+       {".local/bin", ".local/lib", ".local/share/pipx", ".local/share/uv/tools",
+        ".local/share/uv/python"}},
+      {Anchor::kHome, "go", {"go"}, 0, {}},
+      {Anchor::kHome, "asdf", {".asdf"}, 0, {}},
+      {Anchor::kHome, "sdkman", {".sdkman/candidates"}, 0, {}},
+      {Anchor::kHome, "volta", {".volta"}, 0, {}},
+      {Anchor::kHome, "bun", {".bun"}, 0, {}},
+      {Anchor::kHome, "deno", {".deno"}, 0, {}},
+      {Anchor::kHome, "linuxbrew", {".linuxbrew"}, 0, {}},
+      {Anchor::kRunnerToolCache, "hostedtoolcache", {""}, 3, {}},
+      {Anchor::kAbsolute, "hostedtoolcache", {"/opt/hostedtoolcache"}, 3, {}},
+      {Anchor::kAbsolute, "linuxbrew", {"/home/linuxbrew/.linuxbrew"}, 0, {}},
+      {Anchor::kAbsolute, "/usr/local", {"/usr/local"}, 0, {}},
+      {Anchor::kAbsolute, "/opt", {"/opt"}, 1, {}},
+  };
+  return kLayouts;
+}
+
+std::string Join(std::string_view base, std::string_view rel) {
+  if (rel.empty()) return std::string(base);
+  if (base == "/") return "/" + std::string(rel);
+  return std::string(base) + "/" + std::string(rel);
+}
+
+}  // namespace
+
+ToolchainRoot ToolchainRootOf(std::string_view path, const ToolRootContext& ctx) {
+  for (const Layout& l : Layouts()) {
+    std::string base = l.anchor == Anchor::kHome              ? ctx.home
+                       : l.anchor == Anchor::kRunnerToolCache ? ctx.runner_tool_cache
+                                                              : std::string();
+    if (l.anchor != Anchor::kAbsolute && base.empty()) continue;
+    for (const char* m : l.match) {
+      std::string prefix = l.anchor == Anchor::kAbsolute ? std::string(m) : Join(base, m);
+      if (!PathWithin(path, prefix)) continue;
+      ToolchainRoot out;
+      out.layout = l.name;
+      // The install directory: `depth` more components of the path.
+      std::size_t end = prefix == "/" ? 0 : prefix.size();
+      for (int i = 0; i < l.depth; ++i) {
+        if (end >= path.size()) return out;  // above the installs: no root
+        std::size_t next = path.find('/', end + 1);
+        end = next == std::string_view::npos ? path.size() : next;
+      }
+      std::string root(path.substr(0, end));
+      out.roots.push_back(root);
+      for (const char* a : l.also) {
+        std::string r = l.anchor == Anchor::kAbsolute ? std::string(a) : Join(base, a);
+        if (r != root) out.roots.push_back(std::move(r));
+      }
+      return out;
+    }
+  }
+  return {};
+}
+
+const char* WideningRefusal(std::string_view dir, const ToolRootContext& ctx) {
+  if (dir == "/") return "the root directory";
+  if (!ctx.home.empty() && dir == ctx.home) return "the home directory itself";
+  if (!ctx.home.empty() && PathWithin(ctx.home, dir)) return "an ancestor of the home directory";
+  for (const char* k : {"/proc", "/sys", "/dev"}) {
+    if (PathWithin(dir, k)) return "a kernel interface";
+  }
+  return nullptr;
+}
+
+std::optional<Shebang> ParseShebang(std::string_view line) {
+  if (line.size() < 2 || line[0] != '#' || line[1] != '!') return std::nullopt;
+  std::vector<std::string_view> words;
+  std::size_t i = 2;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    std::size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\n' &&
+           line[i] != '\r')
+      ++i;
+    if (i > start) words.push_back(line.substr(start, i - start));
+    if (i < line.size() && (line[i] == '\n' || line[i] == '\r')) break;
+  }
+  if (words.empty() || words[0][0] != '/') return std::nullopt;
+  Shebang s;
+  s.interpreter = std::string(words[0]);
+  std::string_view base = words[0].substr(words[0].rfind('/') + 1);
+  if (base == "env") {
+    for (std::size_t w = 1; w < words.size(); ++w) {
+      if (words[w][0] == '-' || words[w].find('=') != std::string_view::npos) continue;
+      s.env_program = std::string(words[w]);
+      break;
+    }
+  }
+  return s;
+}
+
+}  // namespace cordon::policy

@@ -1,0 +1,45 @@
+// Which toolchain a tool path belongs to, by its layout (seed 004's base
+// policy: "available tool paths read-only"). Pure: the supervisor gathers
+// the paths (supervisor/load/tool_roots.h) and asks these functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cordon::policy {
+
+struct ToolRootContext {
+  std::string home;               // the caller's home, canonical; empty: unknown
+  std::string runner_tool_cache;  // $RUNNER_TOOL_CACHE, canonical; empty: unset
+};
+
+// The install root(s) of the toolchain `path` (absolute, normal) lies in:
+// ~/.pyenv, ~/.nvm/versions/node/V, ~/.cargo with ~/.rustup, ~/.local's
+// tool subtrees (bin, lib, share/pipx, share/uv/{tools,python}: not
+// share/ or state/, which hold keyrings and cordon's own records), ~/go,
+// /opt/X, /usr/local, linuxbrew, a runner's hostedtoolcache/TOOL/VER/ARCH...
+// `layout` names the layout (null: none matched); `roots` is empty when the
+// path lies in a layout but above its install directories (~/.nvm itself).
+struct ToolchainRoot {
+  const char* layout = nullptr;
+  std::vector<std::string> roots;
+};
+ToolchainRoot ToolchainRootOf(std::string_view path, const ToolRootContext& ctx);
+
+// Why `dir` (absolute, normal) must never be granted as a tool path, or
+// null: the root directory, the home itself or one of its ancestors, the
+// kernel's interfaces (/proc, /sys, /dev).
+const char* WideningRefusal(std::string_view dir, const ToolRootContext& ctx);
+
+// A script's first line: its absolute interpreter and, for `env [-S] X`,
+// the program X to find on PATH. Nullopt when the line is no `#!` line or
+// names a relative interpreter.
+struct Shebang {
+  std::string interpreter;
+  std::string env_program;  // empty unless the interpreter is env
+};
+std::optional<Shebang> ParseShebang(std::string_view first_line);
+
+}  // namespace cordon::policy
