@@ -68,12 +68,22 @@ std::vector<PathRule> SystemPaths() {
   return v;
 }
 
+std::vector<PathRule> BaseRulesInForce(const Policy& p) {
+  std::vector<PathRule> out;
+  for (const PathRule& b : p.base_paths) {
+    bool named = false;
+    for (const PathRule& u : p.paths) named = named || u.path == b.path;
+    if (!named) out.push_back(b);
+  }
+  return out;
+}
+
 std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private_tmp) {
   std::vector<PathRule> rules = SystemPaths();
   rules.push_back(p.profile == Profile::kWorkspaceWrite ? PathRule::ReadWrite(p.workspace)
                                                         : PathRule::ReadOnly(p.workspace));
   if (!private_tmp.empty()) rules.push_back(PathRule::ReadWrite(private_tmp));
-  rules.insert(rules.end(), p.base_paths.begin(), p.base_paths.end());
+  for (PathRule& r : BaseRulesInForce(p)) rules.push_back(std::move(r));
   rules.insert(rules.end(), p.paths.begin(), p.paths.end());
   // A grant of /dev's parent (`--ro /`) leaves /dev out; the system set's
   // devices are deeper rules and stay (kernel_interfaces.h).

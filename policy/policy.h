@@ -65,11 +65,15 @@ struct Policy {
   std::string profile_reason = "no profile named: legacy read-only policy";
   std::string workspace;           // absolute realpath of the workspace
   std::vector<PathRule> paths;     // user rules, on top of the system set
-  // Seed 004's generated base policy: read-only paths of this machine the
-  // run gets by default (git's identity and config in the user's home).
-  // Not the policy's own: kept out of its digest, which a managed
-  // workspace records. A user rule of the same path wins by strictness.
+  // Seed 004's generated base policy: paths of this machine the run gets
+  // by default (git's identity and config in the user's home read-only,
+  // its credentials denied). Not the policy's own: kept out of its digest,
+  // which a managed workspace records. A user rule of the same path
+  // replaces a base rule whatever either grants (BaseRulesInForce).
   std::vector<PathRule> base_paths;
+  // Environment variables kept although they match a secret's pattern
+  // (--env-keep; policy/env_scrub.h).
+  std::vector<std::string> env_keep;
   std::vector<DroppedPath> dropped;  // missing paths, dropped and reported
   Network network = Network::kNone;
   bool private_tmp = true;
@@ -108,10 +112,19 @@ bool IsReadableDevice(std::string_view path);
 // and libraries a tool needs, /etc minus secrets, a few devices, /proc.
 std::vector<PathRule> SystemPaths();
 
+// The base rules in force: p.base_paths minus those whose path a rule of
+// p.paths (the user's: policy file, command line) names exactly. An
+// explicit user rule outranks a built-in default of the same path, so
+// `--ro ~/.ssh` grants what the credential list denies, and `--deny
+// ~/.gitconfig` denies what the user profile grants; a broader user rule
+// (`--ro ~`) is less specific and loosens nothing (rule_lookup.h). Among
+// the user's own rules the stricter still wins a tie.
+std::vector<PathRule> BaseRulesInForce(const Policy& p);
+
 // Everything the tool may reach, in order: the system set, the workspace
 // (read-only or read-write by profile), the private TMPDIR (when not
-// empty), then the policy's own rules (with /dev carved out of a grant of
-// its parent).
+// empty), the base rules in force, then the policy's own rules (with /dev
+// carved out of a grant of its parent).
 // With tools pinned, no rule carries EXECUTE except one read-only rule per
 // file of ExecFiles(tools) (tool_pin.h), appended last.
 std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private_tmp);

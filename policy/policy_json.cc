@@ -73,6 +73,8 @@ json PolicyToJson(const Policy& p, PolicyJsonView view) {
           {{"max_tree_entries", p.limits.max_tree_entries},
            {"max_tree_depth", p.limits.max_tree_depth},
            {"max_delete_bytes", p.limits.max_delete_bytes}}}};
+  // Only when set, so that a policy without it keeps its digest's bytes.
+  if (!p.env_keep.empty()) j["env_keep"] = TextArray(p.env_keep);
   if (view == PolicyJsonView::kDigest) return j;
   json dropped = json::array();
   for (const DroppedPath& d : p.dropped) {

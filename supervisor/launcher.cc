@@ -334,6 +334,11 @@ int Launch(const LaunchRequest& req) {
 
   std::vector<std::string> argv = req.argv;
   ToolEnv tool_env = MakeToolEnv(req.env, p, tmp.path());
+  if (!tool_env.removed.empty()) {
+    std::string names;
+    for (const std::string& n : tool_env.removed) names += (names.empty() ? "" : " ") + n;
+    spdlog::info("environment: left out as secrets: {} (--env-keep NAME keeps one)", names);
+  }
   if (Status h = MakePrivateHome(tool_env); !h) return Fail("private HOME: " + Describe(h.error()));
   std::vector<std::string> env = std::move(tool_env.env);
   ReportChannel reports;

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "policy/env_scrub.h"
+
 namespace cordon::supervisor {
 namespace {
 
@@ -39,9 +41,10 @@ std::vector<HomeLink> LinksInto(const std::vector<policy::PathRule>& rules, cons
 
 }  // namespace
 
-ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Policy& p,
+ToolEnv MakeToolEnv(const std::vector<std::string>& all_env, const policy::Policy& p,
                     const std::string& private_tmp) {
   ToolEnv out;
+  const std::vector<std::string> caller_env = policy::ScrubEnv(all_env, p.env_keep, &out.removed);
   if (private_tmp.empty()) {
     out.env = caller_env;
     return out;

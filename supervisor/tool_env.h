@@ -28,6 +28,8 @@ struct HomeLink {
 
 struct ToolEnv {
   std::vector<std::string> env;
+  // The caller's variables left out as secrets (policy/env_scrub.h).
+  std::vector<std::string> removed;
   std::string private_home;  // to make (0700) before the tool starts; empty: none
   // Symlinks to make in private_home, shallowest first; none is beneath
   // another, so their parents are plain directories of the private home.
@@ -35,6 +37,8 @@ struct ToolEnv {
 };
 
 // `private_tmp` empty: no private TMPDIR, so the environment is the caller's.
+// Either way the variables that carry secrets are left out, but those
+// p.env_keep names (policy::ScrubEnv).
 ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Policy& p,
                     const std::string& private_tmp);
 

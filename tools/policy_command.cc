@@ -11,8 +11,10 @@
 #include "policy/kernel_interfaces.h"
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/credentials.h"
 #include "supervisor/load/tool_roots.h"
 #include "supervisor/load/user_profile.h"
+#include "policy/env_scrub.h"
 #include "policy/policy.h"
 #include "policy/policy_json.h"
 #include "supervisor/landlock.h"
@@ -23,6 +25,8 @@
 #include "supervisor/write_roots.h"
 #include "tools/policy_file.h"
 
+extern char** environ;
+
 namespace cordon::tools {
 namespace {
 
@@ -32,6 +36,7 @@ struct PolicyArgs {
   std::string profile;
   bool json = false;
   std::vector<std::string> paths;  // --path: what the tool may do there
+  std::vector<std::string> env_keep;  // --env-keep, as cordon run's
 };
 
 // A path asked about with --path, as the rules see it: canonical when it
@@ -93,7 +98,11 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
                                                : policy::Profile::kReadOnly;
     p.profile_reason = "--profile " + a.profile + " (this run only)";
   }
-  if (const char* home = std::getenv("HOME"); home != nullptr) supervisor::AddUserProfile(p, home);
+  if (const char* home = std::getenv("HOME"); home != nullptr) {
+    supervisor::AddUserProfile(p, home);
+    supervisor::AddCredentialDenials(p, home);
+  }
+  p.env_keep = a.env_keep;
   supervisor::NormalisePolicy(p);
   // The PATH grants a run from here would get (without its command's own).
   auto env = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : ""); };
@@ -194,6 +203,14 @@ std::string SharedMemoryLine(const policy::Policy& p) {
   return "none: no /dev/shm here";
 }
 
+// The names of this environment a run from here would leave out.
+std::vector<std::string> RemovedHere(const policy::Policy& p) {
+  std::vector<std::string> env, removed;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  (void)policy::ScrubEnv(env, p.env_keep, &removed);
+  return removed;
+}
+
 // The policy as the one writer records it (policy/policy_json.h), plus what
 // this machine makes of it: every rule in force with its source, the rung,
 // and what goes to the supervisor.
@@ -210,7 +227,7 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
   paths.push_back({{"path", policy::JsonText(p.workspace)},
                    {"access", p.profile == policy::Profile::kWorkspaceWrite ? "read-write" : "read-only"},
                    {"source", "workspace"}});
-  for (const auto& r : p.base_paths) paths.push_back(rule(r));
+  for (const auto& r : policy::BaseRulesInForce(p)) paths.push_back(rule(r));
   for (const auto& r : p.paths) paths.push_back(rule(r));
   for (const auto& r : CarveOuts(p)) paths.push_back(rule(r));
   if (p.profile == policy::Profile::kWorkspaceWrite) {
@@ -220,6 +237,20 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
   }
   json j = policy::PolicyToJson(p, policy::PolicyJsonView::kRecord);
   j["effective_paths"] = std::move(paths);
+  json denied = json::array();
+  for (const auto& r : policy::BaseRulesInForce(p)) {
+    if (r.source == supervisor::kCredentialSource) denied.push_back(policy::JsonText(r.path));
+  }
+  j["credentials_denied"] = std::move(denied);
+  json patterns = json::array();
+  for (const char* s : policy::SecretEnvPatterns()) patterns.push_back(s);
+  json removed = json::array();
+  for (const auto& n : RemovedHere(p)) removed.push_back(policy::JsonText(n));
+  json kept = json::array();
+  for (const auto& n : p.env_keep) kept.push_back(policy::JsonText(n));
+  j["environment"] = {{"removed_patterns", std::move(patterns)},
+                      {"kept", std::move(kept)},
+                      {"removed_here", std::move(removed)}};
   j["rung"] = rung;
   j["notified_syscalls"] = Notified(p);
   j["own_files_only"] = SharedDirs(p);
@@ -271,8 +302,22 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
   }
   if (!p.base_paths.empty()) std::printf("\nFrom this machine, by default (seed 004's base policy):\n");
   for (const auto& r : p.base_paths) {
-    std::printf("  %-10s  %s\n  %-10s  (%s)\n", policy::AccessName(r.access), r.path.c_str(), "",
-                r.source.c_str());
+    const bool replaced = std::any_of(p.paths.begin(), p.paths.end(),
+                                      [&](const policy::PathRule& u) { return u.path == r.path; });
+    std::printf("  %-10s  %s\n  %-10s  (%s%s)\n", policy::AccessName(r.access), r.path.c_str(), "",
+                r.source.c_str(), replaced ? "; replaced by the policy's own rule of this path" : "");
+  }
+  std::printf("\nEnvironment: variables whose names say they hold a secret are left out\n"
+              "(--env-keep NAME keeps one):\n ");
+  for (const char* s : policy::SecretEnvPatterns()) std::printf(" %s", s);
+  std::printf("\n");
+  std::string names;
+  for (const auto& n : RemovedHere(p)) names += " " + n;
+  std::printf("  left out of this environment:%s\n", names.empty() ? " (none)" : names.c_str());
+  if (!p.env_keep.empty()) {
+    std::string kept;
+    for (const auto& n : p.env_keep) kept += " " + n;
+    std::printf("  kept:%s\n", kept.c_str());
   }
   std::printf("\nProtected paths (read-only even when the workspace is read-write):\n");
   std::string pats;
@@ -324,6 +369,8 @@ void RegisterPolicy(CLI::App& app, int& exit_code) {
   explain->add_option("--profile", args.profile, "as cordon run --profile")
       ->check(CLI::IsMember({"read-only", "workspace-write"}));
   explain->add_flag("--json", args.json, "machine-readable output");
+  explain->add_option("--env-keep", args.env_keep, "as cordon run --env-keep")
+      ->allow_extra_args(false);
   explain->add_option("--path", args.paths,
                       "also say what the tool may do at PATH, by the rule that covers it");
   explain->callback([&exit_code] {

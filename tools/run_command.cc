@@ -11,6 +11,7 @@
 
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/credentials.h"
 #include "supervisor/load/tool_roots.h"
 #include "supervisor/load/user_profile.h"
 #include "supervisor/exec/tool_pin.h"
@@ -99,6 +100,17 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--deny", o.deny, "path the tool may not reach, even inside an allowed one")
       ->check(non_empty)
       ->allow_extra_args(false);
+  cmd->add_option("--env-keep", o.env_keep,
+                  "keep this environment variable although its name says it holds a secret "
+                  "(repeatable)")
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            return v.empty() || v.find('=') != std::string::npos
+                       ? std::string("must be a variable's name, without '='")
+                       : std::string();
+          },
+          "NAME"))
+      ->allow_extra_args(false);
   cmd->add_option("--network", o.network, "none (default) or allow")
       ->check(CLI::IsMember({"none", "allow"}));
   cmd->add_flag("--allow-degraded", o.allow_degraded,
@@ -159,8 +171,13 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   add(o.ro, policy::Access::kReadOnly, "--ro");
   add(o.rw, policy::Access::kReadWrite, "--rw");
   add(o.deny, policy::Access::kDenied, "--deny");
-  // Git's identity and config, read-only (seed 004's base policy).
-  if (const char* home = std::getenv("HOME"); home != nullptr) supervisor::AddUserProfile(p, home);
+  // Seed 004's base policy: git's identity and config read-only, the
+  // credentials denied.
+  if (const char* home = std::getenv("HOME"); home != nullptr) {
+    supervisor::AddUserProfile(p, home);
+    supervisor::AddCredentialDenials(p, home);
+  }
+  p.env_keep = o.env_keep;
   // One-run overrides; never written back anywhere.
   if (o.sandbox) p.sandbox_enabled = true;
   if (o.no_sandbox) p.sandbox_enabled = false;

@@ -30,11 +30,6 @@ Result<std::string> ResolveWorkspace(const std::string& path) {
   return real;
 }
 
-namespace {
-
-// The canonical name a path that does not exist yet would have: the realpath
-// of its deepest existing ancestor, then the rest as written (absolute and
-// normal already: policy::Validate). Errors other than ENOENT are kept.
 Result<std::string> RealPathOfMissing(const std::string& path) {
   std::string rest;
   std::string cur = path;
@@ -48,6 +43,8 @@ Result<std::string> RealPathOfMissing(const std::string& path) {
   }
   return SysError{ENOENT, "realpath", path};
 }
+
+namespace {
 
 bool IsDirectory(const std::string& path) {
   struct stat st;

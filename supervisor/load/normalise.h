@@ -14,6 +14,11 @@ namespace cordon::supervisor {
 // realpath(3) of an existing path; the error names the path.
 Result<std::string> RealPath(const std::string& path);
 
+// The canonical name a path that does not exist yet would have: the realpath
+// of its deepest existing ancestor, then the rest as written (`path`
+// absolute and normal). Errors other than ENOENT are kept.
+Result<std::string> RealPathOfMissing(const std::string& path);
+
 // The workspace: realpath of an existing directory that is not "/".
 Result<std::string> ResolveWorkspace(const std::string& path);
 

@@ -142,5 +142,37 @@ TEST(RuleLookup, TheLandlockPlanGrantsOnlyTheStricterRuleOfOnePath) {
   }
 }
 
+
+// A user rule of a base rule's exact path replaces it, whatever either
+// grants; a broader user rule loosens nothing (the most specific wins).
+TEST(RuleLookup, AUserRuleOfTheExactPathOutranksABaseRule) {
+  struct Case {
+    std::vector<PathRule> user;
+    const char* path;
+    const char* want;
+    const char* why;
+  } cases[] = {
+      {{}, "/h/.ssh/id", "denied", "credential: denied by the base rule"},
+      {{PathRule::ReadOnly("/h")}, "/h/.ssh/id", "denied", "--ro ~ is less specific"},
+      {{PathRule::ReadWrite("/h")}, "/h/.ssh/id", "denied", "--rw ~ is less specific"},
+      {{PathRule::ReadOnly("/h")}, "/h/notes", "read-only", "honest neighbour under --ro ~"},
+      {{PathRule::ReadOnly("/h/.ssh")}, "/h/.ssh/id", "read-only", "--ro ~/.ssh: exact path"},
+      {{PathRule::ReadOnly("/h/.ssh"), PathRule::Denied("/h/.ssh")}, "/h/.ssh/id", "denied",
+       "among the user's own rules the stricter wins"},
+      {{PathRule::Denied("/h/.gitconfig")}, "/h/.gitconfig", "denied", "--deny of a base grant"},
+      {{PathRule::ReadWrite("/h/.gitconfig")}, "/h/.gitconfig", "read-write",
+       "--rw of a base read-only path"},
+      {{}, "/h/.gitconfig", "read-only", "user profile: read-only"},
+  };
+  for (const auto& c : cases) {
+    Policy p;
+    p.workspace = "/w";
+    p.base_paths = {{"/h/.ssh", Access::kDenied, false, "credential: denied"},
+                    {"/h/.gitconfig", Access::kReadOnly, false, "user profile"}};
+    p.paths = c.user;
+    EXPECT_STREQ(Decide(EffectiveRules(p, ""), c.path), c.want) << c.path << ": " << c.why;
+  }
+}
+
 }  // namespace
 }  // namespace cordon::policy

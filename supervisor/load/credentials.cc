@@ -1,0 +1,62 @@
+#include "supervisor/load/credentials.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include <algorithm>
+
+#include "supervisor/load/normalise.h"
+
+namespace cordon::supervisor {
+namespace {
+
+constexpr const char* kPaths[] = {
+    // Keys and agents' configuration.
+    ".ssh", ".gnupg",
+    // Cloud and cluster logins.
+    ".aws", ".azure", ".config/gcloud", ".kube", ".terraform.d",
+    // Registries and forges.
+    ".docker/config.json", ".netrc", ".git-credentials", ".config/gh", ".npmrc", ".pypirc",
+    ".cargo/credentials", ".cargo/credentials.toml",
+    // Password stores and keyrings.
+    ".password-store", ".local/share/keyrings",
+    // Browser profiles: cookies, saved passwords, session tokens.
+    ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
+};
+
+// The name the rule lookup knows `path` by (canonical; see the header). A
+// path that cannot be resolved for another reason (a file where a
+// directory is expected, a loop) is denied as written: a denial is never
+// broader than its path.
+std::string CanonicalName(const std::string& path) {
+  auto real = RealPath(path);
+  if (real) return std::move(real.value());
+  if (real.error().err == ENOENT) {
+    auto missing = RealPathOfMissing(path);
+    if (missing) return std::move(missing.value());
+  }
+  return path;
+}
+
+}  // namespace
+
+std::span<const char* const> CredentialPaths() { return kPaths; }
+
+void AddCredentialDenials(policy::Policy& p, const std::string& caller_home) {
+  if (caller_home.empty() || caller_home[0] != '/') return;
+  char real[PATH_MAX];
+  if (::realpath(caller_home.c_str(), real) == nullptr) return;
+  const std::string home = std::string(real) == "/" ? "" : real;
+  for (const char* rel : kPaths) {
+    std::string path = CanonicalName(home + "/" + rel);
+    // Two names of one place (a symlink to another listed path): one rule.
+    const bool seen = std::any_of(p.base_paths.begin(), p.base_paths.end(),
+                                  [&](const policy::PathRule& r) {
+                                    return r.path == path && r.access == policy::Access::kDenied;
+                                  });
+    if (seen) continue;
+    p.base_paths.push_back({std::move(path), policy::Access::kDenied, false, kCredentialSource});
+  }
+}
+
+}  // namespace cordon::supervisor
