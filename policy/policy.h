@@ -65,8 +65,9 @@ struct Policy {
   std::string profile_reason = "no profile named: legacy read-only policy";
   std::string workspace;           // absolute realpath of the workspace
   std::vector<PathRule> paths;     // user rules, on top of the system set
-  // Seed 004's generated base policy: read-only paths of this machine the
-  // run gets by default (git's identity and config in the user's home).
+  // Seed 004's generated base policy: paths of this machine the run gets
+  // by default (git's identity and config in the user's home, read-only; a
+  // CI runner's step files and temporary directory, read-write).
   // Not the policy's own: kept out of its digest, which a managed
   // workspace records. A user rule of the same path wins by strictness.
   std::vector<PathRule> base_paths;

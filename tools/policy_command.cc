@@ -11,6 +11,7 @@
 #include "policy/kernel_interfaces.h"
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/ci_runner.h"
 #include "supervisor/load/user_profile.h"
 #include "policy/policy.h"
 #include "policy/policy_json.h"
@@ -77,6 +78,8 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
   LoadPolicyFile(a.file, "", p, errors);
   if (!errors.empty()) return false;
   std::string ws = a.workspace;
+  std::vector<std::string> ci_warnings;
+  if (ws.empty()) ws = supervisor::CiDefaultWorkspace(ci_warnings);
   if (ws.empty()) {
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof cwd) != nullptr) ws = cwd;
@@ -92,7 +95,10 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
                                                : policy::Profile::kReadOnly;
     p.profile_reason = "--profile " + a.profile + " (this run only)";
   }
-  if (const char* home = std::getenv("HOME"); home != nullptr) supervisor::AddUserProfile(p, home);
+  const char* home = std::getenv("HOME");
+  if (home != nullptr) supervisor::AddUserProfile(p, home);
+  supervisor::AddCiRunner(p, home != nullptr ? home : "", ci_warnings);
+  for (const auto& w : ci_warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
   supervisor::NormalisePolicy(p);
   for (auto& e : policy::Validate(p, supervisor::GatherFsFacts(p))) errors.push_back(std::move(e));
   return errors.empty();
