@@ -67,7 +67,8 @@ struct Policy {
   std::vector<PathRule> paths;     // user rules, on top of the system set
   // Seed 004's generated base policy: paths of this machine the run gets
   // by default (git's identity and config in the user's home read-only,
-  // its credentials denied). Not the policy's own: kept out of its digest,
+  // its credentials denied; a CI runner's step files and temporary
+  // directory read-write). Not the policy's own: kept out of its digest,
   // which a managed workspace records. A user rule of the same path
   // replaces a base rule whatever either grants (BaseRulesInForce).
   std::vector<PathRule> base_paths;

@@ -223,8 +223,10 @@ std::string RipgrepVersion(const RunOptions& run, const policy::Policy& p,
   policy::Policy fence = p;
   fence.profile = policy::Profile::kReadOnly;
   fence.private_tmp = false;
-  for (policy::PathRule& r : fence.paths) {
-    if (r.access == policy::Access::kReadWrite) r.access = policy::Access::kReadOnly;
+  for (auto* rules : {&fence.paths, &fence.base_paths}) {
+    for (policy::PathRule& r : *rules) {
+      if (r.access == policy::Access::kReadWrite) r.access = policy::Access::kReadOnly;
+    }
   }
   // ripgrep's stdout is a pipe that never blocks it (a pipe holds far more
   // than a version line).

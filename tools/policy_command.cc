@@ -11,6 +11,7 @@
 #include "policy/kernel_interfaces.h"
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/ci_runner.h"
 #include "supervisor/load/credentials.h"
 #include "supervisor/load/tool_roots.h"
 #include "supervisor/load/user_profile.h"
@@ -83,6 +84,8 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
   LoadPolicyFile(a.file, "", p, errors);
   if (!errors.empty()) return false;
   std::string ws = a.workspace;
+  std::vector<std::string> ci_warnings;
+  if (ws.empty()) ws = supervisor::CiDefaultWorkspace(ci_warnings);
   if (ws.empty()) {
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof cwd) != nullptr) ws = cwd;
@@ -98,11 +101,14 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
                                                : policy::Profile::kReadOnly;
     p.profile_reason = "--profile " + a.profile + " (this run only)";
   }
-  if (const char* home = std::getenv("HOME"); home != nullptr) {
+  const char* home = std::getenv("HOME");
+  if (home != nullptr) {
     supervisor::AddUserProfile(p, home);
     supervisor::AddCredentialDenials(p, home);
   }
   p.env_keep = a.env_keep;
+  supervisor::AddCiRunner(p, home != nullptr ? home : "", ci_warnings);
+  for (const auto& w : ci_warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
   supervisor::NormalisePolicy(p);
   // The PATH grants a run from here would get (without its command's own).
   auto env = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : ""); };

@@ -11,6 +11,7 @@
 
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/ci_runner.h"
 #include "supervisor/load/credentials.h"
 #include "supervisor/load/tool_roots.h"
 #include "supervisor/load/user_profile.h"
@@ -51,8 +52,10 @@ void CheckApprovalSocket(const std::string& path, const policy::Policy& p,
   std::string abs = real.value() + "/" + path.substr(path.rfind('/') + 1);
   std::vector<std::string> writable;
   if (p.profile == policy::Profile::kWorkspaceWrite) writable.push_back(p.workspace);
-  for (const auto& r : p.paths) {
-    if (r.access == policy::Access::kReadWrite) writable.push_back(r.path);
+  for (const auto* rules : {&p.paths, &p.base_paths}) {
+    for (const auto& r : *rules) {
+      if (r.access == policy::Access::kReadWrite) writable.push_back(r.path);
+    }
   }
   for (const auto& w : writable) {
     if (!w.empty() && policy::IsWithin(abs, w)) {
@@ -139,10 +142,13 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
     }
   }
   std::string ws = o.workspace;
+  std::vector<std::string> ci_warnings;
   if (!o.session.empty()) {
     // The session's files/ (checked under its lock by AcquireSession).
     if (!ws.empty()) errors.push_back("--session and --workspace cannot be combined");
     else p.workspace = SessionFilesDir(o, errors);
+  } else if (ws.empty() && !(ws = supervisor::CiDefaultWorkspace(ci_warnings)).empty()) {
+    // A CI step: the runner's workspace ($GITHUB_WORKSPACE, $CI_PROJECT_DIR).
   } else if (ws.empty()) {
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof(cwd)) == nullptr) errors.push_back("cannot read the current directory");
@@ -173,11 +179,15 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   add(o.deny, policy::Access::kDenied, "--deny");
   // Seed 004's base policy: git's identity and config read-only, the
   // credentials denied.
-  if (const char* home = std::getenv("HOME"); home != nullptr) {
+  const char* home = std::getenv("HOME");
+  if (home != nullptr) {
     supervisor::AddUserProfile(p, home);
     supervisor::AddCredentialDenials(p, home);
   }
   p.env_keep = o.env_keep;
+  // A CI runner's step files, temporary directory and tool cache.
+  supervisor::AddCiRunner(p, home != nullptr ? home : "", ci_warnings);
+  for (const auto& w : ci_warnings) spdlog::warn("{}", w);
   // One-run overrides; never written back anywhere.
   if (o.sandbox) p.sandbox_enabled = true;
   if (o.no_sandbox) p.sandbox_enabled = false;
