@@ -17,18 +17,17 @@ struct Layout {
 
 // Most specific first: the first layout whose match holds the path decides.
 const std::vector<Layout>& Layouts() {
+  // ~/.local holds keyrings and trash beside its tools: only these, each
+  // both a match and granted with the others.
+  static const std::vector<const char*> kLocalTools = {
+      ".local/bin", ".local/lib", ".local/share/pipx", ".local/share/uv/tools",
+      ".local/share/uv/python"};
   static const std::vector<Layout> kLayouts = {
       {Anchor::kHome, "pyenv", {".pyenv"}, 0, {}},
       {Anchor::kHome, "rbenv", {".rbenv"}, 0, {}},
       {Anchor::kHome, "nvm", {".nvm/versions/node"}, 1, {}},
       {Anchor::kHome, "cargo", {".cargo", ".rustup"}, 0, {".cargo", ".rustup"}},
-      {Anchor::kHome,
-       "~/.local",
-       {".local/bin", ".local/lib", ".local/share/pipx", ".local/share/uv/tools",
-        ".local/share/uv/python"},
-       0,
-       {".local/bin", ".local/lib", ".local/share/pipx", ".local/share/uv/tools",
-        ".local/share/uv/python"}},
+      {Anchor::kHome, "~/.local", kLocalTools, 0, kLocalTools},
       {Anchor::kHome, "go", {"go"}, 0, {}},
       {Anchor::kHome, "asdf", {".asdf"}, 0, {}},
       {Anchor::kHome, "sdkman", {".sdkman/candidates"}, 0, {}},

@@ -11,10 +11,9 @@
 #include "policy/kernel_interfaces.h"
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/base_policy.h"
 #include "supervisor/load/ci_runner.h"
 #include "supervisor/load/credentials.h"
-#include "supervisor/load/tool_roots.h"
-#include "supervisor/load/user_profile.h"
 #include "policy/env_scrub.h"
 #include "policy/policy.h"
 #include "policy/policy_json.h"
@@ -101,20 +100,12 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
                                                : policy::Profile::kReadOnly;
     p.profile_reason = "--profile " + a.profile + " (this run only)";
   }
-  const char* home = std::getenv("HOME");
-  if (home != nullptr) {
-    supervisor::AddUserProfile(p, home);
-    supervisor::AddCredentialDenials(p, home);
-  }
   p.env_keep = a.env_keep;
-  supervisor::AddCiRunner(p, home != nullptr ? home : "", ci_warnings);
+  supervisor::AddMachineBase(p, ci_warnings);
   for (const auto& w : ci_warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
   supervisor::NormalisePolicy(p);
   // The PATH grants a run from here would get (without its command's own).
-  auto env = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : ""); };
-  for (auto& w : supervisor::AddToolRoots(p, {env("PATH"), env("HOME"), env("RUNNER_TOOL_CACHE"), ""})) {
-    p.notes.push_back("tool paths: " + w);
-  }
+  for (auto& w : supervisor::AddToolPaths(p, "")) p.notes.push_back("tool paths: " + w);
   for (auto& e : policy::Validate(p, supervisor::GatherFsFacts(p))) errors.push_back(std::move(e));
   return errors.empty();
 }

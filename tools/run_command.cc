@@ -11,10 +11,8 @@
 
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/base_policy.h"
 #include "supervisor/load/ci_runner.h"
-#include "supervisor/load/credentials.h"
-#include "supervisor/load/tool_roots.h"
-#include "supervisor/load/user_profile.h"
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/landlock.h"
 #include "policy/protected_paths.h"
@@ -177,16 +175,10 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   add(o.ro, policy::Access::kReadOnly, "--ro");
   add(o.rw, policy::Access::kReadWrite, "--rw");
   add(o.deny, policy::Access::kDenied, "--deny");
-  // Seed 004's base policy: git's identity and config read-only, the
-  // credentials denied.
-  const char* home = std::getenv("HOME");
-  if (home != nullptr) {
-    supervisor::AddUserProfile(p, home);
-    supervisor::AddCredentialDenials(p, home);
-  }
   p.env_keep = o.env_keep;
-  // A CI runner's step files, temporary directory and tool cache.
-  supervisor::AddCiRunner(p, home != nullptr ? home : "", ci_warnings);
+  // Seed 004's base policy: git's identity and config read-only, the
+  // credentials denied, a CI runner's step files.
+  supervisor::AddMachineBase(p, ci_warnings);
   for (const auto& w : ci_warnings) spdlog::warn("{}", w);
   // One-run overrides; never written back anywhere.
   if (o.sandbox) p.sandbox_enabled = true;
@@ -200,11 +192,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
     // Tool paths, read + execute: PATH, its toolchain roots, the command
     // and its interpreter (seed 004's base policy), after the user's rules
     // are canonical so that none of theirs is loosened or narrowed.
-    auto env = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : ""); };
-    for (const auto& w : supervisor::AddToolRoots(
-             p, {env("PATH"), env("HOME"), env("RUNNER_TOOL_CACHE"), o.command[0]})) {
-      spdlog::warn("tool paths: {}", w);
-    }
+    for (const auto& w : supervisor::AddToolPaths(p, o.command[0])) spdlog::warn("tool paths: {}", w);
   }
   for (const std::string& t : o.tools) {
     std::size_t eq = t.find('=');

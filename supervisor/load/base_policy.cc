@@ -1,0 +1,33 @@
+#include "supervisor/load/base_policy.h"
+
+#include <cstdlib>
+
+#include "supervisor/load/ci_runner.h"
+#include "supervisor/load/credentials.h"
+#include "supervisor/load/tool_roots.h"
+#include "supervisor/load/user_profile.h"
+
+namespace cordon::supervisor {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+}  // namespace
+
+void AddMachineBase(policy::Policy& p, std::vector<std::string>& warnings) {
+  const char* home = std::getenv("HOME");
+  if (home != nullptr) {
+    AddUserProfile(p, home);
+    AddCredentialDenials(p, home);
+  }
+  AddCiRunner(p, home != nullptr ? home : "", warnings);
+}
+
+std::vector<std::string> AddToolPaths(policy::Policy& p, const std::string& command) {
+  return AddToolRoots(p, {Env("PATH"), Env("HOME"), Env("RUNNER_TOOL_CACHE"), command});
+}
+
+}  // namespace cordon::supervisor
