@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "supervisor/load/normalise.h"
+
 namespace cordon::supervisor {
 namespace {
 
@@ -15,11 +17,6 @@ using policy::CiPathKind;
 std::string Env(const char* name) {
   const char* v = name == nullptr ? nullptr : std::getenv(name);
   return v == nullptr ? std::string() : std::string(v);
-}
-
-std::string Real(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) == nullptr ? std::string() : std::string(buf);
 }
 
 // The canonical path `value` names, checked against what the grant
@@ -35,8 +32,9 @@ std::string Resolve(const std::string& value, CiPathKind kind, std::string& why)
       why = S_ISDIR(st.st_mode) ? "a directory where a file is expected" : "not a regular file";
       return {};
     }
-    std::string real = Real(value);
-    if (real.empty()) why = std::strerror(errno);
+    int err = 0;
+    std::string real = RealPathOrEmpty(value, &err);
+    if (real.empty()) why = std::strerror(err);
     return real;
   }
   if (errno != ENOENT || kind == CiPathKind::kDirectory) {
@@ -46,7 +44,7 @@ std::string Resolve(const std::string& value, CiPathKind kind, std::string& why)
   // A command file that does not exist yet (a step summary): granted by
   // the name it will have, when its directory exists.
   const std::size_t slash = value.rfind('/');
-  std::string dir = Real(slash == 0 ? "/" : value.substr(0, slash));
+  std::string dir = RealPathOrEmpty(slash == 0 ? "/" : value.substr(0, slash));
   if (dir.empty() || ::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     why = "neither it nor its directory exists";
     return {};
@@ -78,7 +76,7 @@ std::string CiDefaultWorkspace(std::vector<std::string>& warnings) {
 void AddCiRunner(policy::Policy& p, const std::string& home, std::vector<std::string>& warnings) {
   const policy::CiRunnerSpec* r = DetectCiRunner();
   if (r == nullptr) return;
-  const std::string real_home = home.empty() || home[0] != '/' ? std::string() : Real(home);
+  const std::string real_home = CanonicalHome(home);
   std::string temp;  // the granted temporary directory, canonical
   // Directories first: a command file is checked against the granted temp.
   for (int pass = 0; pass < 2; ++pass) {

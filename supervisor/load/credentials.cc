@@ -1,8 +1,5 @@
 #include "supervisor/load/credentials.h"
 
-#include <limits.h>
-#include <stdlib.h>
-
 #include <algorithm>
 
 #include "supervisor/load/normalise.h"
@@ -43,10 +40,9 @@ std::string CanonicalName(const std::string& path) {
 std::span<const char* const> CredentialPaths() { return kPaths; }
 
 void AddCredentialDenials(policy::Policy& p, const std::string& caller_home) {
-  if (caller_home.empty() || caller_home[0] != '/') return;
-  char real[PATH_MAX];
-  if (::realpath(caller_home.c_str(), real) == nullptr) return;
-  const std::string home = std::string(real) == "/" ? "" : real;
+  std::string home = CanonicalHome(caller_home);
+  if (home.empty()) return;
+  if (home == "/") home.clear();
   for (const char* rel : kPaths) {
     std::string path = CanonicalName(home + "/" + rel);
     // Two names of one place (a symlink to another listed path): one rule.

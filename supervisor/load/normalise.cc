@@ -20,6 +20,17 @@ Result<std::string> RealPath(const std::string& path) {
   return std::string(buf);
 }
 
+std::string RealPathOrEmpty(const std::string& path, int* err) {
+  auto real = RealPath(path);
+  if (real) return std::move(real.value());
+  if (err != nullptr) *err = real.error().err;
+  return {};
+}
+
+std::string CanonicalHome(const std::string& home) {
+  return home.empty() || home[0] != '/' ? std::string() : RealPathOrEmpty(home);
+}
+
 Result<std::string> ResolveWorkspace(const std::string& path) {
   auto real = RealPath(path);
   if (!real) return real;

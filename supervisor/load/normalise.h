@@ -14,6 +14,13 @@ namespace cordon::supervisor {
 // realpath(3) of an existing path; the error names the path.
 Result<std::string> RealPath(const std::string& path);
 
+// RealPath, empty when it fails (*err, when given, says why).
+std::string RealPathOrEmpty(const std::string& path, int* err = nullptr);
+
+// The caller's HOME by its canonical name, as the base policy's rules name
+// what lies under it; empty when HOME is empty, relative or gone.
+std::string CanonicalHome(const std::string& home);
+
 // The canonical name a path that does not exist yet would have: the realpath
 // of its deepest existing ancestor, then the rest as written (`path`
 // absolute and normal). Errors other than ENOENT are kept.

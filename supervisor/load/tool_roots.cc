@@ -13,18 +13,10 @@
 
 #include "base/fd.h"
 #include "policy/tool_roots.h"
+#include "supervisor/load/normalise.h"
 
 namespace cordon::supervisor {
 namespace {
-
-std::string Real(const std::string& path, int* err = nullptr) {
-  char buf[PATH_MAX];
-  if (::realpath(path.c_str(), buf) == nullptr) {
-    if (err) *err = errno;
-    return {};
-  }
-  return buf;
-}
 
 bool IsDir(const std::string& path) {
   struct stat st;
@@ -59,7 +51,7 @@ class Granter {
     if (tr.roots.empty() && found != real) tr = policy::ToolchainRootOf(found, ctx_);
     bool granted = false;
     for (const std::string& root : tr.roots) {
-      std::string r = Real(root);
+      std::string r = RealPathOrEmpty(root);
       if (r.empty() || !IsDir(r) || policy::WideningRefusal(r, ctx_) != nullptr) continue;
       Grant(r, std::string("toolchain root (") + tr.layout + ") of " + what);
       granted = true;
@@ -114,7 +106,7 @@ std::string FirstLine(const std::string& path) {
 std::string GrantExecutable(Granter& g, const std::string& file, const std::string& what,
                             const std::string& source) {
   int err = 0;
-  std::string real = Real(file, &err);
+  std::string real = RealPathOrEmpty(file, &err);
   if (real.empty()) {
     if (err == ELOOP) g.warnings.push_back(file + " (" + what + ") is a symlink loop: not granted");
     return {};
@@ -127,12 +119,12 @@ std::string GrantExecutable(Granter& g, const std::string& file, const std::stri
 
 std::vector<std::string> AddToolRoots(policy::Policy& p, const ToolRootsInput& in) {
   policy::ToolRootContext ctx;
-  if (!in.home.empty() && in.home[0] == '/') {
-    ctx.home = Real(in.home);
-    if (ctx.home.empty()) ctx.home = in.home;  // unreadable: never granted all the same
+  ctx.home = CanonicalHome(in.home);
+  if (ctx.home.empty() && !in.home.empty() && in.home[0] == '/') {
+    ctx.home = in.home;  // unreadable: never granted all the same
   }
   if (!in.runner_tool_cache.empty() && in.runner_tool_cache[0] == '/') {
-    ctx.runner_tool_cache = Real(in.runner_tool_cache);
+    ctx.runner_tool_cache = RealPathOrEmpty(in.runner_tool_cache);
   }
   Granter g(p, ctx);
   const std::vector<std::string> dirs = SplitPath(in.path_env);
@@ -142,7 +134,7 @@ std::vector<std::string> AddToolRoots(policy::Policy& p, const ToolRootsInput& i
     // nothing beyond what the workspace already gives.
     if (d.empty() || d[0] != '/') continue;
     int err = 0;
-    std::string real = Real(d, &err);
+    std::string real = RealPathOrEmpty(d, &err);
     if (real.empty()) {
       if (err == ELOOP) g.warnings.push_back("PATH entry " + d + " is a symlink loop: not granted");
       continue;  // missing: nothing to grant, nothing to say

@@ -1,20 +1,18 @@
 #include "supervisor/load/user_profile.h"
 
-#include <limits.h>
-#include <stdlib.h>
 #include <sys/stat.h>
+
+#include "supervisor/load/normalise.h"
 
 namespace cordon::supervisor {
 
 void AddUserProfile(policy::Policy& p, const std::string& caller_home) {
-  if (caller_home.empty() || caller_home[0] != '/') return;
   // The home by its canonical name, as the private HOME's links are made
   // (tool_env.cc); the file's own name is kept, so that a ~/.gitconfig that
   // is a symlink into a dotfiles checkout is linked where git looks for it
   // (Landlock's rule follows it to the file).
-  char real[PATH_MAX];
-  if (::realpath(caller_home.c_str(), real) == nullptr) return;
-  const std::string home = real;
+  const std::string home = CanonicalHome(caller_home);
+  if (home.empty()) return;
   for (const char* rel : {"/.gitconfig", "/.config/git/config", "/.config/git/ignore",
                           "/.config/git/attributes"}) {
     const std::string path = (home == "/" ? "" : home) + rel;
