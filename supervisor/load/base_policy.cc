@@ -4,6 +4,7 @@
 
 #include "supervisor/load/ci_runner.h"
 #include "supervisor/load/credentials.h"
+#include "supervisor/load/git_worktree.h"
 #include "supervisor/load/tool_roots.h"
 #include "supervisor/load/user_profile.h"
 
@@ -24,6 +25,7 @@ void AddMachineBase(policy::Policy& p, std::vector<std::string>& warnings) {
     AddCredentialDenials(p, home);
   }
   AddCiRunner(p, home != nullptr ? home : "", warnings);
+  AddGitWorktree(p, home != nullptr ? home : "", warnings);
 }
 
 std::vector<std::string> AddToolPaths(policy::Policy& p, const std::string& command) {

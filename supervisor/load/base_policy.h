@@ -2,7 +2,8 @@
 // one place for `cordon run` and `policy explain`, so that explain shows
 // the base a run from here gets: git's identity and config read-only
 // (user_profile.h), the credentials denied (credentials.h), a CI runner's
-// step files (ci_runner.h), and the tool paths (tool_roots.h).
+// step files (ci_runner.h), a linked git worktree's repository
+// (git_worktree.h), and the tool paths (tool_roots.h).
 #pragma once
 
 #include <string>
