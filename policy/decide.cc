@@ -28,6 +28,9 @@ Decision Create(const FileRequest& r) {
   if (r.place.shared && r.create != EntryKind::kRegular) {
     return Decision::Refuse(EACCES, "only files in a shared directory");
   }
+  if (r.place.file_grant && r.create != EntryKind::kRegular) {
+    return Decision::Refuse(EACCES, "only a file where a file is granted");
+  }
   if (r.place.protected_path) {
     // The kernel looks a name up before it asks Landlock: what exists is
     // EEXIST (mkdir -p), where the tool could see it anyway.

@@ -48,6 +48,7 @@ enum class EntryKind : std::uint8_t {
 struct PlaceFacts {
   bool root = false;       // the held root itself (its relative path is empty)
   bool shared = false;     // the top level of a shared directory (/dev/shm)
+  bool file_grant = false;  // a name a single-file grant covers (PathRule::replaceable)
   bool protected_path = false;
   // A directory beneath which a protected path could lie, by its literal
   // lead (.git) or, `any_depth`, beneath a "**" pattern's lead.

@@ -74,6 +74,9 @@ std::vector<PathRule> GitWorktreeRules(const GitWorktreeFacts& f, Profile profil
     if (std::string_view(sub) == "logs" && !f.has_logs) continue;
     out.push_back({f.common + "/" + sub, Access::kReadWrite, false, kGitSharedSource});
   }
+  for (const char* name : {"packed-refs", "packed-refs.lock", "packed-refs.new"}) {
+    out.push_back({f.common + "/" + name, Access::kReadWrite, false, kGitPackedRefsSource, true});
+  }
   out.push_back({f.admin, Access::kReadWrite, false, kGitAdminSource});
   for (const char* link : {"commondir", "gitdir", "config.worktree"}) {
     out.push_back({f.admin + "/" + link, Access::kReadOnly, false, kGitLinkSource});

@@ -21,6 +21,8 @@ inline constexpr const char* kGitCommonSource = "git worktree: the repository's 
 inline constexpr const char* kGitSharedSource =
     "git worktree: objects, refs and logs shared with the repository";
 inline constexpr const char* kGitAdminSource = "git worktree: this worktree's own git dir";
+inline constexpr const char* kGitPackedRefsSource =
+    "git worktree: packed refs and their lock files (made, replaced, removed by name)";
 inline constexpr const char* kGitLinkSource =
     "git worktree: the worktree's links and config stay read-only";
 
@@ -55,7 +57,10 @@ std::string CheckGitWorktree(const GitWorktreeFacts& f, const std::string& home)
 // The rules for a checked worktree: the common dir read-only; under
 // workspace-write its objects, refs, logs and the worktree's own dir
 // read-write, the worktree's commondir, gitdir and config.worktree
-// read-only within it. Nothing when the common dir lies in the workspace
+// read-only within it, and C's packed-refs, packed-refs.lock and
+// packed-refs.new as replaceable file grants (PathRule::replaceable: git
+// takes the lock O_EXCL, renames the new file over packed-refs and removes
+// the lock), so C itself accepts no other name. Nothing when the common dir lies in the workspace
 // (the workspace's own rules and protected paths apply there).
 std::vector<PathRule> GitWorktreeRules(const GitWorktreeFacts& f, Profile profile);
 

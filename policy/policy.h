@@ -37,6 +37,11 @@ struct PathRule {
   Access access = Access::kReadOnly;
   bool executable = true;  // Landlock EXECUTE granted (read-only set only)
   std::string source;      // where the rule came from, for explain ("--rw", a JSON pointer)
+  // A read-write grant of one file (existing or not) whose name may also
+  // be made, removed, and replaced by a rename from another such grant of
+  // the same directory, as a file only (git's packed-refs and its lock
+  // files). Without it a single-file grant may be written, not renamed.
+  bool replaceable = false;
 
   static PathRule ReadOnly(std::string p) { return {std::move(p), Access::kReadOnly, true}; }
   static PathRule ReadOnlyNoExec(std::string p) { return {std::move(p), Access::kReadOnly, false}; }

@@ -11,6 +11,7 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
   policy::PlaceFacts f;
   f.root = loc.rel.empty();
   f.shared = loc.root->own_entries_only;
+  f.file_grant = !loc.root->only_entry.empty();
   f.protected_path = Protected(loc);
   if (leads && loc.root->workspace && opts_.leads_to_protected) {
     f.leads_to_protected = opts_.leads_to_protected(loc.rel, false);

@@ -5,6 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "policy/path_admission.h"
 #include "policy/policy.h"
 #include "supervisor/uapi.h"
@@ -38,6 +40,22 @@ Result<WriteRoots> WriteRoots::Open(std::vector<policy::PathRule> rules,
     const bool missing = ::stat(rule.path.c_str(), &st) != 0;
     if (missing && (errno != ENOENT || reads || is_shared)) continue;
     WriteRoot root;
+    const bool file = missing || S_ISREG(st.st_mode);
+    if (file && rule.replaceable && rule.path != "/") {
+      // One root for the replaceable grants of a directory: a rename
+      // between two of them stays within it.
+      const std::string dir = rule.path.substr(0, std::max<size_t>(rule.path.rfind('/'), 1));
+      long shared_root = -1;
+      for (size_t k = 0; k < r.roots_.size(); ++k) {
+        if (r.roots_[k].entries_may_change && r.roots_[k].path == dir) {
+          shared_root = static_cast<long>(k);
+        }
+      }
+      if (shared_root >= 0) {
+        r.rule_root_[i] = shared_root;
+        continue;
+      }
+    }
     if (!missing && S_ISDIR(st.st_mode)) {
       root.path = rule.path;
       root.workspace = rule.path == workspace;
@@ -46,6 +64,7 @@ Result<WriteRoots> WriteRoots::Open(std::vector<policy::PathRule> rules,
       size_t slash = rule.path.rfind('/');
       root.path = slash == 0 ? "/" : rule.path.substr(0, slash);
       root.only_entry = rule.path.substr(slash + 1);
+      root.entries_may_change = rule.replaceable;
     } else {
       continue;  // a device (/dev/null): opened by the emulator as it is
     }
@@ -84,8 +103,11 @@ Result<Located> WriteRoots::Locate(const std::string& abs_path, Change change) c
   long index = rule_root_[static_cast<size_t>(rule - rules_.data())];
   if (index < 0) return SysError{EACCES, "no directory held for the rule", rule->path};
   const WriteRoot* best = &roots_[static_cast<size_t>(index)];
-  if (!best->only_entry.empty() && change == Change::kEntry) {
+  if (!best->only_entry.empty() && change == Change::kEntry && !best->entries_may_change) {
     return SysError{EACCES, "a single-file grant: the file's name cannot change", rule->path};
+  }
+  if (best->entries_may_change && norm.size() != rule->path.size()) {
+    return SysError{EACCES, "beneath a replaceable file grant", rule->path};
   }
   Located loc;
   loc.root = best;

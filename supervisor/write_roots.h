@@ -31,6 +31,10 @@ struct WriteRoot {
   // nothing may be created, removed, renamed or linked beside it, nor the
   // file itself, as Landlock's rights on a file alone allow.
   std::string only_entry;
+  // The file grants are replaceable (PathRule::replaceable): every such
+  // grant of one directory shares this root, and their names may be made,
+  // removed and renamed onto each other (a regular file only: Decide).
+  bool entries_may_change = false;
 };
 
 // Where an absolute path lands: a root and the path relative to it ("" for

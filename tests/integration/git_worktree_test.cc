@@ -79,6 +79,44 @@ TEST_F(GitWorktreeTest, CheckoutSwitchesAndMakesBranches) {
   EXPECT_FALSE(Exists(wt_ + "/b.txt"));
 }
 
+// Rebase and pack-refs write the common dir's packed-refs through
+// packed-refs.lock (made O_EXCL, then removed) and packed-refs.new (renamed
+// over packed-refs). Every file the branches touch is made in the run: a
+// file of the user's would need an approval to be removed.
+TEST_F(GitWorktreeTest, RebaseAndPackRefsRewriteThePackedRefs) {
+  RunResult r = Run(
+      "git checkout -q -b side && echo s > s && git add s && git commit -qm on-side && "
+      "git checkout -q task && echo t > t && git add t && git commit -qm on-task && "
+      "git checkout -q side && git rebase -q task && git pack-refs --all && "
+      "git branch -q scratch && git pack-refs --all && git branch -q -D scratch && echo done");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("done"));
+  EXPECT_EQ(Sh("git -C " + repo_ + " log --format=%s side"), "on-side\non-task\nfirst");
+  const std::string packed = ReadFile(Common() + "/packed-refs");
+  EXPECT_THAT(packed, HasSubstr("refs/heads/side"));
+  EXPECT_THAT(packed, Not(HasSubstr("refs/heads/scratch")));
+  EXPECT_FALSE(Exists(Common() + "/packed-refs.lock"));
+  EXPECT_FALSE(Exists(Common() + "/packed-refs.new"));
+}
+
+// The packed-refs grants name three files of the common dir, as files: no
+// other name, no directory or symlink under their names, no rename onto
+// another name of the common dir.
+TEST_F(GitWorktreeTest, ThePackedRefsGrantsNameNothingElse) {
+  const std::string c = Common();
+  RunResult r = Run("echo x > " + c + "/packed-refs.lock; mv " + c + "/packed-refs.lock " + c +
+                    "/config; ln -s " + c + "/config " + c + "/packed-refs.new; mkdir " + c +
+                    "/packed-refs.new; echo y > " + c + "/packed-refs.new/x; echo y > " + c +
+                    "/packed-refs.tmp; echo done");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("done"));
+  EXPECT_EQ(ReadFile(c + "/config"), config_);
+  EXPECT_FALSE(Exists(c + "/packed-refs.tmp"));
+  struct stat st;
+  EXPECT_NE(::lstat((c + "/packed-refs.new").c_str(), &st), 0);
+  EXPECT_EQ(ReadFile(c + "/packed-refs.lock"), "x\n");
+}
+
 TEST_F(GitWorktreeTest, TheCommonConfigHooksAndInfoStayOutOfReach) {
   const std::string c = Common();
   const std::string admin = c + "/worktrees/wt";
@@ -137,6 +175,7 @@ TEST_F(GitWorktreeTest, ExplainListsTheGrantsWithTheirReasons) {
   EXPECT_THAT(r.out, HasSubstr("git worktree: the repository's common dir"));
   EXPECT_THAT(r.out, HasSubstr("git worktree: objects, refs and logs shared"));
   EXPECT_THAT(r.out, HasSubstr("git worktree: this worktree's own git dir"));
+  EXPECT_THAT(r.out, HasSubstr("git worktree: packed refs"));
   EXPECT_THAT(r.out, Not(HasSubstr("not granted")));
 }
 

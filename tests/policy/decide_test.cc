@@ -24,6 +24,7 @@ struct R {
   }
   R& root() { q.place.root = true; return *this; }
   R& shared() { q.place.shared = true; return *this; }
+  R& file_grant() { q.place.file_grant = true; return *this; }
   R& prot() { q.place.protected_path = true; return *this; }
   R& lead() { q.place.leads_to_protected = true; return *this; }
   R& lead_any() { q.place.leads_to_protected_any_depth = true; return *this; }
@@ -101,6 +102,12 @@ std::vector<Row> Rows() {
       Refuse("create: shared, a symlink", R(kCreate, K::kAbsent).shared().make(K::kSymlink),
              EACCES),
       Allow("create: shared, a regular file", R(kCreate, K::kAbsent).shared().make(K::kRegular)),
+      Refuse("create: a file grant, a directory",
+             R(kCreate, K::kAbsent).file_grant().make(K::kDirectory), EACCES),
+      Refuse("create: a file grant, a symlink",
+             R(kCreate, K::kAbsent).file_grant().make(K::kSymlink), EACCES),
+      Allow("create: a file grant, a regular file",
+            R(kCreate, K::kAbsent).file_grant().make(K::kRegular)),
       Refuse("create: protected path", R(kCreate, K::kAbsent).prot().make(K::kDirectory), EACCES),
       Refuse("create: protected symlink", R(kCreate, K::kAbsent).prot().make(K::kSymlink), EACCES),
       Refuse("create: protected path the tool sees: EEXIST",

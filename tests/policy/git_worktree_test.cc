@@ -90,6 +90,15 @@ TEST(GitWorktreeTest, GrantsTheSharedPartsAndKeepsTheRestReadOnly) {
     EXPECT_EQ(r->access, Access::kReadWrite) << rw;
     EXPECT_FALSE(r->source.empty());
   }
+  for (const char* name : {"packed-refs", "packed-refs.lock", "packed-refs.new"}) {
+    const PathRule* r = Find(rules, std::string("/srv/repo/.git/") + name);
+    ASSERT_NE(r, nullptr) << name;
+    EXPECT_EQ(r->access, Access::kReadWrite) << name;
+    EXPECT_TRUE(r->replaceable) << name;
+  }
+  for (const PathRule& r : rules) {
+    EXPECT_EQ(r.replaceable, r.source == kGitPackedRefsSource) << r.path;
+  }
   for (const char* ro : {"commondir", "gitdir", "config.worktree"}) {
     const PathRule* r = Find(rules, std::string("/srv/repo/.git/worktrees/wt/") + ro);
     ASSERT_NE(r, nullptr) << ro;
@@ -102,6 +111,7 @@ TEST(GitWorktreeTest, GrantsTheSharedPartsAndKeepsTheRestReadOnly) {
   }
   for (const char* path : {"/srv/repo/.git/config", "/srv/repo/.git/hooks/pre-commit",
                            "/srv/repo/.git/info/exclude", "/srv/repo/.git/worktrees/other/HEAD",
+                           "/srv/repo/.git/packed-refs.tmp", "/srv/repo/.git/HEAD.lock",
                            "/srv/repo/.git/worktrees/wt/commondir"}) {
     const PathRule* r = CoveringRule(rules, path);
     ASSERT_NE(r, nullptr) << path;
