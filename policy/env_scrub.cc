@@ -14,8 +14,8 @@ constexpr const char* kPatterns[] = {
     "*_AUTH", "*_AUTHTOKEN", "*_CREDENTIAL", "*_CREDENTIALS", "*_SECRET_*", "*_JWT*",
     // Whole families: a cloud's keys and sessions.
     "AWS_*", "TF_TOKEN_*", "OP_SESSION_*",
-    // Bare names and well-known ones no suffix catches.
-    "TOKEN", "SECRET", "PASSWORD", "API_KEY", "PGPASSWORD", "MYSQL_PWD", "BW_SESSION",
+    // Bare names and well-known ones no suffix catches (API_KEY is *_KEY's).
+    "TOKEN", "SECRET", "PASSWORD", "PGPASSWORD", "MYSQL_PWD", "BW_SESSION",
     "DOCKER_AUTH_CONFIG",
     // Agents that sign or log in with the user's keys.
     "SSH_AUTH_SOCK", "GPG_AGENT_INFO",

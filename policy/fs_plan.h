@@ -10,6 +10,14 @@
 // read-write, the read-only path and the directories on the way down to it
 // are granted read-only. So a directory holding a protected path accepts no
 // new entries at the kernel layer (the price of Landlock's allow-only model).
+//
+// A carved entry that is a symlink is granted by what it resolves to (the
+// ruleset opens the grant's path, following links), not by where it sits.
+// So a link beside a denied path that leads to it (~/x -> ~/.ssh), into it,
+// or to a directory above it (~/y -> ~) would hand the denied path back:
+// such an entry is granted nothing (the honest names of what it leads to
+// keep their own grants), and so is a link that does not resolve. Other
+// links stay granted (/etc/resolv.conf -> /run/..., a toolchain's links).
 #pragma once
 
 #include <functional>
@@ -36,13 +44,28 @@ struct Grant {
 struct DirEntry {
   std::string name;
   EntryType type = EntryType::kUnknown;
+  bool symlink = false;
+  // For a symlink: the realpath of what it leads to; empty when it does
+  // not resolve (dangling, a loop).
+  std::string target;
+};
+
+// A carved entry granted nothing because of where its link leads, for the
+// log: `denied` is the denied path it would have reached (empty when the
+// link does not resolve).
+struct SkippedLink {
+  std::string path;
+  std::string target;
+  std::string denied;
 };
 
 // Lists the entries of a directory; empty when `dir` is not one.
 using DirLister = std::function<std::vector<DirEntry>(const std::string& dir)>;
 
-// `rules` absolute and normalised. Pure apart from `list`.
-std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirLister& list);
+// `rules` absolute and normalised. Pure apart from `list`. The entries
+// skipped for their link's target go to `skipped` when given.
+std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirLister& list,
+                              std::vector<SkippedLink>* skipped = nullptr);
 
 // The real lister is supervisor::ListDir (supervisor/walk/dir_listing.h).
 

@@ -210,7 +210,16 @@ Result<Fd> BuildLandlock(const LaunchRequest& req, const std::string& tmp) {
               errno == ENOENT);
     });
   }
-  auto grants = policy::PlanGrants(rules, ListDir);
+  std::vector<policy::SkippedLink> links;
+  auto grants = policy::PlanGrants(rules, ListDir, &links);
+  for (const auto& l : links) {
+    if (l.denied.empty()) {
+      spdlog::info("landlock: carve skips {}: a symlink that does not resolve", l.path);
+    } else {
+      spdlog::info("landlock: carve skips {}: a symlink to {}, which would grant denied {}", l.path,
+                   l.target, l.denied);
+    }
+  }
   LandlockConfig cfg{req.landlock_abi, p.network == policy::Network::kNone, true};
   auto rs = BuildRuleset(grants, cfg);
   if (!rs) return rs.error();

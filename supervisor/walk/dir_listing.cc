@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "supervisor/load/normalise.h"
 #include "supervisor/walk/local_fs.h"
 
 namespace cordon::supervisor {
@@ -49,6 +51,20 @@ Subdir OpenSubdir(int dir_fd, const char* name, bool parent_short_read_ends) {
   return s;
 }
 
+namespace {
+
+bool IsSymlink(int dir_fd, const char* name, unsigned char d_type) {
+  if (d_type == DT_LNK) return true;
+  struct stat st;
+  return ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
+std::string Join(const std::string& dir, const char* name) {
+  return dir.ends_with('/') ? dir + name : dir + "/" + name;
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> ListNames(int fd) {
   std::vector<std::string> names;
   if (::lseek(fd, 0, SEEK_SET) != 0) return Errno("lseek");
@@ -73,7 +89,12 @@ std::vector<policy::DirEntry> ListDir(const std::string& dir) {
                         EntryType type = EntryType::kOther;
                         if (e.d_type == DT_DIR) type = EntryType::kDirectory;
                         if (e.d_type == DT_UNKNOWN || e.d_type == DT_LNK) type = EntryType::kUnknown;
-                        entries.push_back({e.d_name, type});
+                        policy::DirEntry entry{e.d_name, type};
+                        if (e.d_type == DT_LNK || e.d_type == DT_UNKNOWN) {
+                          entry.symlink = IsSymlink(fd.get(), e.d_name, e.d_type);
+                        }
+                        if (entry.symlink) entry.target = RealPathOrEmpty(Join(dir, e.d_name));
+                        entries.push_back(std::move(entry));
                         return true;
                       });
   std::sort(entries.begin(), entries.end(),

@@ -82,7 +82,9 @@ Result<std::vector<std::string>> ListNames(int fd);
 
 // The lister PlanGrants uses (policy::DirLister): the entries of the
 // directory at `dir` (following a link to it), sorted by name; a symlink is
-// kUnknown (the ruleset follows it). Empty when `dir` is not a directory.
+// kUnknown (the ruleset follows it) and carries its realpath (empty when it
+// does not resolve), so the plan can see where a grant of it would lead.
+// Empty when `dir` is not a directory.
 std::vector<policy::DirEntry> ListDir(const std::string& dir);
 
 }  // namespace cordon::supervisor

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 
 #include "tests/support/test_env.h"
@@ -133,6 +134,81 @@ TEST(PlanGrants, EntriesCarryTheListingsType) {
   EXPECT_EQ(g[0].type, EntryType::kDirectory);
   EXPECT_EQ(g[1].type, EntryType::kDirectory);
   EXPECT_EQ(g[2].type, EntryType::kOther);
+}
+
+// A carve grants each entry by what it resolves to (the ruleset opens the
+// grant's path, following links), so a link that leads to a denied path,
+// into one or above one would hand it back. Each row is one entry of the
+// carved home; each can fail alone.
+TEST(PlanGrants, ACarvedLinkToADeniedPathIsGrantedNothing) {
+  struct Row {
+    const char* name;
+    bool symlink;
+    const char* target;  // realpath of the link; "" when it does not resolve
+    bool granted;
+    const char* denied;  // the denial the skip names ("" for none)
+  };
+  const Row rows[] = {
+      {"notes.txt", false, "", true, ""},
+      {"x", true, "/h/.ssh", false, "/h/.ssh"},               // the denied path itself
+      {"key", true, "/h/.ssh/id_ed25519", false, "/h/.ssh"},  // into it
+      {"y", true, "/h", false, "/h/.ssh"},                    // above it
+      {"root", true, "/", false, "/h/.ssh"},
+      // ~/.gnupg -> dotfiles/gnupg: the denial is normalised to the target.
+      {".gnupg", true, "/h/dotfiles/gnupg", false, "/h/dotfiles/gnupg"},
+      {"netrc", true, "/h/.netrc", false, "/h/.netrc"},  // a denied file
+      {"dangling", true, "", false, ""},
+      {"docs", true, "/h/dotfiles/vimrc", true, ""},  // an honest link stays
+      {"resolv.conf", true, "/run/resolv.conf", true, ""},
+      {"sshish", true, "/h/.sshfoo", true, ""},  // a name prefix is not beneath
+  };
+  DirLister list = [&](const std::string& d) {
+    std::vector<DirEntry> out;
+    if (d == "/h") {
+      for (const Row& r : rows) out.push_back({r.name, EntryType::kUnknown, r.symlink, r.target});
+      out.push_back({"dotfiles", EntryType::kDirectory});
+    }
+    if (d == "/h/dotfiles") out = {{"gnupg", EntryType::kDirectory}, {"vimrc", EntryType::kOther}};
+    return out;
+  };
+  std::vector<SkippedLink> skipped;
+  auto g = PlanGrants({PathRule::ReadOnly("/h"), PathRule::Denied("/h/.ssh"),
+                       PathRule::Denied("/h/dotfiles/gnupg"), PathRule::Denied("/h/.netrc")},
+                      list, &skipped);
+  for (const Row& r : rows) {
+    const std::string path = std::string("/h/") + r.name;
+    EXPECT_EQ(AccessOf(g, path) == Access::kReadOnly, r.granted) << path << " -> " << r.target;
+    auto s = std::find_if(skipped.begin(), skipped.end(),
+                          [&](const SkippedLink& l) { return l.path == path; });
+    EXPECT_EQ(s != skipped.end(), !r.granted && r.symlink) << path << " in the skip list";
+    if (s != skipped.end()) {
+      EXPECT_EQ(s->denied, r.denied) << path;
+      EXPECT_EQ(s->target, r.target) << path;
+    }
+  }
+  EXPECT_EQ(AccessOf(g, "/h/dotfiles/vimrc"), Access::kReadOnly);
+  EXPECT_EQ(AccessOf(g, "/h/dotfiles/gnupg"), Access::kDenied);
+  EXPECT_EQ(AccessOf(g, "/h/dotfiles"), Access::kDenied) << "only listable: it holds a denial";
+  // Without a carve (nothing denied inside) the links are not looked at.
+  auto whole = PlanGrants({PathRule::ReadOnly("/h")}, list);
+  EXPECT_THAT(Paths(whole, false), UnorderedElementsAre("/h"));
+}
+
+// A denial elsewhere counts too: a link in a carved /w to the denied /h/.ssh.
+TEST(PlanGrants, ALinkToADenialOutsideTheCarvedRuleIsGrantedNothing) {
+  DirLister list = [](const std::string& d) {
+    std::vector<DirEntry> out;
+    if (d == "/w") {
+      out = {{"secret", EntryType::kOther},
+             {"keys", EntryType::kUnknown, true, "/h/.ssh"},
+             {"src", EntryType::kDirectory}};
+    }
+    return out;
+  };
+  auto g = PlanGrants(
+      {PathRule::ReadWrite("/w"), PathRule::Denied("/w/secret"), PathRule::Denied("/h/.ssh")},
+      list);
+  EXPECT_THAT(Paths(g, false), UnorderedElementsAre("/w/src"));
 }
 
 }  // namespace

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -165,6 +167,34 @@ TEST(ListDir, ReportsDirectoriesAndFilesAndLeavesSymlinksUnknown) {
   EXPECT_EQ(e[1].type, EntryType::kOther);
   EXPECT_EQ(e[2].name, "link");
   EXPECT_EQ(e[2].type, EntryType::kUnknown) << "a symlink's target decides: stat it";
+  EXPECT_FALSE(e[0].symlink);
+  EXPECT_FALSE(e[1].symlink);
+  EXPECT_TRUE(e[2].symlink);
+}
+
+// The plan skips a link that leads to a denied path (policy/fs_plan.h): the
+// lister says where each link leads, through every hop, and "" for one that
+// leads nowhere.
+TEST(ListDir, GivesEachSymlinksRealTarget) {
+  ScratchTree t;
+  ASSERT_EQ(::mkdir(t.Ws("dir").c_str(), 0755), 0);
+  WriteFile(t.Ws("dir/file"), "x");
+  ASSERT_EQ(::symlink("dir/file", t.Ws("a").c_str()), 0);
+  ASSERT_EQ(::symlink("a", t.Ws("b").c_str()), 0);  // a link to a link
+  ASSERT_EQ(::symlink(".", t.Ws("c").c_str()), 0);  // the directory itself
+  ASSERT_EQ(::symlink("missing", t.Ws("d").c_str()), 0);
+  char real[PATH_MAX];
+  ASSERT_NE(::realpath(t.ws().c_str(), real), nullptr);
+  const std::string ws = real;
+  std::vector<DirEntry> e = ListDir(t.ws());
+  ASSERT_EQ(e.size(), 5u);
+  EXPECT_EQ(e[0].target, ws + "/dir/file");
+  EXPECT_EQ(e[1].target, ws + "/dir/file");
+  EXPECT_EQ(e[2].target, ws);
+  EXPECT_TRUE(e[3].symlink);
+  EXPECT_EQ(e[3].target, "") << "a dangling link";
+  EXPECT_FALSE(e[4].symlink);
+  EXPECT_EQ(e[4].target, "") << "only links carry a target";
 }
 
 TEST(ListNames, ListsEveryNameFromTheStartEachTime) {
