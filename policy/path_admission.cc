@@ -196,8 +196,11 @@ Admission AdmitPath(const AdmissionTable& table, AdmitOp op, std::string_view pa
                                                    : "embedded NUL"};
     }
   }
-  PathClass c = table.Classify(std::string_view(normal, static_cast<std::size_t>(n)));
-  bool workspace_rw = table.workspace_writable();
+  return AdmitClass(table.Classify(std::string_view(normal, static_cast<std::size_t>(n))), op,
+                    table.workspace_writable());
+}
+
+Admission AdmitClass(PathClass c, AdmitOp op, bool workspace_rw) {
   switch (c) {
     case PathClass::kDenied:
       return {AdmitVerdict::kRefuse, c, EACCES, "denied path"};

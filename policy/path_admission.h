@@ -103,6 +103,11 @@ class AdmissionTable {
 Admission AdmitPath(const AdmissionTable& table, AdmitOp op, std::string_view path,
                     const char* base);
 
+// The verdict for a path of class `c` (what AdmitPath concludes once it has
+// classified the path); also how the supervisor names the rule of a
+// refusal the preload reported by its class.
+Admission AdmitClass(PathClass c, AdmitOp op, bool workspace_rw);
+
 // Lexically normalises `path` (joined to `base` when relative) into `out`
 // (kAdmissionMaxPath bytes): drops "." and empty segments and any trailing
 // slash; a relative path's leading ".." segments drop the base's last

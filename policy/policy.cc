@@ -96,7 +96,7 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
   if (p.profile == Profile::kWorkspaceWrite) {
     // Read-only holes in the read-write workspace (PlanGrants carves them).
     for (const std::string& f : p.protected_paths) {
-      rules.push_back({f, Access::kReadOnly, true, "protected path"});
+      rules.push_back({f, Access::kReadOnly, true, kProtectedPathSource});
     }
   }
   if (!p.tools.empty()) {
@@ -134,7 +134,7 @@ Covered CoverPath(const std::vector<PathRule>& rules, std::string_view abs, bool
     c.why = "denied path";
   } else if (c.rule->access == Access::kReadOnly && !reads) {
     c.err = EACCES;
-    c.why = "read-only or protected path";
+    c.why = c.rule->source == kProtectedPathSource ? kProtectedPathSource : "read-only path";
   }
   return c;
 }

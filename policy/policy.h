@@ -32,6 +32,11 @@ const char* AccessName(Access a);
 const char* SensitiveDeleteName(SensitiveDelete d);
 const char* LinkModeName(LinkMode m);
 
+// The source of the read-only rule each protected path gets in a
+// workspace-write run (EffectiveRules), and CoverPath's reason when it
+// refuses a change there: no command-line grant loosens it.
+inline constexpr const char* kProtectedPathSource = "protected path";
+
 struct PathRule {
   std::string path;  // absolute; realpath once normalised
   Access access = Access::kReadOnly;

@@ -42,6 +42,7 @@ struct alignas(4096) Batch {
 struct alignas(64) Channel {
   int fd = -1;
   uint32_t image = 0;
+  bool refused_only = false;
   std::atomic<int32_t> pid{0};
   // Set at exit: records go out one by one from then on.
   std::atomic<bool> direct{false};
@@ -135,14 +136,22 @@ void SendFinal() {
 
 }  // namespace
 
-void StartReports(int fd, uint32_t image) {
+void StartReports(int fd, uint32_t image, bool refused_only) {
   g_ch.pid.store(Pid(), std::memory_order_relaxed);
   g_ch.image = image;
+  g_ch.refused_only = refused_only;
   g_ch.fd = fd;
 }
 
 __attribute__((hot)) void Note(wire::Call call, AdmitOp op, wire::ReportVerdict v, PathClass cls,
                                int err, const char* path, size_t path_len) {
+  if (g_ch.refused_only) {
+    if (v != wire::ReportVerdict::kRefused || g_ch.fd < 0) return;
+    wire::Report r;
+    Fill(&r, call, op, v, cls, err, path, path_len, 0);
+    (void)Send(&r, sizeof r);
+    return;
+  }
   uint64_t seq = g_ch.seq.fetch_add(1, std::memory_order_relaxed) + 1;
   if (g_ch.fd < 0) return;
   unsigned slot = static_cast<uint32_t>(Tid()) % kSlots;
@@ -170,7 +179,7 @@ __attribute__((hot)) void Note(wire::Call call, AdmitOp op, wire::ReportVerdict 
 }
 
 void EndImage(bool exiting) {
-  if (g_ch.fd < 0) return;
+  if (g_ch.fd < 0 || g_ch.refused_only) return;
   // A vfork child shares its parent's memory, batches and counters: they
   // are the parent's to send when its own image ends. Sending them here
   // would lose them whenever the child has closed the channel before its

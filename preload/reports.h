@@ -35,7 +35,9 @@ namespace cordon::preload {
 
 // Called once by Initialize(), before main: `fd` is the channel (-1: the
 // records are only counted), `image` tells exec'd images of one pid apart.
-void StartReports(int fd, uint32_t image);
+// `refused_only` (wire::kEnvReportMode): refusals alone are sent, one by
+// one, and an image's end sends nothing.
+void StartReports(int fd, uint32_t image, bool refused_only);
 
 // Records one interposed call. A refusal flushes the thread's batch.
 // `path_len` is strnlen(path, n) for some n >= wire::kReportPathMax (the

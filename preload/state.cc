@@ -146,8 +146,10 @@ __attribute__((cold)) void ReadConfig() {
   }
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  const char* report_mode = getenv(wire::kEnvReportMode);
   StartReports(report_fd,
-               static_cast<uint32_t>(ts.tv_nsec) ^ static_cast<uint32_t>(ts.tv_sec << 20));
+               static_cast<uint32_t>(ts.tv_nsec) ^ static_cast<uint32_t>(ts.tv_sec << 20),
+               report_mode != nullptr && strcmp(report_mode, wire::kReportRefusedOnly) == 0);
   g_config.enabled = true;
 }
 
@@ -211,9 +213,18 @@ const char* Base(int dirfd, char* buf, bool* cached) {
 // The report field's share of a path (the record holds its first bytes).
 size_t ReportLen(const char* path) { return strnlen(path, wire::kReportPathMax); }
 
+// `base`: what a relative `path` was resolved against; the report then
+// names the absolute path, so that the supervisor's hint names what a
+// grant must cover (the log line keeps the tool's own spelling).
 __attribute__((cold)) bool Refuse(wire::Call call, AdmitOp op, const char* path,
-                                  const policy::Admission& a) {
-  Note(call, op, wire::ReportVerdict::kRefused, a.cls, a.err, path, ReportLen(path));
+                                  const policy::Admission& a, const char* base = nullptr) {
+  char abs[policy::kAdmissionMaxPath];
+  const char* reported = path;
+  if (base != nullptr && path[0] != '/') {
+    long n = policy::NormalizePath(path, base, abs);
+    if (n > 0) reported = abs;
+  }
+  Note(call, op, wire::ReportVerdict::kRefused, a.cls, a.err, reported, ReportLen(reported));
   if (g_config.log) LogRefusal(call, op, path, a);
   errno = a.err;
   return false;
@@ -246,8 +257,8 @@ __attribute__((cold)) int AdmitHeldFd(wire::Call call, AdmitOp op, int fd, int f
 
 // Reports an admission's verdict; false (errno set) when it refuses.
 __attribute__((hot)) bool Conclude(wire::Call call, AdmitOp op, const char* path, size_t len,
-                                   const policy::Admission& a) {
-  if (a.verdict != AdmitVerdict::kAdmit) return Refuse(call, op, path, a);
+                                   const policy::Admission& a, const char* base = nullptr) {
+  if (a.verdict != AdmitVerdict::kAdmit) return Refuse(call, op, path, a, base);
   Note(call, op, wire::ReportVerdict::kAdmitted, a.cls, 0, path, len);
   return true;
 }
@@ -266,7 +277,7 @@ __attribute__((noinline)) bool AdmitRelative(wire::Call call, AdmitOp op, int di
       return true;
     }
     policy::Admission a = policy::AdmitPath(g_config.table, op, std::string_view(path, len), base);
-    if (a.verdict == AdmitVerdict::kAdmit || !cached) return Conclude(call, op, path, len, a);
+    if (a.verdict == AdmitVerdict::kAdmit || !cached) return Conclude(call, op, path, len, a, base);
     // A cached cwd may be stale (a chdir the library did not see): a refusal
     // is judged again on the kernel's answer.
     InvalidateCwd();

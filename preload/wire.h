@@ -27,6 +27,11 @@ inline constexpr char kEnvPrivateTmp[] = "CORDON_PRELOAD_TMPDIR";
 inline constexpr char kEnvLog[] = "CORDON_LOG";
 // The tool's end of the SOCK_SEQPACKET report channel (set by the launcher).
 inline constexpr char kEnvReportFd[] = "CORDON_REPORT_FD";
+// "refused": only refusals are reported (each at once, so that the user is
+// told of it), nothing else: no admitted calls and no final totals. Set
+// when nobody tallies the run (no audit, default log level).
+inline constexpr char kEnvReportMode[] = "CORDON_REPORT_MODE";
+inline constexpr char kReportRefusedOnly[] = "refused";
 inline constexpr char kPathSeparator = ':';
 
 inline constexpr uint32_t kReportMagic = 0x43524550;  // "CREP"

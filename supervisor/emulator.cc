@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "policy/fd_alias.h"
+#include "policy/refusal_hint.h"
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/walk/dir_listing.h"
 #include "supervisor/caps.h"
@@ -30,6 +31,11 @@
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
+
+Reply Reply::PathRefused(const std::string& what, const SysError& e) {
+  return Errno(e.err, what + Describe(e),
+               policy::RefusalHint(policy::FromRule(e.op), e.detail));
+}
 
 // lstat and birth time in one statx (one syscall fewer per delete).
 bool Emulator::StatEntry(int dirfd, const std::string& name, EntryStat& e) {
@@ -294,7 +300,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   if (flags & ~AT_REMOVEDIR) return Reply::Errno(EINVAL);
   auto p = ResolvePath(req, dirfd, path, false);
   if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!p) return Reply::Errno(p.error().err, "delete: " + Describe(p.error()));
+  if (!p) return Reply::PathRefused("delete: ", p.error());
   const std::string what = "delete " + p->abs;
   policy::FileRequest q;
   q.op = policy::FileOp::kDelete;
@@ -326,7 +332,8 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
         Gone(st);
         return Reply{};
       }
-      return Reply::Errno(EACCES, why);
+      return Reply::Errno(EACCES, why,
+                          policy::RefusalHint(policy::Refusal::kNeedsApproval, p->abs));
     }
     case policy::Verdict::kAllow: break;
   }

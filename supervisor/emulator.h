@@ -65,12 +65,17 @@ struct Reply {
   // call interrupted): takes back what the call did, a file it created.
   std::function<void()> undo;
   std::string why;        // for the log: what was refused and the rule
-  static Reply Errno(int e, std::string why = {}) {
+  std::string hint;       // for the user: the grant that would allow it (policy/refusal_hint.h)
+  static Reply Errno(int e, std::string why = {}, std::string hint = {}) {
     Reply r;
     r.error = e;
     r.why = std::move(why);
+    r.hint = std::move(hint);
     return r;
   }
+  // The path step refused `what` (policy::CoverPath's reason in e.op, the
+  // path in e.detail): the refusal, with the grant that would allow it.
+  static Reply PathRefused(const std::string& what, const SysError& e);
 };
 
 // Decides whether a pre-existing file may be deleted. Called with the file

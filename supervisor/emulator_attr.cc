@@ -200,7 +200,7 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   }
   auto p = Resolve(req, dirfd, std::move(raw.value()), false, Change::kContent);
   if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!p) return Reply::Errno(p.error().err, "change metadata: " + Describe(p.error()));
+  if (!p) return Reply::PathRefused("change metadata: ", p.error());
   policy::FileRequest q;
   q.op = policy::FileOp::kMetadata;
   q.place = Place(p->loc);

@@ -40,8 +40,8 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   auto from = ResolvePath(req, olddir, oldpath, false);
   auto to = ResolvePath(req, newdir, newpath, false);
   if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!from) return Reply::Errno(from.error().err, "rename: " + Describe(from.error()));
-  if (!to) return Reply::Errno(to.error().err, "rename: " + Describe(to.error()));
+  if (!from) return Reply::PathRefused("rename: ", from.error());
+  if (!to) return Reply::PathRefused("rename: ", to.error());
   const std::string what = "rename " + from->abs + " -> " + to->abs;
   policy::FileRequest q;
   q.op = (flags & RENAME_EXCHANGE) ? policy::FileOp::kExchange : policy::FileOp::kRename;
@@ -132,7 +132,7 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
       auto abs = Absolute(req.tid, dirfd, name.value());  // Resolve's, unlocated
       if (abs && ToolSeesEntry(abs.value())) return Reply::Errno(EEXIST);
     }
-    return Reply::Errno(p.error().err, "create: " + Describe(p.error()));
+    return Reply::PathRefused("create: ", p.error());
   }
   policy::FileRequest q;
   q.op = policy::FileOp::kCreate;
@@ -181,8 +181,8 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   auto from = ResolvePath(req, olddir, oldpath, false);
   auto to = ResolvePath(req, newdir, newpath, false);
   if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!from) return Reply::Errno(from.error().err, "link: " + Describe(from.error()));
-  if (!to) return Reply::Errno(to.error().err, "link: " + Describe(to.error()));
+  if (!from) return Reply::PathRefused("link: ", from.error());
+  if (!to) return Reply::PathRefused("link: ", to.error());
   const std::string what = "link " + from->abs + " -> " + to->abs;
   policy::FileRequest q;
   q.op = policy::FileOp::kLink;

@@ -196,7 +196,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   constexpr uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | kBareTmpfile;
   if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
   auto loc = roots_.Locate(p.abs, Change::kContent);
-  if (!loc) return Reply::Errno(EACCES, "open for writing " + p.abs + ": " + loc.error().op);
+  if (!loc) return Reply::PathRefused("open for writing: ", loc.error());
   const std::string what = "open for writing " + p.abs;
   policy::FileRequest q;
   q.op = policy::FileOp::kOpenWrite;

@@ -144,7 +144,12 @@ Reply Emulator::UnixName(const Request& req, int sock, const std::string& path, 
   auto p = Resolve(req, AT_FDCWD, path, false);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!p) {
-    return Reply::Errno(p.error().err, what + " to a Unix socket: " + Describe(p.error()));
+    // glibc asks nscd first for every user and host lookup and falls back
+    // by itself: of cordon's making, not the tool's, so not worth a line.
+    if (!bind && (path == "/var/run/nscd/socket" || path == "/run/nscd/socket")) {
+      return Reply::Errno(p.error().err);
+    }
+    return Reply::PathRefused(what + " to a Unix socket: ", p.error());
   }
   if (p->loc.rel.empty()) return Reply::Errno(bind ? EADDRINUSE : ECONNREFUSED);
   auto parent = WriteRoots::OpenParent(p->loc);

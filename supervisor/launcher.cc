@@ -149,7 +149,7 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
   auto emulator = std::make_shared<Emulator>(std::move(roots.value()), run_start_ns,
                                              std::move(opts), std::move(fence));
   return std::unique_ptr<NotifyServer>(
-      std::make_unique<NotifyLoop>(std::move(listener.value()), std::move(emulator)));
+      std::make_unique<NotifyLoop>(std::move(listener.value()), std::move(emulator), req.refusals));
 }
 
 }  // namespace
@@ -205,7 +205,7 @@ Result<Fd> BuildLandlock(const LaunchRequest& req, const std::string& tmp) {
   if (req.filter.notify_write_opens && req.filter.notify_deletes) {
     std::erase_if(rules, [](const policy::PathRule& r) {
       struct stat st;
-      return r.source == "protected path" ||
+      return r.source == policy::kProtectedPathSource ||
              (r.access == policy::Access::kDenied && ::lstat(r.path.c_str(), &st) != 0 &&
               errno == ENOENT);
     });
@@ -439,6 +439,7 @@ int Launch(const LaunchRequest& req) {
   KillRemaining(pid);
   reports.Drain(req.on_report);
   server.reset();  // its thread ends now that no task uses the filter
+  if (req.refusals) req.refusals->Finish();
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
 
   if (waited.failed) ReportChildFailure(waited.failure, req, argv[0], tmp.path());

@@ -6,12 +6,14 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "policy/policy.h"
 #include "supervisor/emulator.h"
 #include "supervisor/probe.h"
+#include "supervisor/refusal_log.h"
 #include "supervisor/tool_filter.h"
 
 namespace cordon::supervisor {
@@ -35,6 +37,9 @@ struct LaunchRequest {
   // environment, and every record the tool sends is handed here (untrusted
   // hints, never decisions).
   std::function<void(const void* data, size_t len)> on_report;
+  // Where refusals are said to the user, once each with a hint: the
+  // supervisor's own and the preload's (tools/run_preload.cc).
+  std::shared_ptr<RefusalLog> refusals = std::make_shared<RefusalLog>();
   // CLOCK_REALTIME ns when the run began (0: when Launch is called). Files
   // born after it, or created by the supervisor, are the run's own.
   int64_t run_start_ns = 0;

@@ -39,8 +39,9 @@ const char* SyscallName(int nr) {
   return buf;
 }
 
-NotifyLoop::NotifyLoop(Fd listener, std::shared_ptr<Emulator> emulator)
-    : listener_(std::move(listener)), emulator_(std::move(emulator)) {
+NotifyLoop::NotifyLoop(Fd listener, std::shared_ptr<Emulator> emulator,
+                       std::shared_ptr<RefusalLog> refusals)
+    : listener_(std::move(listener)), emulator_(std::move(emulator)), refusals_(std::move(refusals)) {
   SeccompNotifSizes sizes{};
   notif_size_ = sizeof(SeccompNotif);
   if (::syscall(SYS_seccomp, kSeccompGetNotifSizes, 0, &sizes) == 0) {
@@ -178,7 +179,8 @@ void NotifyLoop::SendResponse(const Request& req, const Reply& reply) {
   } else if (reply.error != 0) {
     resp.error = -reply.error;
     if (!reply.why.empty() && (reply.error == EACCES || reply.error == EPERM)) {
-      spdlog::info("denied {} by pid {}: {}", SyscallName(req.nr), req.tid, reply.why);
+      spdlog::debug("denied {} by pid {}: {}", SyscallName(req.nr), req.tid, reply.why);
+      if (refusals_) refusals_->Refused(std::string(SyscallName(req.nr)) + ": " + reply.why, reply.hint);
     }
   }
   ::ioctl(listener_.get(), kIoctlNotifSend, &resp);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/fd.h"
+#include "supervisor/refusal_log.h"
 #include "supervisor/capless_pool.h"
 #include "supervisor/emulator.h"
 #include "supervisor/notify_server.h"
@@ -37,7 +38,9 @@ class NotifyLoop : public NotifyServer {
   // Starts serving `listener` at once, on a thread cloned from the caller's
   // (so it carries the caller's seccomp filters and signal mask: none and
   // all blocked, in the launcher).
-  NotifyLoop(Fd listener, std::shared_ptr<Emulator> emulator);
+  // `refusals` (may be null) is told each refused call.
+  NotifyLoop(Fd listener, std::shared_ptr<Emulator> emulator,
+             std::shared_ptr<RefusalLog> refusals = nullptr);
   ~NotifyLoop() override;
 
   void Shutdown() override;
@@ -59,6 +62,7 @@ class NotifyLoop : public NotifyServer {
 
   Fd listener_;
   std::shared_ptr<Emulator> emulator_;
+  std::shared_ptr<RefusalLog> refusals_;
   size_t notif_size_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> answered_{0};

@@ -11,6 +11,7 @@
 
 #include "base/fd.h"
 #include "policy/path_admission.h"
+#include "policy/refusal_hint.h"
 #include "preload/wire.h"
 #include "supervisor/exec/elf_reader.h"
 
@@ -97,8 +98,8 @@ std::string FindPreloadLibrary() {
 }
 
 bool MakePreloadEnv(const policy::Policy& p, const std::string& library,
-                    const std::string& caller_ld_preload, bool log_refusals, PreloadEnv* out,
-                    std::string* why) {
+                    const std::string& caller_ld_preload, PreloadReporting reporting,
+                    PreloadEnv* out, std::string* why) {
   std::string ro, rw, deny;
   auto append = [](std::string& list, const std::string& path) {
     if (!list.empty()) list += wire::kPathSeparator;
@@ -134,7 +135,10 @@ bool MakePreloadEnv(const policy::Policy& p, const std::string& library,
       std::string(wire::kEnvDenied) + "=" + deny,
       std::string(wire::kEnvPrivateTmp) + "=" + (p.private_tmp ? "1" : "0"),
   };
-  if (log_refusals) out->set.push_back(std::string(wire::kEnvLog) + "=1");
+  if (reporting.log_refusals) out->set.push_back(std::string(wire::kEnvLog) + "=1");
+  if (reporting.refused_only) {
+    out->set.push_back(std::string(wire::kEnvReportMode) + "=" + wire::kReportRefusedOnly);
+  }
   out->read_only = {library};
   return true;
 }
@@ -189,6 +193,34 @@ bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out) {
     j["verdict"] = VerdictName(r->verdict);
     j["class"] = policy::PathClassName(static_cast<policy::PathClass>(r->path_class));
     j["errno"] = r->err;
+  }
+  return true;
+}
+
+bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint) {
+  const wire::Report* r = AsReport(data, len);
+  if (r == nullptr || r->verdict != static_cast<uint8_t>(wire::ReportVerdict::kRefused) ||
+      r->call == static_cast<uint16_t>(wire::Call::kExit)) {
+    return false;
+  }
+  const auto cls = static_cast<policy::PathClass>(r->path_class);
+  const bool mutate = r->op != 0;
+  const std::string path = RecordPath(*r);
+  // A refused record's class names its rule; a refused workspace path can
+  // only be a change in a read-only workspace.
+  const char* rule = cls == policy::PathClass::kHeldFd
+                         ? "the descriptor it names is not open for that access"
+                     : cls == policy::PathClass::kMalformed
+                         ? "malformed path"
+                         : policy::AdmitClass(cls, mutate ? policy::AdmitOp::kMutate
+                                                          : policy::AdmitOp::kRead,
+                                              false)
+                               .reason;
+  *what = std::string(wire::CallName(r->call)) + ": " + (mutate ? "change " : "read ") + path +
+          (r->truncated ? "..." : "") + " (" + rule + ")";
+  hint->clear();
+  if (!r->truncated && policy::IsAbsoluteNormal(path)) {
+    *hint = policy::RefusalHint(policy::FromAdmission(cls, mutate), path);
   }
   return true;
 }

@@ -36,12 +36,17 @@ struct PreloadEnv {
 // The environment entries that configure the preload for policy `p`:
 // LD_PRELOAD=<library>[:<caller's LD_PRELOAD>], the workspace, its mode,
 // the read-only, read-write and denied sets (policy::EffectiveRules without
-// the TMPDIR, which the preload takes from $TMPDIR), and CORDON_LOG=1 when
-// `log_refusals`. False with `why` when a rule path cannot be encoded
-// (holds ':'); then the run goes without the preload.
+// the TMPDIR, which the preload takes from $TMPDIR), CORDON_LOG=1 when
+// `log_refusals`, and the refusals-only report mode when `refused_only`.
+// False with `why` when a rule path cannot be encoded (holds ':'); then the
+// run goes without the preload.
+struct PreloadReporting {
+  bool log_refusals = false;  // the preload writes its own line per refusal
+  bool refused_only = false;  // wire::kEnvReportMode: refusals alone are reported
+};
 bool MakePreloadEnv(const policy::Policy& p, const std::string& library,
-                    const std::string& caller_ld_preload, bool log_refusals, PreloadEnv* out,
-                    std::string* why);
+                    const std::string& caller_ld_preload, PreloadReporting reporting,
+                    PreloadEnv* out, std::string* why);
 
 // Replaces cordon's own variables in a tool environment: drops every
 // CORDON_* and LD_PRELOAD entry the caller passed (so the caller cannot
@@ -53,6 +58,12 @@ void ApplyPreloadEnv(std::vector<std::string>* env, const std::vector<std::strin
 // (wrong size, magic or version), with a note in `out`.
 bool DecodeReport(const void* data, size_t len, std::string* out);
 bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out);
+
+// A refusal the preload reported, as the user is told of it: `what` (the
+// call, the path, the rule) and `hint` (policy::RefusalHint: the grant that
+// would allow it; empty for a truncated or relative path). False for any
+// other record.
+bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint);
 
 // Tallies the report stream of one run. The preload counts what it could
 // not send; a process's exit record carries its totals, so `unaccounted`

@@ -96,7 +96,10 @@ bool WriteRoots::IsPinned(dev_t dev, ino_t ino) const { return pinned_.count({de
 Result<Located> WriteRoots::Locate(const std::string& abs_path, Change change) const {
   policy::Covered c = policy::CoverPath(rules_, abs_path, reads_);
   if (c.err != 0) {
-    return SysError{c.err, c.why, c.rule != nullptr ? c.rule->path : c.path.empty() ? abs_path : c.path};
+    // The deny rule's own path says which rule; otherwise the path itself,
+    // which a grant would name (policy/refusal_hint.h).
+    const bool denied = c.rule != nullptr && c.rule->access == policy::Access::kDenied;
+    return SysError{c.err, c.why, denied ? c.rule->path : c.path.empty() ? abs_path : c.path};
   }
   const policy::PathRule* rule = c.rule;
   const std::string& norm = c.path;

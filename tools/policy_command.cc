@@ -229,7 +229,7 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
   for (const auto& r : CarveOuts(p)) paths.push_back(rule(r));
   if (p.profile == policy::Profile::kWorkspaceWrite) {
     for (const auto& f : p.protected_paths) {
-      paths.push_back({{"path", policy::JsonText(f)}, {"access", "read-only"}, {"source", "protected path"}});
+      paths.push_back({{"path", policy::JsonText(f)}, {"access", "read-only"}, {"source", policy::kProtectedPathSource}});
     }
   }
   json j = policy::PolicyToJson(p, policy::PolicyJsonView::kRecord);

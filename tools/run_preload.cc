@@ -32,9 +32,16 @@ std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_polic
                                                        supervisor::LaunchRequest& req,
                                                        std::shared_ptr<supervisor::AuditLog> audit) {
   const std::string& exe = req.argv.at(0);
-  // The caller's CORDON_LOG=1 asks for refusal lines, as --log-level info does.
-  bool log_refusals = spdlog::default_logger()->level() <= spdlog::level::info ||
-                      EnvValue(req.env, "CORDON_LOG") == "1";
+  // Refusals are said by the supervisor with their hint
+  // (supervisor/refusal_log.h); --log-level info or the caller's
+  // CORDON_LOG=1 asks the preload for its own line as well, which names
+  // the precise rule (a raw '..' segment) as it happens.
+  supervisor::PreloadReporting reporting;
+  reporting.log_refusals = spdlog::default_logger()->level() <= spdlog::level::info ||
+                           EnvValue(req.env, "CORDON_LOG") == "1";
+  // Nobody tallies the run: the preload reports its refusals alone.
+  const bool tallied = audit || spdlog::should_log(spdlog::level::info);
+  reporting.refused_only = !tallied;
   std::string caller_ld_preload = EnvValue(req.env, "LD_PRELOAD");
   supervisor::ApplyPreloadEnv(&req.env, {});  // the caller cannot set cordon's variables
 
@@ -49,15 +56,19 @@ std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_polic
   if (library.empty()) {
     why = "libcordon_preload.so not found";
   } else if (supervisor::MakePreloadEnv(PreloadView(run_policy, req.shared_dirs), library,
-                                        caller_ld_preload, log_refusals, &env, &why)) {
+                                        caller_ld_preload, reporting, &env, &why)) {
     supervisor::ApplyPreloadEnv(&req.env, env.set);
     for (const auto& path : env.read_only) {
       run_policy.paths.push_back(policy::PathRule::ReadOnlyNoExec(path));
     }
     spdlog::info("preload applied: {}", library);
-    if (!audit && !spdlog::should_log(spdlog::level::info)) return nullptr;
-    auto tally = std::make_shared<supervisor::ReportTally>();
-    req.on_report = [tally, audit](const void* data, size_t len) {
+    auto tally = tallied ? std::make_shared<supervisor::ReportTally>() : nullptr;
+    req.on_report = [tally, audit, refusals = req.refusals](const void* data, size_t len) {
+      std::string what, hint;
+      if (refusals && supervisor::DescribeRefusal(data, len, &what, &hint)) {
+        refusals->Refused(what, hint);
+      }
+      if (!tally) return;
       tally->Add(data, len);
       if (audit) {
         // The tool's own account: kept, but marked untrusted ("trusted":

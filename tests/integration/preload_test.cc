@@ -89,17 +89,20 @@ TEST_F(PreloadRun, ReportsReachTheAuditLogAsUntrustedHints) {
   EXPECT_EQ(RunCordon({"audit", "verify", log}).status, 0);
 }
 
-// Reports cost the tool a record per call: a channel is opened only when
-// someone reads them (the audit log, --log-level info). A quiet run still
-// gets the preload's refusals, and the library only counts.
-TEST_F(PreloadRun, NoReportChannelWithoutAReader) {
+// Reports cost the tool a record per call: every call is reported only when
+// someone tallies them (the audit log, --log-level info). A quiet run gets
+// a channel for refusals alone, which the supervisor says to the user.
+TEST_F(PreloadRun, RefusalsAloneAreReportedWithoutATally) {
   const std::vector<std::string> env_cmd = {"/bin/sh", "-c", "env; cat a/../inside.txt"};
   RunResult quiet = Run(env_cmd, "");
   EXPECT_NE(quiet.status, 0) << "the preload still refuses";
   EXPECT_TRUE(Has(quiet.out, "LD_PRELOAD=")) << quiet.out;
-  EXPECT_FALSE(Has(quiet.out, "CORDON_REPORT_FD=")) << quiet.out;
+  EXPECT_TRUE(Has(quiet.out, "CORDON_REPORT_MODE=refused")) << quiet.out;
+  EXPECT_TRUE(Has(quiet.err, "refused open: read a/../inside.txt")) << quiet.err;
+  EXPECT_FALSE(Has(quiet.err, "preload reports: ")) << "no tally: " << quiet.err;
   RunResult info = Run(env_cmd, "info");
   EXPECT_TRUE(Has(info.out, "CORDON_REPORT_FD=")) << info.out;
+  EXPECT_FALSE(Has(info.out, "CORDON_REPORT_MODE=")) << info.out;
   EXPECT_TRUE(Has(info.err, "preload reports: ")) << "the summary: " << info.err;
   RunResult audited = RunCordon({"run", "--workspace", t_.ws(), "--audit", t_.Out("audit.jsonl"),
                                  "--", "/bin/sh", "-c", "env"});

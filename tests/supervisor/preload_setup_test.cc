@@ -54,8 +54,8 @@ TEST(PreloadEnv, CarriesThePolicyAndStripsCallerSettings) {
   p.paths.push_back(policy::PathRule::Denied("/w/ws/secret"));
   PreloadEnv env;
   std::string why;
-  ASSERT_TRUE(MakePreloadEnv(p, "/opt/libcordon_preload.so", "/usr/lib/libother.so", true, &env,
-                             &why))
+  ASSERT_TRUE(MakePreloadEnv(p, "/opt/libcordon_preload.so", "/usr/lib/libother.so",
+                             {.log_refusals = true, .refused_only = true}, &env, &why))
       << why;
   auto has = [&](const std::string& e) {
     return std::find(env.set.begin(), env.set.end(), e) != env.set.end();
@@ -64,6 +64,7 @@ TEST(PreloadEnv, CarriesThePolicyAndStripsCallerSettings) {
   EXPECT_TRUE(has("CORDON_PRELOAD_WORKSPACE=/w/ws"));
   EXPECT_TRUE(has("CORDON_PRELOAD_WORKSPACE_MODE=rw"));
   EXPECT_TRUE(has("CORDON_LOG=1"));
+  EXPECT_TRUE(has("CORDON_REPORT_MODE=refused"));
   bool deny_listed = false;
   for (const auto& e : env.set) {
     if (e.rfind("CORDON_PRELOAD_DENY=", 0) == 0) deny_listed = e.find("/w/ws/secret") != std::string::npos;
@@ -81,7 +82,7 @@ TEST(PreloadEnv, CarriesThePolicyAndStripsCallerSettings) {
   EXPECT_EQ(tool_env[0], "PATH=/usr/bin");
 
   p.paths.push_back(policy::PathRule::ReadOnly("/odd:path"));
-  EXPECT_FALSE(MakePreloadEnv(p, "/opt/libcordon_preload.so", "", false, &env, &why));
+  EXPECT_FALSE(MakePreloadEnv(p, "/opt/libcordon_preload.so", "", {}, &env, &why));
   EXPECT_NE(why.find("/odd:path"), std::string::npos) << why;
 }
 

@@ -1,0 +1,59 @@
+#include "policy/refusal_hint.h"
+
+namespace cordon::policy {
+
+Refusal FromAdmission(PathClass cls, bool mutate) {
+  switch (cls) {
+    case PathClass::kOutside: return mutate ? Refusal::kWriteOutside : Refusal::kReadOutside;
+    case PathClass::kReadOnly: return mutate ? Refusal::kWriteOutside : Refusal::kNone;
+    case PathClass::kWorkspace: return mutate ? Refusal::kReadOnlyProfile : Refusal::kNone;
+    case PathClass::kDenied: return Refusal::kDenied;
+    case PathClass::kReadWrite:
+    case PathClass::kMalformed:
+    case PathClass::kHeldFd: return Refusal::kNone;
+  }
+  return Refusal::kNone;
+}
+
+Refusal FromRule(std::string_view rule) {
+  // policy::CoverPath's reasons (policy.cc) and Decide's approval rule
+  // (decide.cc): the ones a command-line grant can change.
+  if (rule == "outside every allowed path") return Refusal::kWriteOutside;
+  if (rule == "read-only path") return Refusal::kWriteOutside;
+  if (rule == "denied path") return Refusal::kDenied;
+  if (rule == "the file existed before the run and needs approval") return Refusal::kNeedsApproval;
+  return Refusal::kNone;
+}
+
+std::string ShellWord(std::string_view word) {
+  bool plain = !word.empty();
+  for (char c : word) {
+    plain = plain && (c == '/' || c == '.' || c == '_' || c == '-' || c == '+' || c == ',' ||
+                      c == ':' || c == '@' || c == '%' || (c >= '0' && c <= '9') ||
+                      (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
+  }
+  if (plain) return std::string(word);
+  std::string q = "'";
+  for (char c : word) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+std::string RefusalHint(Refusal r, std::string_view path) {
+  switch (r) {
+    case Refusal::kReadOutside: return "to allow it: --ro " + ShellWord(path);
+    case Refusal::kWriteOutside: return "to allow it: --rw " + ShellWord(path);
+    case Refusal::kReadOnlyProfile: return "to allow it: --profile workspace-write";
+    case Refusal::kDenied:
+      return "a deny rule covers it (cordon policy explain --path shows which)";
+    case Refusal::kNeedsApproval:
+      return "it predates the run: --approvals tty asks you, or a policy with "
+             "\"sensitive\": {\"delete\": \"allow\"} allows it";
+    case Refusal::kNone: return {};
+  }
+  return {};
+}
+
+}  // namespace cordon::policy

@@ -1,0 +1,40 @@
+// What to tell the user when the sandbox refuses something: the grant that
+// would let that one operation through, spelt as they would add it to the
+// command line, so that following a hint literally gets past the refusal
+// (issue 24 item 6; tests/integration/refusal_hint_test.cc follows them).
+//
+// Pure: from the rule that refused and the path, no I/O.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "policy/path_admission.h"
+
+namespace cordon::policy {
+
+enum class Refusal {
+  kReadOutside,     // a read no rule covers
+  kWriteOutside,    // a change no rule covers, or under a read-only rule
+  kReadOnlyProfile, // a change inside the workspace of a read-only run
+  kDenied,          // a --deny rule (or a built-in one) covers it
+  kNeedsApproval,   // deleting or replacing a file that predates the run
+  kNone,            // no grant of the command line changes it (protected, malformed)
+};
+
+// The refusal a preload admission stands for (a read or a change).
+Refusal FromAdmission(PathClass cls, bool mutate);
+
+// The refusal one of the supervisor's rules stands for: `rule` is the
+// static reason policy::CoverPath or policy::Decide gave.
+Refusal FromRule(std::string_view rule);
+
+// The hint for `path` (absolute, normal), or empty when no grant helps.
+// Written "to allow it: --rw /x/y" (command-line words after "to allow it: "),
+// or a sentence when the fix is not a grant.
+std::string RefusalHint(Refusal r, std::string_view path);
+
+// Shell-quotes one word when it needs it (a path with a space or a quote).
+std::string ShellWord(std::string_view word);
+
+}  // namespace cordon::policy

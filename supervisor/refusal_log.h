@@ -1,0 +1,37 @@
+// Says each distinct refusal once, on cordon's stderr, with the grant that
+// would allow it: at the default log level, so that a refused write is not
+// only the tool's own "Permission denied" (issue 24 item 6).
+//
+// Distinct by what was refused (the call's verb and path and the rule); the
+// first kDefaultLines are printed at warn level, then one line says how
+// many more there were. At info level and below every distinct refusal is
+// printed. Thread-safe: the notify loop's threads and the report reader
+// both call it.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+namespace cordon::supervisor {
+
+class RefusalLog {
+ public:
+  static constexpr std::size_t kDefaultLines = 10;
+
+  // `what`: what was refused and by which rule; `hint`: the grant that
+  // would allow it (policy::RefusalHint), or empty.
+  void Refused(const std::string& what, const std::string& hint);
+
+  // At the run's end: how many distinct refusals were not printed.
+  void Finish();
+
+ private:
+  std::mutex mu_;
+  std::unordered_set<std::string> seen_;
+  std::size_t printed_ = 0;
+  std::size_t held_back_ = 0;
+};
+
+}  // namespace cordon::supervisor

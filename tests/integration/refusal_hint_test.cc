@@ -1,0 +1,137 @@
+// Issue 24 item 6, "every refusal speaks, with a hint that works": at the
+// default log level cordon says each distinct refusal once, with the grant
+// that would allow it, and adding each hint to the command line literally
+// gets past that refusal. The test follows the hints in a loop, from a
+// bare `cordon run`, until the command runs; ground truth is on the disk.
+// Both the preload's refusals (a dynamic shell) and the supervisor's (the
+// static probe, which the preload never sees) are followed.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kHintMark[] = "to allow it: ";
+
+// The words of the first hint cordon printed, or none.
+std::vector<std::string> FirstHint(const std::string& err) {
+  size_t at = err.find(kHintMark);
+  if (at == std::string::npos) return {};
+  std::string line = err.substr(at + sizeof(kHintMark) - 1);
+  line = line.substr(0, line.find('\n'));
+  std::istringstream in(line);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+class RefusalHintTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteFile(t_.Ws("note.txt"), "note\n");
+    WriteFile(t_.Out("data.txt"), "DATA-OUTSIDE\n");
+    WriteFile(t_.Out("out.txt"), "");
+    ASSERT_EQ(::mkdir(t_.Out("newdir").c_str(), 0755), 0);
+  }
+
+  // Runs `base ... -- COMMAND` and follows each hint until it exits 0;
+  // returns the hints taken. Fails if a hint does not get past its
+  // refusal (the same hint twice) or if a refusal comes without one.
+  std::vector<std::string> FollowHints(std::vector<std::string> base,
+                                       const std::vector<std::string>& command, RunResult* last) {
+    std::vector<std::string> taken;
+    std::set<std::string> seen;
+    for (int round = 0; round < 8; ++round) {
+      std::vector<std::string> args = base;
+      args.push_back("--");
+      args.insert(args.end(), command.begin(), command.end());
+      *last = RunCordon(args, t_.root());
+      if (last->status == 0) return taken;
+      std::vector<std::string> hint = FirstHint(last->err);
+      if (hint.empty()) {
+        ADD_FAILURE() << "a refusal without a hint:\n" << last->err;
+        return taken;
+      }
+      std::string joined;
+      for (const auto& w : hint) joined += w + " ";
+      if (!seen.insert(joined).second) {
+        ADD_FAILURE() << "following '" << joined << "' did not get past it:\n" << last->err;
+        return taken;
+      }
+      taken.push_back(joined);
+      base.insert(base.end(), hint.begin(), hint.end());
+    }
+    ADD_FAILURE() << "still refused after 8 hints:\n" << last->err;
+    return taken;
+  }
+
+  ScratchTree t_;
+};
+
+TEST_F(RefusalHintTest, FollowingEachHintOfTheDynamicToolGetsItToRun) {
+  const std::string script = "cat " + t_.Out("data.txt") + " && echo x >> " + t_.Ws("note.txt") +
+                             " && echo y >> " + t_.Out("out.txt") + " && echo z > " +
+                             t_.Out("newdir/made.txt");
+  RunResult r;
+  std::vector<std::string> taken =
+      FollowHints({"run", "--workspace", t_.ws()}, {"sh", "-c", script}, &r);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("DATA-OUTSIDE"));
+  // Each round runs the script again: the steps before the refusal ran too.
+  EXPECT_THAT(ReadFile(t_.Ws("note.txt")), ::testing::StartsWith("note\nx\n"));
+  EXPECT_THAT(ReadFile(t_.Out("out.txt")), ::testing::StartsWith("y\n"));
+  EXPECT_EQ(ReadFile(t_.Out("newdir/made.txt")), "z\n");
+  EXPECT_THAT(taken, ::testing::ElementsAre("--ro " + t_.Out("data.txt") + " ",
+                                            "--profile workspace-write ",
+                                            "--rw " + t_.Out("out.txt") + " ",
+                                            "--rw " + t_.Out("newdir/made.txt") + " "));
+  // The grant of one file is that file: its sibling stays out.
+  EXPECT_FALSE(Exists(t_.Out("newdir/other.txt")));
+}
+
+TEST_F(RefusalHintTest, FollowingTheSupervisorsHintGetsTheStaticToolToRun) {
+  RunResult r;
+  std::vector<std::string> taken = FollowHints(
+      {"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--ro", ProbeDir(),
+       "--test-force-notify-all"},
+      {PROBE_STATIC, "append", t_.Out("out.txt")}, &r);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(taken, ::testing::ElementsAre("--rw " + t_.Out("out.txt") + " "));
+  EXPECT_NE(ReadFile(t_.Out("out.txt")), "");
+}
+
+TEST_F(RefusalHintTest, ARefusalIsSaidOnceAtTheDefaultLevel) {
+  const std::string script = "for i in 1 2 3; do cat " + t_.Out("data.txt") + "; done; true";
+  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--", "sh", "-c", script}, t_.root());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string line = "read " + t_.Out("data.txt");
+  size_t first = r.err.find(line);
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(line, first + 1), std::string::npos) << "said twice:\n" << r.err;
+}
+
+TEST_F(RefusalHintTest, NothingOfCordonsOwnMakingIsReportedAsARefusal) {
+  // id and getent ask glibc, which tries nscd's socket first.
+  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write",
+                           "--test-force-notify-all", "--", "sh", "-c",
+                           "id >/dev/null; getent hosts localhost >/dev/null; echo ok"},
+                          t_.root());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ok"));
+  EXPECT_THAT(r.err, Not(HasSubstr("nscd"))) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("refused"))) << r.err;
+}
+
+}  // namespace
+}  // namespace cordon::testing

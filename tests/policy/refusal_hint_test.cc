@@ -1,0 +1,57 @@
+// policy/refusal_hint: which grant each refusal names, spelt so that adding
+// it to the command line gets past that refusal. The integration test
+// (tests/integration/refusal_hint_test.cc) follows the hints for real.
+#include "policy/refusal_hint.h"
+
+#include <gtest/gtest.h>
+
+namespace cordon::policy {
+namespace {
+
+TEST(RefusalHint, NamesTheGrantForEachRefusal) {
+  struct Row {
+    Refusal r;
+    const char* path;
+    const char* hint;
+  } rows[] = {
+      {Refusal::kReadOutside, "/opt/x/lib.so", "to allow it: --ro /opt/x/lib.so"},
+      {Refusal::kWriteOutside, "/srv/out.txt", "to allow it: --rw /srv/out.txt"},
+      {Refusal::kWriteOutside, "/srv/a b/it's", "to allow it: --rw '/srv/a b/it'\\''s'"},
+      {Refusal::kReadOnlyProfile, "/w/ws/f", "to allow it: --profile workspace-write"},
+      {Refusal::kNone, "/w/ws/.git/config", ""},
+  };
+  for (const Row& row : rows) {
+    EXPECT_EQ(RefusalHint(row.r, row.path), row.hint) << row.path;
+  }
+  // Not a grant: a deny rule is the user's word, an old file's delete asks.
+  EXPECT_NE(RefusalHint(Refusal::kDenied, "/w/.env").find("deny rule"), std::string::npos);
+  EXPECT_NE(RefusalHint(Refusal::kNeedsApproval, "/w/old").find("--approvals tty"),
+            std::string::npos);
+}
+
+TEST(RefusalHint, ReadsTheRefusalOfAnAdmissionAndOfARule) {
+  EXPECT_EQ(FromAdmission(PathClass::kOutside, false), Refusal::kReadOutside);
+  EXPECT_EQ(FromAdmission(PathClass::kOutside, true), Refusal::kWriteOutside);
+  EXPECT_EQ(FromAdmission(PathClass::kReadOnly, true), Refusal::kWriteOutside);
+  EXPECT_EQ(FromAdmission(PathClass::kWorkspace, true), Refusal::kReadOnlyProfile);
+  EXPECT_EQ(FromAdmission(PathClass::kDenied, false), Refusal::kDenied);
+  EXPECT_EQ(FromAdmission(PathClass::kMalformed, true), Refusal::kNone);
+  EXPECT_EQ(FromAdmission(PathClass::kHeldFd, true), Refusal::kNone);
+
+  EXPECT_EQ(FromRule("outside every allowed path"), Refusal::kWriteOutside);
+  EXPECT_EQ(FromRule("read-only path"), Refusal::kWriteOutside);
+  EXPECT_EQ(FromRule("denied path"), Refusal::kDenied);
+  EXPECT_EQ(FromRule("the file existed before the run and needs approval"),
+            Refusal::kNeedsApproval);
+  EXPECT_EQ(FromRule("protected path"), Refusal::kNone);
+}
+
+TEST(RefusalHint, QuotesOnlyWhatTheShellWouldSplit) {
+  EXPECT_EQ(ShellWord("/usr/lib/x86_64-linux-gnu/libc.so.6"), "/usr/lib/x86_64-linux-gnu/libc.so.6");
+  EXPECT_EQ(ShellWord("/a b"), "'/a b'");
+  EXPECT_EQ(ShellWord("/a$HOME"), "'/a$HOME'");
+  EXPECT_EQ(ShellWord(""), "''");
+}
+
+}  // namespace
+}  // namespace cordon::policy
