@@ -12,7 +12,10 @@ bool Exists(const EntryFacts& e) {
 // In a shared directory only what this run made is the tool's.
 bool NotOwn(const PlaceFacts& p, const EntryFacts& e) { return p.shared && Exists(e) && !e.own; }
 
+constexpr const char* kDenyGlobRule = "matches a deny glob";
+
 Decision OpenWrite(const FileRequest& r) {
+  if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
   if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
   if (!r.tmpfile && r.entry.kind != EntryKind::kDirectory) {
     if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
@@ -31,6 +34,7 @@ Decision Create(const FileRequest& r) {
   if (r.place.file_grant && r.create != EntryKind::kRegular) {
     return Decision::Refuse(EACCES, "only a file where a file is granted");
   }
+  if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
   if (r.place.protected_path) {
     // The kernel looks a name up before it asks Landlock: what exists is
     // EEXIST (mkdir -p), where the tool could see it anyway.
@@ -43,6 +47,7 @@ Decision Create(const FileRequest& r) {
 
 Decision Delete(const FileRequest& r, const Settings& s) {
   if (r.place.root) return Decision::Refuse(EACCES, "a writable root");
+  if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
   if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
   if (r.entry.pinned) return Decision::Refuse(EACCES, "holds a denied or protected path");
   if (NotOwn(r.place, r.entry)) return Decision::Refuse(EACCES, "not made by this run (shared directory)");
@@ -59,6 +64,7 @@ Decision Delete(const FileRequest& r, const Settings& s) {
 
 Decision Rename(const FileRequest& r, const Settings& s) {
   if (r.place.root || r.other_place.root) return Decision::Refuse(EBUSY, "a writable root");
+  if (r.place.deny_glob || r.other_place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
   if (r.place.protected_path || r.other_place.protected_path) {
     return Decision::Refuse(EACCES, "protected path");
   }
@@ -73,6 +79,12 @@ Decision Rename(const FileRequest& r, const Settings& s) {
   if ((r.place.leads_to_protected_any_depth || r.other_place.leads_to_protected_any_depth) &&
       r.entry.kind == EntryKind::kDirectory) {
     return Decision::Refuse(EXDEV, "a directory where a protected path could lie beneath");
+  }
+  // A directory moved carries its files into new names: a match of a glob
+  // that looks at directory names could come of it. EXDEV: tools copy.
+  if ((r.place.deny_glob_parents || r.other_place.deny_glob_parents) &&
+      (r.entry.kind == EntryKind::kDirectory || r.other.kind == EntryKind::kDirectory)) {
+    return Decision::Refuse(EXDEV, "a directory, where a deny glob looks at directory names");
   }
   if (Exists(r.other) && r.other.pinned) {
     return Decision::Refuse(EACCES, "over a denied or protected path");
@@ -94,6 +106,7 @@ Decision Rename(const FileRequest& r, const Settings& s) {
 Decision Link(const FileRequest& r) {
   if (!r.same_root) return Decision::Refuse(EXDEV, "across writable roots");
   if (r.place.root || r.other_place.root) return Decision::Refuse(EPERM, "a writable root");
+  if (r.place.deny_glob || r.other_place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
   if (r.other_place.protected_path) return Decision::Refuse(EACCES, "protected path");
   // The new name would not be protected: a writer that trusts names could
   // change the protected file through it.
@@ -106,6 +119,7 @@ Decision Link(const FileRequest& r) {
 }
 
 Decision Metadata(const FileRequest& r) {
+  if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
   if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
   if (NotOwn(r.place, r.entry)) return Decision::Refuse(EACCES, "not made by this run (shared directory)");
   // The link itself, not what it points to: tar and cp -a give each link

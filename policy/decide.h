@@ -54,6 +54,11 @@ struct PlaceFacts {
   // lead (.git) or, `any_depth`, beneath a "**" pattern's lead.
   bool leads_to_protected = false;
   bool leads_to_protected_any_depth = false;
+  // The path matches a deny glob (policy/deny_glob.h): the tool may not
+  // make, change or remove it. `deny_glob_parents`: a glob's match depends
+  // on a directory's name, so renaming a directory may make one.
+  bool deny_glob = false;
+  bool deny_glob_parents = false;
 };
 
 struct EntryFacts {

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <string_view>
 
+#include "policy/deny_glob.h"
 #include "policy/path_admission.h"
 #include "policy/kernel_interfaces.h"
 
@@ -99,6 +100,9 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
       rules.push_back({f, Access::kReadOnly, true, kProtectedPathSource});
     }
   }
+  for (const std::string& f : p.deny_glob_matches) {
+    rules.push_back({f, Access::kDenied, false, kDenyGlobSource});
+  }
   if (!p.tools.empty()) {
     // Landlock rules add up, so EXECUTE must go from every broad rule for the
     // per-file rules below to be the only way to exec.
@@ -163,6 +167,12 @@ std::vector<std::string> Validate(const Policy& p, const FsFacts& facts) {
       errors.push_back("the root directory cannot be read-write");
     }
   }
+  for (const std::string& g : p.deny_globs) {
+    if (std::string why = CheckDenyGlob(g); !why.empty()) {
+      errors.push_back("deny glob '" + g + "': " + why);
+    }
+  }
+  for (const std::string& e : p.deny_glob_problems) errors.push_back(e);
   for (std::string& e : KernelInterfaceProblems(p, facts)) errors.push_back(std::move(e));
   return errors;
 }

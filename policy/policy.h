@@ -36,6 +36,8 @@ const char* LinkModeName(LinkMode m);
 // workspace-write run (EffectiveRules), and CoverPath's reason when it
 // refuses a change there: no command-line grant loosens it.
 inline constexpr const char* kProtectedPathSource = "protected path";
+// The source of the denied rule each existing match of a deny glob gets.
+inline constexpr const char* kDenyGlobSource = "deny glob";
 
 struct PathRule {
   std::string path;  // absolute; realpath once normalised
@@ -63,6 +65,9 @@ struct Limits {
   std::size_t max_tree_entries = 10000;
   std::size_t max_tree_depth = 64;
   std::size_t max_delete_bytes = 20u << 20;
+  // Entries the launch scans of the workspace (protected paths, deny
+  // globs) look at before they stop: limits.scanEntries.
+  std::size_t max_scan_entries = 100000;
 };
 
 // .git/config, .git/hooks, .git/info, .git/commondir, a .git file,
@@ -104,6 +109,14 @@ struct Policy {
   // deletes and renames (it matches by name, at any depth) whatever links
   // and sensitive.delete relax (supervisor::NotifyWhatPolicyNeeds).
   bool protected_scan_truncated = false;
+  // Deny globs (policy/deny_glob.h: --deny-glob, a glob in deniedPaths),
+  // relative to the workspace; the existing matches the launch scan found
+  // (absolute, no symlink on the way), denied rules in EffectiveRules; and
+  // what kept the scan from listing them all (a run is then refused whole:
+  // a glob is never applied to part of the tree).
+  std::vector<std::string> deny_globs;
+  std::vector<std::string> deny_glob_matches;
+  std::vector<std::string> deny_glob_problems;
   SensitiveDelete sensitive_delete = SensitiveDelete::kAsk;
   LinkMode links = LinkMode::kStrict;
   std::vector<std::string> notes;   // load-time remarks explain shows
@@ -135,7 +148,8 @@ std::vector<PathRule> BaseRulesInForce(const Policy& p);
 // Everything the tool may reach, in order: the system set, the workspace
 // (read-only or read-write by profile), the private TMPDIR (when not
 // empty), the base rules in force, then the policy's own rules (with /dev
-// carved out of a grant of its parent).
+// carved out of a grant of its parent), the protected paths and the deny
+// globs' matches.
 // With tools pinned, no rule carries EXECUTE except one read-only rule per
 // file of ExecFiles(tools) (tool_pin.h), appended last.
 std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private_tmp);

@@ -75,6 +75,10 @@ json PolicyToJson(const Policy& p, PolicyJsonView view) {
            {"max_delete_bytes", p.limits.max_delete_bytes}}}};
   // Only when set, so that a policy without it keeps its digest's bytes.
   if (!p.env_keep.empty()) j["env_keep"] = TextArray(p.env_keep);
+  if (!p.deny_globs.empty()) j["deny_globs"] = TextArray(p.deny_globs);
+  if (p.limits.max_scan_entries != Limits{}.max_scan_entries) {
+    j["limits"]["max_scan_entries"] = p.limits.max_scan_entries;
+  }
   if (view == PolicyJsonView::kDigest) return j;
   json dropped = json::array();
   for (const DroppedPath& d : p.dropped) {
@@ -87,6 +91,7 @@ json PolicyToJson(const Policy& p, PolicyJsonView view) {
   j["clear_policy_on_exit"] = p.clear_policy_on_exit;
   j["protected_paths"] = TextArray(p.protected_paths);
   j["protected_scan_truncated"] = p.protected_scan_truncated;
+  j["deny_glob_matches"] = TextArray(p.deny_glob_matches);
   j["notes"] = p.notes;
   return j;
 }

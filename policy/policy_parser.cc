@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "policy/deny_glob.h"
 #include "policy/path_admission.h"
 #include "policy/protected_paths.h"
 #include "policy/tool_pin.h"
@@ -121,6 +122,16 @@ void PathList(Ctx& c, const json& obj, const char* key, const std::string& ptr, 
       continue;
     }
     const std::string& raw = list[i].get_ref<const std::string&>();
+    if (access == Access::kDenied && IsGlobPattern(raw)) {
+      // A deny glob: gitignore-style, relative to the workspace.
+      if (std::string why = CheckDenyGlob(raw); !why.empty()) {
+        c.Error(eptr, "'" + raw + "': " + why);
+      } else if (std::find(c.p.deny_globs.begin(), c.p.deny_globs.end(), raw) ==
+                 c.p.deny_globs.end()) {
+        c.p.deny_globs.push_back(raw);
+      }
+      continue;
+    }
     if (raw.empty() || raw[0] != '/') {
       c.Error(eptr, "'" + raw + "' must be an absolute path");
       continue;
@@ -222,8 +233,9 @@ void ParseLinks(Ctx& c, const json& j, const std::string& ptr) {
 }
 
 void ParseLimits(Ctx& c, const json& j, const std::string& ptr) {
-  if (!Object(c, j, ptr, {"treeEntries", "treeDepth"})) return;
+  if (!Object(c, j, ptr, {"treeEntries", "treeDepth", "scanEntries"})) return;
   Count(c, j, "treeEntries", ptr, 1000000, c.p.limits.max_tree_entries);
+  Count(c, j, "scanEntries", ptr, 10000000, c.p.limits.max_scan_entries);
   Count(c, j, "treeDepth", ptr, 4096, c.p.limits.max_tree_depth);
 }
 

@@ -101,6 +101,12 @@ struct EmulatorOptions {
   // True when a protected path could lie beneath that directory
   // (policy::LeadsToProtected): renaming it is refused with EXDEV.
   std::function<bool(std::string_view rel, bool any_depth)> leads_to_protected;
+  // Deny globs (policy/deny_glob.h), relative to `deny_globs_workspace`
+  // (the workspace's realpath): no change there may make a match; with
+  // `deny_globs_follow_parents` no directory there is renamed.
+  std::vector<std::string> deny_globs;
+  std::string deny_globs_workspace;
+  bool deny_globs_follow_parents = false;
   // The exec allowlist: empty allows every exec the filesystem rules allow.
   std::vector<policy::ToolPin> pins;
   // Asked after the allowlist admits an exec (may block); an error refuses

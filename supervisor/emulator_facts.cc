@@ -3,6 +3,9 @@
 // beneath its root. Deciding is policy's; looking is the supervisor's.
 #include <sys/stat.h>
 
+#include <algorithm>
+
+#include "policy/deny_glob.h"
 #include "supervisor/emulator.h"
 
 namespace cordon::supervisor {
@@ -13,6 +16,16 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
   f.shared = loc.root->own_entries_only;
   f.file_grant = !loc.root->only_entry.empty();
   f.protected_path = Protected(loc);
+  // Deny globs hold in the whole workspace, beneath a root of a grant
+  // inside it (--rw WS/sub) too: matched by the workspace-relative path.
+  const std::string& ws = opts_.deny_globs_workspace;
+  if (!opts_.deny_globs.empty() && policy::IsWithin(loc.root->path, ws)) {
+    std::string rel = loc.root->path.substr(std::min(ws.size() + 1, loc.root->path.size()));
+    if (!rel.empty() && !loc.rel.empty()) rel += '/';
+    rel += loc.rel;
+    f.deny_glob = policy::MatchesDenyGlob(opts_.deny_globs, rel);
+    f.deny_glob_parents = opts_.deny_globs_follow_parents;
+  }
   if (leads && loc.root->workspace && opts_.leads_to_protected) {
     f.leads_to_protected = opts_.leads_to_protected(loc.rel, false);
     f.leads_to_protected_any_depth = opts_.leads_to_protected(loc.rel, true);

@@ -65,7 +65,8 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
     src_known = ::fstatat(pf->get(), from->name().c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0;
     return src_known;
   };
-  if (q.place.leads_to_protected_any_depth || q.other_place.leads_to_protected_any_depth) {
+  if (q.place.leads_to_protected_any_depth || q.other_place.leads_to_protected_any_depth ||
+      q.place.deny_glob_parents) {
     if (stat_source()) q.entry = Facts(src, from->loc);
   }
   // Within one directory (the common rename) its fd serves both ends.

@@ -248,7 +248,10 @@ void NotifyWhatPolicyNeeds(const policy::Policy& p, Rung rung, int landlock_abi,
   // supervisor must refuse it by name, whatever links and delete relax.
   o->notify_deletes =
       p.sensitive_delete != policy::SensitiveDelete::kAllow || p.protected_scan_truncated;
-  o->notify_write_opens = p.links == policy::LinkMode::kStrict || p.protected_scan_truncated;
+  // A deny glob's new matches are refused by name: creating one by an open
+  // goes to the supervisor whatever links relax.
+  o->notify_write_opens = p.links == policy::LinkMode::kStrict || p.protected_scan_truncated ||
+                          !p.deny_globs.empty();
   o->notify_exec = !p.tools.empty();
 }
 

@@ -232,6 +232,9 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
       paths.push_back({{"path", policy::JsonText(f)}, {"access", "read-only"}, {"source", policy::kProtectedPathSource}});
     }
   }
+  for (const auto& f : p.deny_glob_matches) {
+    paths.push_back({{"path", policy::JsonText(f)}, {"access", "denied"}, {"source", policy::kDenyGlobSource}});
+  }
   json j = policy::PolicyToJson(p, policy::PolicyJsonView::kRecord);
   j["effective_paths"] = std::move(paths);
   json denied = json::array();
@@ -327,6 +330,13 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
     std::printf(
         "  links: kernel: only those found now are fenced (by Landlock, which sees no names);\n"
         "  one the run creates (a new .envrc, a new repository's hooks) is NOT refused\n");
+  }
+  if (!p.deny_globs.empty()) {
+    std::printf("\nDeny globs (neither read nor written: every match now, and any the run makes):\n");
+    std::string globs;
+    for (const auto& g : p.deny_globs) globs += (globs.empty() ? "" : " ") + g;
+    std::printf("  patterns: %s\n", globs.c_str());
+    for (const auto& f : p.deny_glob_matches) std::printf("  found now: %s\n", f.c_str());
   }
   if (!p.dropped.empty()) {
     std::printf("\nDropped (they do not exist, so nothing is granted for them):\n");

@@ -15,6 +15,7 @@
 #include "supervisor/load/ci_runner.h"
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/landlock.h"
+#include "policy/deny_glob.h"
 #include "policy/protected_paths.h"
 #include "supervisor/delete_gate.h"
 #include "supervisor/launcher.h"
@@ -101,6 +102,12 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--deny", o.deny, "path the tool may not reach, even inside an allowed one")
       ->check(non_empty)
       ->allow_extra_args(false);
+  cmd->add_option("--deny-glob", o.deny_globs,
+                  "gitignore-style pattern, relative to the workspace ('**/.env', '*.pem'): "
+                  "every match, existing or made during the run, is neither read nor written "
+                  "(repeatable)")
+      ->check(non_empty)
+      ->allow_extra_args(false);
   cmd->add_option("--env-keep", o.env_keep,
                   "keep this environment variable although its name says it holds a secret "
                   "(repeatable)")
@@ -167,14 +174,38 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   if (o.network == "allow") p.network = policy::Network::kAllow;
   else if (o.network == "none") p.network = policy::Network::kNone;
 
+  // A relative path on the command line is the shell's: from the caller's
+  // current directory.
+  char cwd[PATH_MAX];
+  const bool have_cwd = ::getcwd(cwd, sizeof(cwd)) != nullptr;
   auto add = [&](const std::vector<std::string>& paths, policy::Access access, const char* flag) {
     for (const std::string& raw : paths) {
-      p.paths.push_back({raw, access, access != policy::Access::kDenied, flag});
+      std::string path = raw;
+      if (path[0] != '/') {
+        if (!have_cwd) {
+          errors.push_back(std::string(flag) + " " + raw + ": a relative path, and the current "
+                           "directory cannot be read");
+          continue;
+        }
+        path = std::string(cwd) + "/" + raw;
+      }
+      p.paths.push_back({std::move(path), access, access != policy::Access::kDenied, flag});
     }
   };
   add(o.ro, policy::Access::kReadOnly, "--ro");
   add(o.rw, policy::Access::kReadWrite, "--rw");
   add(o.deny, policy::Access::kDenied, "--deny");
+  for (const std::string& d : o.deny) {
+    if (policy::IsGlobPattern(d)) {
+      errors.push_back("--deny " + d + ": a path, not a pattern; use --deny-glob '" + d +
+                       "' for a glob");
+    }
+  }
+  for (const std::string& g : o.deny_globs) {
+    if (std::find(p.deny_globs.begin(), p.deny_globs.end(), g) == p.deny_globs.end()) {
+      p.deny_globs.push_back(g);
+    }
+  }
   p.env_keep = o.env_keep;
   // Seed 004's base policy: git's identity and config read-only, the
   // credentials denied, a CI runner's step files.
@@ -328,6 +359,9 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
                                                                      bool any_depth) {
     return policy::LeadsToProtected(protected_patterns, rel, any_depth);
   };
+  e.deny_globs = p.deny_globs;
+  e.deny_globs_workspace = p.workspace;
+  e.deny_globs_follow_parents = policy::DenyGlobsFollowParents(p.deny_globs);
   e.pins = p.tools;
   if (services.audit) {
     e.on_decision = [audit = services.audit](const supervisor::Request& r,

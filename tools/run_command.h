@@ -18,6 +18,7 @@ struct RunOptions {
   std::string workspaces_root;  // --workspaces-root; empty: the default
   std::string profile;  // empty: what the policy says (read-only by default)
   std::vector<std::string> ro, rw, deny;
+  std::vector<std::string> deny_globs;  // --deny-glob (policy/deny_glob.h)
   std::vector<std::string> env_keep;  // --env-keep NAME: a secret's variable the tool keeps
   std::string network;  // empty: policy's (none by default)
   std::string policy_file;  // --policy FILE (docs/policy.md); flags override it for this run

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "supervisor/walk/glob_scan.h"
 #include "supervisor/walk/protected_scan.h"
 
 namespace cordon::supervisor {
@@ -42,6 +43,7 @@ Result<std::string> ResolveWorkspace(const std::string& path) {
 }
 
 Result<std::string> RealPathOfMissing(const std::string& path) {
+  if (path.empty() || path[0] != '/') return SysError{EINVAL, "not an absolute path", path};
   std::string rest;
   std::string cur = path;
   while (cur.size() > 1) {
@@ -102,23 +104,33 @@ void NormalisePolicy(policy::Policy& p) {
   }
   p.paths = std::move(kept);
   if (p.workspace.empty()) return;
+  // Deny globs: every existing match out of the kernel grant, found by a
+  // walk that must see the whole workspace (glob_scan.h).
+  GlobScan globs = FindDenyGlobMatches(p.workspace, p.deny_globs, p.limits.max_scan_entries,
+                                       p.limits.max_tree_depth);
+  p.deny_glob_matches = std::move(globs.matches);
+  if (!globs.problem.empty()) {
+    p.deny_glob_problems.push_back("deny globs: the scan of the workspace for their matches is "
+                                   "incomplete (" + globs.problem + "): a glob is never applied "
+                                   "to part of the tree; raise the limit or narrow the workspace");
+  }
   // When the supervisor decides every write-open, create, rename and unlink
   // it matches the patterns itself, at any depth and for files created
   // later, so the (costly, bounded) walk of the workspace is only needed
   // for the kernel carve-outs of links: kernel or sensitive.delete: allow.
   if (p.links == LinkMode::kStrict && p.sensitive_delete != SensitiveDelete::kAllow) return;
   ProtectedScan scan = FindProtectedPaths(p.workspace, p.protected_patterns,
-                                          kProtectedScanEntries, p.limits.max_tree_depth);
+                                          p.limits.max_scan_entries, p.limits.max_tree_depth);
   p.protected_paths = std::move(scan.paths);
   p.protected_scan_truncated = scan.truncated;
   if (scan.truncated) {
     // Fail closed: a match past the bound has no kernel carve-out.
     p.notes.push_back("the protected-path scan stopped at its bound (" +
-                      std::to_string(kProtectedScanEntries) + " entries, " +
+                      std::to_string(p.limits.max_scan_entries) + " entries, " +
                       std::to_string(p.limits.max_tree_depth) +
                       " levels): write opens, deletes and renames go to the supervisor as "
                       "under the strict default, which refuses protected paths by name at any "
-                      "depth; raise limits.treeDepth or narrow the workspace to relax it");
+                      "depth; raise limits.scanEntries or limits.treeDepth, or narrow the workspace, to relax it");
   }
 }
 

@@ -23,6 +23,4 @@ ProtectedScan FindProtectedPaths(const std::string& workspace,
                                  const std::vector<std::string>& patterns,
                                  std::size_t max_entries, std::size_t max_depth);
 
-inline constexpr std::size_t kProtectedScanEntries = 100000;
-
 }  // namespace cordon::supervisor

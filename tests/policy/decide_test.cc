@@ -38,6 +38,12 @@ struct R {
   R& oprot() { q.other_place.protected_path = true; return *this; }
   R& olead() { q.other_place.leads_to_protected = true; return *this; }
   R& olead_any() { q.other_place.leads_to_protected_any_depth = true; return *this; }
+  R& glob() { q.place.deny_glob = true; return *this; }
+  R& oglob() { q.other_place.deny_glob = true; return *this; }
+  R& glob_parents() {
+    q.place.deny_glob_parents = q.other_place.deny_glob_parents = true;
+    return *this;
+  }
   R& opinned() { q.other.pinned = true; return *this; }
   R& oborn() { q.other.born_in_run = true; return *this; }
   R& onotown() { q.other.own = false; return *this; }
@@ -236,6 +242,26 @@ std::vector<Row> Rows() {
       Refuse("metadata: special file, nofollow", R(kMeta, K::kSpecial).nofollow(), EACCES),
       Allow("metadata: not shared, ownership does not matter", R(kMeta).notown()),
       Allow("metadata: pinned inode (content, not its name)", R(kMeta).pinned()),
+      // --- deny globs (policy/deny_glob.h) ---
+      Refuse("glob: open for writing a match", R(kOpen, K::kUnknown).glob(), EACCES),
+      Refuse("glob: open of a match even made in the run", R(kOpen).glob().born(), EACCES),
+      Refuse("glob: create a match (a new .env)", R(kCreate, K::kAbsent).glob(), EACCES),
+      Refuse("glob: mkdir a match", R(kCreate, K::kAbsent).glob().make(K::kDirectory), EACCES),
+      Refuse("glob: delete a match", R(kDel).glob().allow_delete(), EACCES),
+      Refuse("glob: rename onto a match", R(kRen).oglob(), EACCES),
+      Refuse("glob: rename a match away", R(kRen).glob(), EACCES),
+      Refuse("glob: link a match's new name", R(kLink).oglob(), EACCES),
+      Refuse("glob: link a second name to a match", R(kLink).glob(), EACCES),
+      Refuse("glob: metadata of a match", R(kMeta).glob(), EACCES),
+      Refuse("glob: a directory rename where a glob looks at directory names",
+             R(kRen, K::kDirectory).glob_parents(), EXDEV),
+      Refuse("glob: an exchange bringing a directory, where a glob looks at directory names",
+             R(kEx).to(K::kDirectory).glob_parents(), EXDEV),
+      Allow("glob: a file rename where a glob looks at directory names (its name decides)",
+            R(kRen).glob_parents()),
+      Allow("glob: a directory rename where globs look at last names only",
+            R(kRen, K::kDirectory)),
+      Allow("glob: a new name beside a match", R(kCreate, K::kAbsent)),
   };
 }
 
