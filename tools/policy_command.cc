@@ -80,7 +80,11 @@ nlohmann::json Decisions(const PolicyArgs& a, const policy::Policy& p) {
 
 // Loads, applies the one-run overrides explain accepts, normalises.
 bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& errors) {
-  LoadPolicyFile(a.file, "", p, errors);
+  if (a.file.empty()) {
+    p.profile_reason = "no policy file and no --profile: cordon run's default";
+  } else {
+    LoadPolicyFile(a.file, "", p, errors);
+  }
   if (!errors.empty()) return false;
   std::string ws = a.workspace;
   std::vector<std::string> ci_warnings;
@@ -259,7 +263,11 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
 
 void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& rung) {
   auto line = [](const char* k, const std::string& v) { std::printf("%-12s %s\n", k, v.c_str()); };
-  std::printf("Effective policy of %s\n\n", a.file.c_str());
+  if (a.file.empty()) {
+    std::printf("Effective policy of a run from here, with no policy file (the base policy)\n\n");
+  } else {
+    std::printf("Effective policy of %s\n\n", a.file.c_str());
+  }
   line("Profile", policy::ProfileName(p.profile));
   line("  why", p.profile_reason);
   line("Workspace", p.workspace);
@@ -370,8 +378,9 @@ void RegisterPolicy(CLI::App& app, int& exit_code) {
     if (errors.empty()) std::printf("%s: ok (profile %s)\n", args.file.c_str(), policy::ProfileName(p.profile));
     exit_code = errors.empty() ? 0 : supervisor::kExitCordonError;
   });
-  CLI::App* explain = cmd->add_subcommand("explain", "print the effective policy FILE gives");
-  explain->add_option("file", args.file, "the policy file")->required();
+  CLI::App* explain = cmd->add_subcommand(
+      "explain", "print the effective policy FILE gives (without FILE: what a run from here gets)");
+  explain->add_option("file", args.file, "the policy file (optional)");
   explain->add_option("--workspace", args.workspace, "workspace (default: current directory)");
   explain->add_option("--profile", args.profile, "as cordon run --profile")
       ->check(CLI::IsMember({"read-only", "workspace-write"}));

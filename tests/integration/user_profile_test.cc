@@ -70,7 +70,22 @@ TEST_F(UserProfileTest, ExplainListsTheBasePolicy) {
                           "", {"HOME=" + home_});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("user profile: git identity and config"));
-  EXPECT_THAT(r.out, HasSubstr("outside"));
+  EXPECT_THAT(r.out, HasSubstr("denied      " + home_ + "/.ssh/id_ed25519\n"));
+  EXPECT_THAT(r.out, HasSubstr("(rule " + home_ + "/.ssh, from credential: denied)"));
+}
+
+TEST_F(UserProfileTest, ExplainWithoutAFileShowsTheBasePolicyOfARunFromHere) {
+  RunResult r = RunCordon({"policy", "explain", "--path", home_ + "/.gitconfig"}, t_.ws(),
+                          {"HOME=" + home_});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("a run from here, with no policy file"));
+  EXPECT_THAT(r.out, HasSubstr("Workspace    " + t_.ws()));
+  EXPECT_THAT(r.out, HasSubstr("no policy file and no --profile"));
+  EXPECT_THAT(r.out, HasSubstr("(rule " + home_ + "/.gitconfig, from user profile"));
+  // A file still given is read as before: a broken one is an error.
+  const std::string bad = t_.root() + "/bad.json";
+  WriteFile(bad, "{");
+  EXPECT_EQ(RunCordon({"policy", "explain", bad}, t_.ws(), {"HOME=" + home_}).status, 125);
 }
 
 }  // namespace
