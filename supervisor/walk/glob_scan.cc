@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <set>
+#include <utility>
 #include <cstring>
 #include <string_view>
 
@@ -30,7 +32,16 @@ class GlobWalker {
     if (!root) {
       Problem(std::string("cannot open the workspace: ") + std::strerror(errno));
     } else {
-      Walk(root.get(), ShortReadEndsListing(root.get()), "", 1);
+      const bool short_read_ends = ShortReadEndsListing(root.get());
+      Walk(root.get(), short_read_ends, "", 1);
+      // A match with more than one name is read by its other names too:
+      // a second pass finds them (only then, as it stats every file).
+      if (!linked_.empty() && !Stopped()) {
+        link_pass_ = true;
+        entries_ = 0;
+        Fd again(::open(workspace_.c_str(), kWalkDirFlags));
+        if (again) Walk(again.get(), short_read_ends, "", 1);
+      }
     }
     std::sort(scan_.matches.begin(), scan_.matches.end());
     scan_.matches.erase(std::unique(scan_.matches.begin(), scan_.matches.end()),
@@ -43,6 +54,20 @@ class GlobWalker {
     if (scan_.problem.empty()) scan_.problem = std::move(why);
   }
   bool Stopped() const { return !scan_.problem.empty(); }
+
+  // A regular match with other names: its inode, for the second pass.
+  void NoteLinks(int dir_fd, const char* name) {
+    struct stat st;
+    if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+        st.st_nlink > 1) {
+      linked_.insert({st.st_dev, st.st_ino});
+    }
+  }
+  bool IsLinkedMatch(int dir_fd, const char* name) const {
+    struct stat st;
+    return ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+           st.st_nlink > 1 && linked_.count({st.st_dev, st.st_ino}) > 0;
+  }
 
   void DenyLinkTarget(const std::string& path) {
     char buf[PATH_MAX];
@@ -65,7 +90,15 @@ class GlobWalker {
         return false;
       }
       std::string child = rel.empty() ? std::string(e.d_name) : rel + "/" + e.d_name;
-      if (policy::MatchesDenyGlob(globs_, child)) {
+      const bool match = policy::MatchesDenyGlob(globs_, child);
+      if (e.d_type == DT_REG || e.d_type == DT_UNKNOWN) {
+        if (match && !link_pass_) NoteLinks(fd, e.d_name);
+        if (!match && link_pass_ && IsLinkedMatch(fd, e.d_name)) {
+          scan_.matches.push_back(workspace_ + "/" + child);
+        }
+      }
+      if (match && link_pass_) return true;
+      if (match) {
         scan_.matches.push_back(workspace_ + "/" + child);
         // A link is read through to what it names, which the kernel grants
         // by that name: a target in the workspace is denied with it.
@@ -104,6 +137,8 @@ class GlobWalker {
   const std::vector<std::string>& globs_;
   const std::size_t max_entries_, max_depth_;
   std::size_t entries_ = 0;
+  bool link_pass_ = false;
+  std::set<std::pair<dev_t, ino_t>> linked_;  // regular matches with nlink > 1
   GlobScan scan_;
   alignas(dirent64) char listing_[kListingBytes];
 };

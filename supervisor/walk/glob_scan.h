@@ -22,7 +22,9 @@ struct GlobScan {
 // `max_entries` entries and `max_depth` levels. A directory that matches is
 // listed, not entered (its match denies what lies beneath). A directory
 // that cannot be opened or listed is a problem too: what is in it is not
-// known.
+// known. A regular match with more than one name has its other names in the
+// workspace listed too (a second pass, made only then): they read the same
+// file.
 GlobScan FindDenyGlobMatches(const std::string& workspace, const std::vector<std::string>& globs,
                              std::size_t max_entries, std::size_t max_depth);
 

@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -92,6 +93,21 @@ TEST_P(DenyGlobTest, NoMatchAtAnyDepthIsReadableAndTheNamesBesideThemAre) {
   EXPECT_THAT(r.out, HasSubstr("ENVTXT-OK"));
   EXPECT_THAT(r.out, HasSubstr("static:d1/d2/d3/.envrc:0\n"));
   EXPECT_THAT(r.out, HasSubstr("static:d1/env.txt:0\n"));
+}
+
+TEST_P(DenyGlobTest, AnotherNameOfAMatchIsDeniedWithIt) {
+  // A hard link made before the run reads the same file by a name no glob
+  // matches: the scan finds it by its inode.
+  MakeDirs(t_.Ws("notes/"));
+  ASSERT_EQ(::link(t_.Ws(EnvAtDepth(4)).c_str(), t_.Ws("notes/innocent.txt").c_str()), 0);
+  Plant(t_.Ws("notes/other.txt"), "OTHER-OK\n");
+  RunResult r = Run({"--deny-glob", "**/.env"},
+                    Reads({"notes/innocent.txt", "notes/other.txt"}) + "echo done");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("SECRET-4")));
+  EXPECT_THAT(r.out, Not(HasSubstr("static:notes/innocent.txt:0\n")));
+  EXPECT_THAT(r.out, HasSubstr("OTHER-OK"));
+  EXPECT_THAT(r.out, HasSubstr("static:notes/other.txt:0\n"));
 }
 
 TEST_P(DenyGlobTest, WithoutTheGlobTheSameFilesAreRead) {
