@@ -12,6 +12,7 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
   f.root = loc.rel.empty();
   f.shared = loc.root->own_entries_only;
   f.file_grant = !loc.root->only_entry.empty();
+  f.disposable = loc.root->disposable;
   f.protected_path = Protected(loc);
   if (leads && loc.root->workspace && opts_.leads_to_protected) {
     f.leads_to_protected = opts_.leads_to_protected(loc.rel, false);
