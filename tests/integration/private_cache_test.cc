@@ -230,6 +230,20 @@ TEST_F(PrivateCacheTest, ARelativeStateHomeIsIgnoredWithAWarning) {
   EXPECT_THAT(r.err, HasSubstr("XDG_STATE_HOME=rel/state is relative and ignored"));
 }
 
+// A cache others may write (or a link, another's directory) is not the
+// tool's alone: the run goes on without one, and says so.
+TEST_F(PrivateCacheTest, ACacheOthersMayWriteIsNotUsed) {
+  const std::string cache = CacheOf(t_.ws());
+  ASSERT_EQ(std::system(("mkdir -p " + cache + " && chmod 0777 " + cache).c_str()), 0);
+  RunResult r = Run(t_.ws(), "echo \"x=${XDG_CACHE_HOME-unset}\"");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "x=unset\n");
+  EXPECT_THAT(r.err, HasSubstr("no private cache: " + cache + " is not a directory of this user's"));
+  ASSERT_EQ(::chmod(cache.c_str(), 0700), 0);
+  RunResult ok = Run(t_.ws(), "echo \"x=${XDG_CACHE_HOME-unset}\"");
+  EXPECT_EQ(ok.out, "x=" + cache + "/xdg\n") << ok.err;
+}
+
 TEST_F(PrivateCacheTest, ExplainListsTheCacheRule) {
   const std::string policy = t_.root() + "/p.json";
   WriteFile(policy, "{}");
