@@ -55,6 +55,7 @@ Decision Delete(const FileRequest& r, const Settings& s) {
   const bool is_dir = r.entry.kind == EntryKind::kDirectory;
   if (!Exists(r.entry) || is_dir != r.want_dir) return Decision::Allow("the kernel answers");
   if (s.delete_allowed) return Decision::Allow("sensitive.delete: allow");
+  if (r.place.disposable) return Decision::Allow("the tool's own cache");
   if (r.entry.born_in_run) return Decision::Allow("made in this run");
   if (is_dir) return Decision::Refuse(EACCES, "pre-existing directory");
   if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
@@ -90,7 +91,8 @@ Decision Rename(const FileRequest& r, const Settings& s) {
     return Decision::Refuse(EACCES, "over a denied or protected path");
   }
   const bool replaces = Exists(r.other) && r.op != FileOp::kExchange;
-  const bool replaces_users = replaces && !s.delete_allowed && !r.other.born_in_run;
+  const bool replaces_users =
+      replaces && !s.delete_allowed && !r.other.born_in_run && !r.other_place.disposable;
   if (replaces_users && r.other.kind == EntryKind::kDirectory) {
     return Decision::Refuse(EACCES, "over a pre-existing directory");
   }

@@ -49,6 +49,9 @@ struct PlaceFacts {
   bool root = false;       // the held root itself (its relative path is empty)
   bool shared = false;     // the top level of a shared directory (/dev/shm)
   bool file_grant = false;  // a name a single-file grant covers (PathRule::replaceable)
+  // Beneath a disposable rule (the private cache): every entry is the
+  // tool's own, whenever it was made (PathRule::disposable).
+  bool disposable = false;
   bool protected_path = false;
   // A directory beneath which a protected path could lie, by its literal
   // lead (.git) or, `any_depth`, beneath a "**" pattern's lead.

@@ -49,6 +49,11 @@ struct PathRule {
   // the same directory, as a file only (git's packed-refs and its lock
   // files). Without it a single-file grant may be written, not renamed.
   bool replaceable = false;
+  // A read-write directory whose entries are all the tool's own, whenever
+  // they were made: the private cache (policy/private_cache.h). Deleting or
+  // replacing what an earlier run left there needs no approval; the
+  // directory itself stays (policy/decide.h).
+  bool disposable = false;
 
   static PathRule ReadOnly(std::string p) { return {std::move(p), Access::kReadOnly, true}; }
   static PathRule ReadOnlyNoExec(std::string p) { return {std::move(p), Access::kReadOnly, false}; }
@@ -90,6 +95,9 @@ struct Policy {
   // Environment variables kept although they match a secret's pattern
   // (--env-keep; policy/env_scrub.h).
   std::vector<std::string> env_keep;
+  // The workspace's private cache (policy/private_cache.h), canonical;
+  // empty: none (read-only, --no-private-cache). Its rule is in base_paths.
+  std::string private_cache;
   std::vector<DroppedPath> dropped;  // missing paths, dropped and reported
   Network network = Network::kNone;
   bool private_tmp = true;

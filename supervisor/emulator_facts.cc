@@ -15,6 +15,7 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
   f.root = loc.rel.empty();
   f.shared = loc.root->own_entries_only;
   f.file_grant = !loc.root->only_entry.empty();
+  f.disposable = loc.root->disposable;
   f.protected_path = Protected(loc);
   // Deny globs hold in the whole workspace, beneath a root of a grant
   // inside it (--rw WS/sub) too: matched by the workspace-relative path.

@@ -348,6 +348,7 @@ int Launch(const LaunchRequest& req) {
     for (const std::string& n : tool_env.removed) names += (names.empty() ? "" : " ") + n;
     spdlog::info("environment: left out as secrets: {} (--env-keep NAME keeps one)", names);
   }
+  for (const std::string& n : tool_env.cache_notes) spdlog::info("environment: {}", n);
   if (Status h = MakePrivateHome(tool_env); !h) return Fail("private HOME: " + Describe(h.error()));
   std::vector<std::string> env = std::move(tool_env.env);
   ReportChannel reports;

@@ -12,6 +12,9 @@
 #include <string_view>
 
 #include "policy/env_scrub.h"
+#include "policy/private_cache.h"
+#include "supervisor/load/normalise.h"
+#include "supervisor/write_roots.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -39,16 +42,45 @@ std::vector<HomeLink> LinksInto(const std::vector<policy::PathRule>& rules, cons
   return links;
 }
 
+// The cache variables the tool gets (none without a private cache).
+std::vector<policy::CacheSetting> CacheSettings(const std::vector<std::string>& caller_env,
+                                                const policy::Policy& p,
+                                                const std::string& caller_home) {
+  if (p.private_cache.empty()) return {};
+  auto canonical = [](const std::string& v) -> std::string {
+    std::string norm;
+    if (v.empty() || !NormaliseNoDotDot(v, norm)) return {};
+    auto real = RealPathOfMissing(norm);
+    return real ? real.value() : std::string();
+  };
+  return policy::PlanCacheEnv(caller_env, caller_home, policy::EffectiveRules(p, ""),
+                              p.private_cache, canonical);
+}
+
+bool Named(const std::string& entry, const std::vector<policy::CacheSetting>& caches) {
+  return std::any_of(caches.begin(), caches.end(), [&](const policy::CacheSetting& c) {
+    return entry.size() > c.name.size() && entry.compare(0, c.name.size(), c.name) == 0 &&
+           entry[c.name.size()] == '=';
+  });
+}
+
+void SetCaches(const std::vector<policy::CacheSetting>& caches, ToolEnv& out) {
+  for (const policy::CacheSetting& c : caches) {
+    out.env.push_back(c.name + "=" + c.value);
+    if (!c.replaced.empty()) {
+      out.cache_notes.push_back(c.name + "=" + c.replaced +
+                                " is not writable under this run's policy: the tool gets " +
+                                c.value + " (its private cache; --rw grants yours)");
+    }
+  }
+}
+
 }  // namespace
 
 ToolEnv MakeToolEnv(const std::vector<std::string>& all_env, const policy::Policy& p,
                     const std::string& private_tmp) {
   ToolEnv out;
   const std::vector<std::string> caller_env = policy::ScrubEnv(all_env, p.env_keep, &out.removed);
-  if (private_tmp.empty()) {
-    out.env = caller_env;
-    return out;
-  }
   std::string home;
   for (const std::string& e : caller_env) {
     if (e.rfind("HOME=", 0) == 0) home = Value(e);
@@ -58,6 +90,14 @@ ToolEnv MakeToolEnv(const std::vector<std::string>& all_env, const policy::Polic
   if (!home.empty() && home[0] == '/' && ::realpath(home.c_str(), real) != nullptr) {
     caller_home = real;
   }
+  const std::vector<policy::CacheSetting> caches = CacheSettings(caller_env, p, caller_home);
+  if (private_tmp.empty()) {
+    for (const std::string& e : caller_env) {
+      if (!Named(e, caches)) out.env.push_back(e);
+    }
+    SetCaches(caches, out);
+    return out;
+  }
   const std::vector<policy::PathRule> rules = policy::EffectiveRules(p, "");
   const bool move_home = !caller_home.empty() && !policy::ReadableUnder(rules, caller_home);
   if (move_home) {
@@ -65,6 +105,7 @@ ToolEnv MakeToolEnv(const std::vector<std::string>& all_env, const policy::Polic
     out.home_links = LinksInto(rules, caller_home, out.private_home);
   }
   for (const std::string& e : caller_env) {
+    if (Named(e, caches)) continue;
     if (e.rfind("TMPDIR=", 0) == 0) continue;
     if (move_home && e.rfind("HOME=", 0) == 0) continue;
     if (move_home && e.rfind("XDG_", 0) == 0) {
@@ -79,6 +120,7 @@ ToolEnv MakeToolEnv(const std::vector<std::string>& all_env, const policy::Polic
   }
   out.env.push_back("TMPDIR=" + private_tmp);
   if (move_home) out.env.push_back("HOME=" + out.private_home);
+  SetCaches(caches, out);
   return out;
 }
 

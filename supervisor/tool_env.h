@@ -11,6 +11,11 @@
 // holds it) keeps HOME as it is. What the policy grants inside the caller's
 // home (`--ro ~/.gitconfig`, `--rw ~/.cache/pip`) is linked into the private
 // one at the same relative place, so a tool finds it where it looks.
+//
+// With a private cache (policy/private_cache.h) the cache variables
+// (XDG_CACHE_HOME, PIP_CACHE_DIR, ...) are set as policy::PlanCacheEnv
+// decides: the user's value when the run may write it, else a directory of
+// the private cache.
 #pragma once
 
 #include <string>
@@ -34,6 +39,9 @@ struct ToolEnv {
   // Symlinks to make in private_home, shallowest first; none is beneath
   // another, so their parents are plain directories of the private home.
   std::vector<HomeLink> home_links;
+  // One line per cache variable of the user's that was replaced (not
+  // writable under the run's policy), for the log.
+  std::vector<std::string> cache_notes;
 };
 
 // `private_tmp` empty: no private TMPDIR, so the environment is the caller's.

@@ -83,16 +83,19 @@ bool SameFile(const struct stat& a, const struct stat& b) {
 
 }  // namespace
 
-std::string DefaultWorkspacesRoot() {
+std::string DefaultStateHome(std::string* ignored) {
   const char* xdg = std::getenv("XDG_STATE_HOME");
-  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/cordon";
+  if (xdg != nullptr && xdg[0] == '/') return xdg;
+  if (xdg != nullptr && xdg[0] != '\0' && ignored != nullptr) *ignored = xdg;
   const char* home = std::getenv("HOME");
   std::string h = home != nullptr ? home : "";
   if (h.empty()) {
     if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr) h = pw->pw_dir;
   }
-  return h + "/.local/state/cordon";
+  return h + "/.local/state";
 }
+
+std::string DefaultWorkspacesRoot() { return DefaultStateHome() + "/cordon"; }
 
 Result<WorkspaceStore> WorkspaceStore::Open(const std::string& root_arg) {
   std::string root = root_arg.empty() ? DefaultWorkspacesRoot() : root_arg;

@@ -34,8 +34,12 @@
 
 namespace cordon::supervisor {
 
-// ${XDG_STATE_HOME:-~/.local/state}/cordon; a relative XDG_STATE_HOME is
-// ignored, as the XDG base directory spec says.
+// ${XDG_STATE_HOME:-~/.local/state} (HOME, else the passwd entry's home); a
+// relative XDG_STATE_HOME is ignored, as the XDG base directory spec says,
+// and put in `*ignored` when that is not null.
+std::string DefaultStateHome(std::string* ignored = nullptr);
+
+// DefaultStateHome() + "/cordon".
 std::string DefaultWorkspacesRoot();
 
 struct ListedWorkspace {

@@ -59,6 +59,7 @@ Result<WriteRoots> WriteRoots::Open(std::vector<policy::PathRule> rules,
     if (!missing && S_ISDIR(st.st_mode)) {
       root.path = rule.path;
       root.workspace = rule.path == workspace;
+      root.disposable = rule.disposable;
       root.own_entries_only = is_shared;
     } else if ((missing || S_ISREG(st.st_mode)) && rule.path != "/") {
       size_t slash = rule.path.rfind('/');

@@ -35,6 +35,9 @@ struct WriteRoot {
   // grant of one directory shares this root, and their names may be made,
   // removed and renamed onto each other (a regular file only: Decide).
   bool entries_may_change = false;
+  // Held for a disposable rule (the private cache): its entries are all the
+  // tool's own (policy::PlaceFacts::disposable).
+  bool disposable = false;
 };
 
 // Where an absolute path lands: a root and the path relative to it ("" for

@@ -12,6 +12,7 @@
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
 #include "supervisor/load/base_policy.h"
+#include "supervisor/load/private_cache.h"
 #include "supervisor/load/ci_runner.h"
 #include "supervisor/load/credentials.h"
 #include "policy/env_scrub.h"
@@ -37,6 +38,7 @@ struct PolicyArgs {
   bool json = false;
   std::vector<std::string> paths;  // --path: what the tool may do there
   std::vector<std::string> env_keep;  // --env-keep, as cordon run's
+  bool no_private_cache = false;      // --no-private-cache, as cordon run's
 };
 
 // A path asked about with --path, as the rules see it: canonical when it
@@ -106,6 +108,8 @@ bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& erro
   }
   p.env_keep = a.env_keep;
   supervisor::AddMachineBase(p, ci_warnings);
+  // Named, not made: explain writes nothing.
+  if (!a.no_private_cache) supervisor::AddPrivateCache(p, false, ci_warnings);
   for (const auto& w : ci_warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
   supervisor::NormalisePolicy(p);
   // The PATH grants a run from here would get (without its command's own).
@@ -385,6 +389,7 @@ void RegisterPolicy(CLI::App& app, int& exit_code) {
   explain->add_option("--profile", args.profile, "as cordon run --profile")
       ->check(CLI::IsMember({"read-only", "workspace-write"}));
   explain->add_flag("--json", args.json, "machine-readable output");
+  explain->add_flag("--no-private-cache", args.no_private_cache, "as cordon run --no-private-cache");
   explain->add_option("--env-keep", args.env_keep, "as cordon run --env-keep")
       ->allow_extra_args(false);
   explain->add_option("--path", args.paths,

@@ -13,6 +13,7 @@
 #include "supervisor/load/normalise.h"
 #include "supervisor/load/base_policy.h"
 #include "supervisor/load/ci_runner.h"
+#include "supervisor/load/private_cache.h"
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/landlock.h"
 #include "policy/deny_glob.h"
@@ -119,6 +120,9 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
           },
           "NAME"))
       ->allow_extra_args(false);
+  cmd->add_flag("--no-private-cache", o.no_private_cache,
+                "under workspace-write, no private cache for this workspace: the cache "
+                "variables (XDG_CACHE_HOME, PIP_CACHE_DIR, ...) stay as they are");
   cmd->add_option("--network", o.network, "none (default) or allow")
       ->check(CLI::IsMember({"none", "allow"}));
   cmd->add_flag("--allow-degraded", o.allow_degraded,
@@ -214,6 +218,13 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   // One-run overrides; never written back anywhere.
   if (o.sandbox) p.sandbox_enabled = true;
   if (o.no_sandbox) p.sandbox_enabled = false;
+  // A confined workspace-write run's own caches (policy/private_cache.h);
+  // an unconfined run uses the user's.
+  if (!o.no_private_cache && p.sandbox_enabled && !p.workspace.empty()) {
+    std::vector<std::string> cache_warnings;
+    supervisor::AddPrivateCache(p, true, cache_warnings);
+    for (const auto& w : cache_warnings) spdlog::warn("{}", w);
+  }
   if (!p.sandbox_enabled && !p.allow_bypass) {
     errors.push_back(std::string(o.no_sandbox ? "--no-sandbox" : "sandbox.enabled false") +
                      " refused: the policy does not set sandbox.allowBypass");

@@ -25,6 +25,8 @@ struct R {
   R& root() { q.place.root = true; return *this; }
   R& shared() { q.place.shared = true; return *this; }
   R& file_grant() { q.place.file_grant = true; return *this; }
+  R& cache() { q.place.disposable = true; return *this; }
+  R& ocache() { q.other_place.disposable = true; return *this; }
   R& prot() { q.place.protected_path = true; return *this; }
   R& lead() { q.place.leads_to_protected = true; return *this; }
   R& lead_any() { q.place.leads_to_protected_any_depth = true; return *this; }
@@ -159,6 +161,15 @@ std::vector<Row> Rows() {
              R(kDel).shared().notown().allow_delete(), EACCES),
       Allow("delete: shared, made by this run", R(kDel).shared().born()),
       Allow("delete: not shared, ownership does not matter", R(kDel).notown().born()),
+      // The private cache (policy/private_cache.h): what an earlier run
+      // left there is the tool's own.
+      Allow("delete: an earlier run's file in the private cache", R(kDel).cache()),
+      Allow("delete: an earlier run's directory in the private cache",
+            R(kDel, K::kDirectory).want_dir().cache()),
+      Refuse("delete: the private cache's root itself",
+             R(kDel, K::kDirectory).want_dir().root().cache(), EACCES),
+      Refuse("delete: a pinned entry, even in the private cache", R(kDel).pinned().cache(),
+             EACCES),
 
       // --- rename ---
       Allow("rename: a file to a new name", R(kRen)),
@@ -167,6 +178,8 @@ std::vector<Row> Rows() {
       Allow("rename: a directory to a new name", R(kRen, K::kDirectory)),
       Allow("rename: over the user's directory, allowed deletes",
             R(kRen, K::kDirectory).to(K::kDirectory).allow_delete()),
+      Allow("rename: over an earlier run's directory in the private cache",
+            R(kRen, K::kDirectory).to(K::kDirectory).cache().ocache()),
       Allow("rename: over a directory made in the run",
             R(kRen, K::kDirectory).to(K::kDirectory).oborn()),
       Refuse("rename: over a pre-existing directory", R(kRen, K::kDirectory).to(K::kDirectory),
@@ -326,6 +339,8 @@ TEST(Decide, Table) {
 // later is deleting the user's file.
 TEST(Decide, ARenameOverTheUsersFileLaundersNothing) {
   EXPECT_TRUE(Decide(R(kRen).to(K::kRegular).q, {}).launders);
+  EXPECT_FALSE(Decide(R(kRen).to(K::kRegular).ocache().q, {}).launders)
+      << "an earlier run's file in the private cache is the tool's own";
   EXPECT_FALSE(Decide(R(kRen).to(K::kRegular).oborn().q, {}).launders);
   EXPECT_FALSE(Decide(R(kRen).to(K::kAbsent).q, {}).launders);
   EXPECT_FALSE(Decide(R(kEx).to(K::kRegular).q, {}).launders) << "an exchange removes nothing";
