@@ -223,6 +223,9 @@ class Emulator {
   policy::PlaceFacts Place(const Located& loc, bool leads = false) const;
   policy::EntryFacts Facts(const struct stat& st, const Located& loc) const;
   policy::Settings DecideSettings() const;
+  // Whether the directory at `loc` holds an entry besides "." and ".."
+  // (for ENOTEMPTY): listed only where a rule would otherwise refuse.
+  static bool HasEntries(const Located& loc);
 
   Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);

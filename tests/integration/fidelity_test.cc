@@ -91,6 +91,11 @@ std::vector<Case> Cases() {
     Dir(d + "/d", 0755);
     Dir(d + "/e", 0700);
   };
+  auto full = [](const std::string& d) {
+    Dir(d + "/d");
+    File(d + "/d/x");
+    Dir(d + "/e");
+  };
   auto link_to_f = [](const std::string& d) {
     File(d + "/f");
     Link("f", d + "/l");
@@ -142,6 +147,11 @@ std::vector<Case> Cases() {
       {"rename_exchange_dirs", dirs, {"rename", "d", "e", "exchange"}, {"d", "e"}},
       {"rename_dir_over_file", fd, {"rename", "d", "f"}, {"d", "f"}},
       {"rename_file_over_dir", fd, {"rename", "f", "d"}, {"d", "f"}},
+      // A full directory: ENOTEMPTY, whatever the rules say of deleting it.
+      {"rmdir_full_dir", full, {"rmdir", "d"}, {"d", "d/x"}},
+      {"rename_dir_over_full_dir", full, {"rename", "e", "d"}, {"d", "d/x", "e"}},
+      {"rename_noreplace_over_full_dir", full, {"rename", "e", "d", "noreplace"}, {"d", "e"}},
+      {"exchange_with_full_dir", full, {"rename", "e", "d", "exchange"}, {"d", "e", "e/x"}},
       // Times.
       {"utimensat_now_omit", f, {"utimensat", "f", "now", "omit"}, {"f"}},
       {"utimensat_omit_value", f, {"utimensat", "f", "omit", "1234567890"}, {"f"}},
