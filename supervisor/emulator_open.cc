@@ -163,6 +163,9 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (flags & O_PATH) flags &= kOPathFlags;  // as open(2): no write bit counts
   Reply rep;
   rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+  if (auto t = policy::ParseTerminalPath(raw.c_str()); t.kind != policy::TerminalKind::kNone) {
+    return OpenTerminal(req, t, flags, valid);
+  }
   if (policy::IsWritableDevice(raw) || (read_fence_ && policy::IsReadableDevice(raw) && (flags & O_ACCMODE) == O_RDONLY)) {
     Fd fd(::open(raw.c_str(), static_cast<int>(flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC));
     if (!fd) return Reply::Errno(errno);
