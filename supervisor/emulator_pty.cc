@@ -76,11 +76,8 @@ Reply Emulator::OpenTerminal(const Request& req, const policy::TerminalPath& t, 
     std::lock_guard<std::mutex> l(ptys_mu_);
     made = ptys_.count(t.number) != 0;
   }
-  bool held = false;
-  if (made) {
-    auto creds = ReadToolCreds(req.tid);
-    held = creds && HoldsMaster(creds->tgid, t.number);
-  }
+  auto creds = ReadToolCreds(req.tid);
+  const bool held = creds && HoldsMaster(creds->tgid, t.number);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   const std::string what = "open /dev/pts/" + std::to_string(t.number);
   if (const char* why = policy::TerminalRefusal(t, made, held)) {

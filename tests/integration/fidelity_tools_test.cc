@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <pty.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,6 +50,40 @@ TEST_P(TerminalTest, APairWhoseMasterIsGoneIsRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Probes, TerminalTest, ProbeParams(), ProbeParamName);
+
+// A master the tool did not make, inherited as its stdin: the pair is the
+// caller's all the same, its subsidiary not the tool's.
+TEST(TerminalInherited, AnInheritedMasterGrantsNoSubsidiary) {
+  ScratchTree t;
+  const int m = ::posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(m, 0);
+  ASSERT_EQ(::grantpt(m), 0);
+  ASSERT_EQ(::unlockpt(m), 0);
+  char name[64];
+  ASSERT_EQ(::ptsname_r(m, name, sizeof name), 0);
+  for (const char* probe : {PROBE_DYNAMIC, PROBE_STATIC}) {
+    SCOPED_TRACE(probe);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::dup2(m, 0);
+      const int log = ::open(t.Out("log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(log, 1);
+      ::dup2(log, 2);
+      const std::string ws = t.ws(), dir = ProbeDir();
+      ::execl(CORDON_BIN, CORDON_BIN, "run", "--workspace", ws.c_str(), "--profile",
+              "workspace-write", "--approvals", "deny", "--ro", dir.c_str(), "--", probe, "sys",
+              "pty", "open", name,
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), EACCES) << ReadFile(t.Out("log"));
+  }
+  ::close(m);
+}
 
 class ToolFidelity : public ::testing::Test {
  protected:
