@@ -54,6 +54,7 @@ Decision Delete(const FileRequest& r, const Settings& s) {
   // The kernel's own error (EISDIR, ENOTDIR) follows a type mismatch.
   const bool is_dir = r.entry.kind == EntryKind::kDirectory;
   if (!Exists(r.entry) || is_dir != r.want_dir) return Decision::Allow("the kernel answers");
+  if (is_dir && r.entry.has_entries) return Decision::Refuse(ENOTEMPTY, "directory not empty");
   if (s.delete_allowed) return Decision::Allow("sensitive.delete: allow");
   if (r.place.disposable) return Decision::Allow("the tool's own cache");
   if (r.entry.born_in_run) return Decision::Allow("made in this run");
@@ -93,6 +94,9 @@ Decision Rename(const FileRequest& r, const Settings& s) {
   const bool replaces = Exists(r.other) && r.op != FileOp::kExchange;
   const bool replaces_users =
       replaces && !s.delete_allowed && !r.other.born_in_run && !r.other_place.disposable;
+  if (replaces && r.other.kind == EntryKind::kDirectory && r.other.has_entries) {
+    return Decision::Refuse(ENOTEMPTY, "over a directory not empty");
+  }
   if (replaces_users && r.other.kind == EntryKind::kDirectory) {
     return Decision::Refuse(EACCES, "over a pre-existing directory");
   }

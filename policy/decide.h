@@ -70,6 +70,10 @@ struct EntryFacts {
   bool pinned = false;       // a denied or protected path's inode, or one on the way to it
   bool born_in_run = false;  // the run's own (made by it, not laundered over the user's)
   bool own = true;           // in a shared directory: made by this run
+  // A directory with an entry besides "." and "..": the kernel's ENOTEMPTY
+  // for rmdir and a rename over it comes before any rule. Looked at only
+  // where a rule would otherwise refuse (false: empty, or not looked).
+  bool has_entries = false;
 };
 
 struct FileRequest {

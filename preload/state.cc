@@ -16,6 +16,7 @@
 
 #include "preload/cwd_cache.h"
 #include "policy/fd_alias.h"
+#include "policy/terminal.h"
 #include "preload/reports.h"
 
 namespace cordon::preload {
@@ -293,6 +294,9 @@ __attribute__((hot)) bool AdmitOne(wire::Call call, AdmitOp op, int dirfd, const
     if (int fd = policy::FdAliasNumber(path); fd >= 0) {
       if (int held = AdmitHeldFd(call, op, fd, open_flags, path); held >= 0) return held == 1;
     }
+    // A pseudo-terminal: whether it is the tool's own is the supervisor's
+    // to know (policy/terminal.h).
+    if (policy::ParseTerminalPath(path).kind != policy::TerminalKind::kNone) return true;
   }
   size_t len = strnlen(path, policy::kAdmissionMaxPath);
   if (path[0] != '/') return AdmitRelative(call, op, dirfd, path, len);

@@ -318,7 +318,11 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   const struct stat& st = entry.st;
   q.entry = Facts(st, p->loc);
   q.entry.born_in_run = BornInRun(entry);
-  const policy::Decision d = policy::Decide(q, settings);
+  policy::Decision d = policy::Decide(q, settings);
+  if (d.verdict != policy::Verdict::kAllow && q.want_dir && S_ISDIR(st.st_mode)) {
+    q.entry.has_entries = HasEntries(p->loc);
+    d = policy::Decide(q, settings);
+  }
   switch (d.verdict) {
     case policy::Verdict::kRefuse: return Reply::Errno(d.err, what + ": " + d.rule);
     case policy::Verdict::kAsk: {

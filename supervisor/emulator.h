@@ -32,6 +32,7 @@
 
 #include "base/fd.h"
 #include "policy/decide.h"
+#include "policy/terminal.h"
 #include "policy/policy.h"
 #include "policy/tool_pin.h"
 #include "supervisor/blocking_calls.h"
@@ -229,8 +230,14 @@ class Emulator {
   policy::PlaceFacts Place(const Located& loc, bool leads = false) const;
   policy::EntryFacts Facts(const struct stat& st, const Located& loc) const;
   policy::Settings DecideSettings() const;
+  // Whether the directory at `loc` holds an entry besides "." and ".."
+  // (for ENOTEMPTY): listed only where a rule would otherwise refuse.
+  static bool HasEntries(const Located& loc);
 
   Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
+  // /dev/ptmx and the tool's own /dev/pts/N (emulator_pty.cc).
+  Reply OpenTerminal(const Request& req, const policy::TerminalPath& t, uint64_t flags,
+                     const std::function<bool()>& valid);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
   bool BornInRun(const EntryStat& e);
   bool Protected(const Located& loc) const;
@@ -271,6 +278,9 @@ class Emulator {
   // Inodes this supervisor created for the tool: the run's own whatever
   // their birth time says (a coarse timestamp can predate run_start_ns_).
   InodeSet created_;
+  // The pseudo-terminal pairs this run made (their numbers).
+  std::mutex ptys_mu_;
+  std::set<int> ptys_;
   // Whether a file was made in a shared directory (the destructor's sweep).
   std::atomic<bool> made_shared_{false};
   // Both sets name inodes by number, and a filesystem gives a freed number

@@ -175,7 +175,7 @@ Result<Fd> Emulator::FollowLinks(Path& p, Fd link) {
     if (!loc) return SysError{EACCES, "a symlink to outside every writable path", abs};
     p.abs = abs;
     p.loc = std::move(loc.value());
-    p.slash = slash;
+    p.slash = p.slash || slash;  // a trailing slash wants a directory at the end
     auto fd = WriteRoots::OpenBeneath(*p.loc.root, p.rel(), O_PATH | O_NOFOLLOW, 0);
     if (!fd) return fd.error();
     struct stat st;

@@ -1,12 +1,14 @@
 // The facts policy::Decide takes (policy/decide.h), gathered by the
 // emulator from what it holds: the located path and an lstat of the entry
 // beneath its root. Deciding is policy's; looking is the supervisor's.
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 
 #include "policy/deny_glob.h"
 #include "supervisor/emulator.h"
+#include "supervisor/walk/dir_listing.h"
 
 namespace cordon::supervisor {
 
@@ -44,6 +46,22 @@ policy::EntryFacts Emulator::Facts(const struct stat& st, const Located& loc) co
   e.pinned = roots_.IsPinned(st.st_dev, st.st_ino);
   e.own = !NotOwn(loc, st);
   return e;
+}
+
+bool Emulator::HasEntries(const Located& loc) {
+  // O_NOATIME: looking leaves no trace; it needs the owner's fsuid, so an
+  // EPERM is tried again without it.
+  constexpr uint64_t kList = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+  auto fd = WriteRoots::OpenBeneath(*loc.root, loc.rel, kList | O_NOATIME, 0);
+  if (!fd && fd.error().err == EPERM) fd = WriteRoots::OpenBeneath(*loc.root, loc.rel, kList, 0);
+  if (!fd) return false;
+  char buf[4096];
+  bool any = false;
+  (void)ListDirectory(fd->get(), false, buf, sizeof buf, [&](const dirent64&) {
+    any = true;
+    return false;
+  });
+  return any;
 }
 
 policy::Settings Emulator::DecideSettings() const {

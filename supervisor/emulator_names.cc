@@ -100,7 +100,11 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   if (replaces && S_ISDIR(dst.st.st_mode) && src_known && !S_ISDIR(src.st_mode)) {
     return Reply::Errno(EISDIR);
   }
-  const policy::Decision d = policy::Decide(q, settings);
+  policy::Decision d = policy::Decide(q, settings);
+  if (d.verdict != policy::Verdict::kAllow && replaces && S_ISDIR(dst.st.st_mode)) {
+    q.other.has_entries = HasEntries(to->loc);
+    d = policy::Decide(q, settings);
+  }
   if (d.verdict != policy::Verdict::kAllow) return Reply::Errno(d.err, what + ": " + d.rule);
   if (::renameat2(pf->get(), from->name().c_str(), pt, to->name().c_str(), flags) != 0) {
     return Reply::Errno(errno);

@@ -163,6 +163,9 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (flags & O_PATH) flags &= kOPathFlags;  // as open(2): no write bit counts
   Reply rep;
   rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+  if (auto t = policy::ParseTerminalPath(raw.c_str()); t.kind != policy::TerminalKind::kNone) {
+    return OpenTerminal(req, t, flags, valid);
+  }
   if (policy::IsWritableDevice(raw) || (read_fence_ && policy::IsReadableDevice(raw) && (flags & O_ACCMODE) == O_RDONLY)) {
     Fd fd(::open(raw.c_str(), static_cast<int>(flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC));
     if (!fd) return Reply::Errno(errno);
@@ -195,19 +198,27 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   p.slash = TrailingSlash(raw);
   constexpr uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | kBareTmpfile;
   if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
-  auto loc = roots_.Locate(p.abs, Change::kContent);
-  if (!loc) return Reply::PathRefused("open for writing: ", loc.error());
-  const std::string what = "open for writing " + p.abs;
+  auto located = roots_.Locate(p.abs, Change::kContent);
+  if (!located) return Reply::PathRefused("open for writing: ", located.error());
+  p.loc = std::move(located.value());
+  const Located* loc = &p.loc;
+  std::string what;
   policy::FileRequest q;
   q.op = policy::FileOp::kOpenWrite;
-  q.place = Place(*loc);
   q.tmpfile = flags & kBareTmpfile;
   const policy::Settings settings = DecideSettings();
-  if (auto d = policy::Decide(q, settings); !d.allowed()) {
-    return Reply::Errno(d.err, what + ": " + d.rule);
-  }
-  p.loc = *loc;
-  const std::string rel = p.rel();  // with the tool's trailing slash, for the kernel to judge
+  std::string rel;
+  // What the place alone refuses; again for the name a followed link gives.
+  auto admit_place = [&]() -> std::optional<Reply> {
+    what = "open for writing " + p.abs;
+    q.place = Place(*loc);
+    if (auto d = policy::Decide(q, settings); !d.allowed()) {
+      return Reply::Errno(d.err, what + ": " + d.rule);
+    }
+    rel = p.rel();  // with the tool's trailing slash, for the kernel to judge
+    return std::nullopt;
+  };
+  if (auto refused = admit_place()) return std::move(*refused);
   uint64_t perm = 0;
   std::optional<CreationUmask> creation;
   if (flags & (O_CREAT | kBareTmpfile)) {
@@ -232,17 +243,32 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   };
   bool created = false;
   Result<Fd> fd = SysError{ENOENT, "open"};
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    probed = false;
-    fd = exclusive_first ? WriteRoots::OpenBeneath(*loc->root, rel, open_flags | O_EXCL, perm)
-                         : open_existing(open_flags, perm);
-    if (fd) {
-      created = (flags & O_CREAT) != 0;
-      break;
+  for (bool followed = false;;) {
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      probed = false;
+      fd = exclusive_first ? WriteRoots::OpenBeneath(*loc->root, rel, open_flags | O_EXCL, perm)
+                           : open_existing(open_flags, perm);
+      if (fd) {
+        created = (flags & O_CREAT) != 0;
+        break;
+      }
+      if (!exclusive_first || fd.error().err != EEXIST) break;
+      fd = open_existing(open_flags & ~static_cast<uint64_t>(O_CREAT), 0);
+      if (fd || fd.error().err != ENOENT) break;  // ENOENT: removed in between, create again
     }
-    if (!exclusive_first || fd.error().err != EEXIST) break;
-    fd = open_existing(open_flags & ~static_cast<uint64_t>(O_CREAT), 0);
-    if (fd || fd.error().err != ENOENT) break;  // ENOENT: removed in between, create again
+    if (fd || followed || fd.error().err != EACCES || q.tmpfile) break;
+    // A last-component link (the open above follows none): what the kernel
+    // does with it, beneath the writable roots, link by link (FollowLinks).
+    auto link = WriteRoots::OpenBeneath(*loc->root, loc->rel, O_PATH | O_NOFOLLOW, 0);
+    struct stat lst;
+    if (!link || ::fstat(link->get(), &lst) != 0 || !S_ISLNK(lst.st_mode)) break;
+    if ((flags & O_NOFOLLOW) && !p.slash) return Reply::Errno(ELOOP);
+    auto target = FollowLinks(p, std::move(link.value()));
+    if (!target && target.error().err != ENOENT) {  // ENOENT: a dangling link, p names its target
+      return Reply::Errno(target.error().err, what + ": " + Describe(target.error()));
+    }
+    followed = true;
+    if (auto refused = admit_place()) return std::move(*refused);
   }
   if (!fd && probed && fd.error().err == ENXIO) {  // a FIFO with no reader, a socket
     q.entry.kind = policy::EntryKind::kSpecial;

@@ -17,11 +17,17 @@
  *   chown-empty PATH   fchownat(fd, "", -1, -1, AT_EMPTY_PATH), fd O_PATH
  *   utimens-empty PATH utimensat(fd, NULL...) with an O_PATH fd (EBADF
  *                      bare: only futimens on a real fd changes times)
+ *   pty new            posix_openpt, grantpt, unlockpt, open(ptsname): a byte
+ *                      written on the subsidiary side is read on the master
+ *   pty openpty        the same through openpty(3) (TIOCGPTPEER, or the path)
+ *   pty closed         a pair made and its master closed: open(ptsname) then
+ *   pty open PATH      open(PATH, O_RDWR|O_NOCTTY)
  * Modes are octal.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +69,39 @@ static struct timespec when(const char* s) {
 
 #define RET(x) return (x) < 0 ? errno : 0
 
+/* A byte through the pair: written on the subsidiary, read on the master. */
+static int pty_echo(int m, int s) {
+  char c = 0;
+  if (write(s, "x", 1) != 1) return errno;
+  if (read(m, &c, 1) != 1) return errno;
+  return c == 'x' ? 0 : EIO;
+}
+
+static int pty_op(const char* what, const char* path) {
+  if (!strcmp(what, "open")) {
+    int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    RET(fd);
+  }
+  if (!strcmp(what, "openpty")) {
+    int m, s;
+    if (openpty(&m, &s, NULL, NULL, NULL) != 0) return errno;
+    return pty_echo(m, s);
+  }
+  int m = posix_openpt(O_RDWR | O_NOCTTY);
+  if (m < 0) return errno;
+  if (grantpt(m) != 0 || unlockpt(m) != 0) return errno;
+  char name[64];
+  if (ptsname_r(m, name, sizeof name) != 0) return errno;
+  if (!strcmp(what, "closed")) {
+    close(m);
+    RET(open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
+  }
+  if (strcmp(what, "new") != 0) return 100;
+  int s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (s < 0) return errno;
+  return pty_echo(m, s);
+}
+
 int probe_sys(int argc, char** argv) {
   if (argc > 0 && !strncmp(argv[0], "umask=", 6)) {
     umask(octal(argv[0] + 6));
@@ -72,6 +111,7 @@ int probe_sys(int argc, char** argv) {
   if (argc < 2) return 100;
   const char* op = argv[0];
   const char* a = argv[1];
+  if (!strcmp(op, "pty")) return pty_op(a, argc > 2 ? argv[2] : "");
   const char* b = argc > 2 ? argv[2] : "";
   const char* c = argc > 3 ? argv[3] : "";
   const char* d = argc > 4 ? argv[4] : "";

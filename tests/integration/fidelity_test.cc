@@ -91,6 +91,11 @@ std::vector<Case> Cases() {
     Dir(d + "/d", 0755);
     Dir(d + "/e", 0700);
   };
+  auto full = [](const std::string& d) {
+    Dir(d + "/d");
+    File(d + "/d/x");
+    Dir(d + "/e");
+  };
   auto link_to_f = [](const std::string& d) {
     File(d + "/f");
     Link("f", d + "/l");
@@ -142,6 +147,55 @@ std::vector<Case> Cases() {
       {"rename_exchange_dirs", dirs, {"rename", "d", "e", "exchange"}, {"d", "e"}},
       {"rename_dir_over_file", fd, {"rename", "d", "f"}, {"d", "f"}},
       {"rename_file_over_dir", fd, {"rename", "f", "d"}, {"d", "f"}},
+      // A full directory: ENOTEMPTY, whatever the rules say of deleting it.
+      {"rmdir_full_dir", full, {"rmdir", "d"}, {"d", "d/x"}},
+      {"rename_dir_over_full_dir", full, {"rename", "e", "d"}, {"d", "d/x", "e"}},
+      {"rename_noreplace_over_full_dir", full, {"rename", "e", "d", "noreplace"}, {"d", "e"}},
+      {"exchange_with_full_dir", full, {"rename", "e", "d", "exchange"}, {"d", "e", "e/x"}},
+      // Write-opens through a last-component link to a workspace file.
+      {"open_write_through_link", link_to_f, {"open", "l", "wronly"}, {"l", "f"}},
+      {"open_trunc_through_link", link_to_f, {"open", "l", "wronly|trunc"}, {"l", "f"}},
+      {"open_creat_through_link", link_to_f, {"open", "l", "rdwr|creat", "600"}, {"l", "f"}},
+      {"open_creat_excl_through_link", link_to_f, {"open", "l", "wronly|creat|excl", "600"},
+       {"l", "f"}},
+      {"open_creat_through_dangling_link",
+       [](const std::string& d) { Link("nope", d + "/dang"); },
+       {"umask=002", "open", "dang", "wronly|creat", "666"}, {"dang", "nope"}},
+      {"open_write_through_dangling_link",
+       [](const std::string& d) { Link("nope", d + "/dang"); }, {"open", "dang", "wronly"},
+       {"dang", "nope"}},
+      {"open_nofollow_link", link_to_f, {"open", "l", "wronly|nofollow"}, {"l", "f"}},
+      {"open_creat_nofollow_link", link_to_f, {"open", "l", "wronly|creat|nofollow", "644"},
+       {"l", "f"}},
+      {"open_write_slash_through_link", link_to_f, {"open", "l/", "wronly"}, {"l", "f"}},
+      {"open_creat_slash_through_link", link_to_f, {"open", "l/", "wronly|creat", "644"},
+       {"l", "f"}},
+      {"open_write_through_link_to_dir",
+       [](const std::string& d) {
+         Dir(d + "/d");
+         Link("d", d + "/l");
+       },
+       {"open", "l", "wronly"}, {"l", "d"}},
+      {"open_write_through_link_chain",
+       [](const std::string& d) {
+         File(d + "/f");
+         Link("f", d + "/e");
+         Link("e", d + "/l");
+       },
+       {"open", "l", "wronly|append"}, {"l", "e", "f"}},
+      {"open_write_through_link_up",
+       [](const std::string& d) {
+         File(d + "/f");
+         Dir(d + "/d");
+         Link("../f", d + "/d/l");
+       },
+       {"open", "d/l", "wronly"}, {"d/l", "f"}},
+      {"open_write_through_link_loop",
+       [](const std::string& d) {
+         Link("e", d + "/l");
+         Link("l", d + "/e");
+       },
+       {"open", "l", "wronly|creat", "644"}, {"l", "e"}},
       // Times.
       {"utimensat_now_omit", f, {"utimensat", "f", "now", "omit"}, {"f"}},
       {"utimensat_omit_value", f, {"utimensat", "f", "omit", "1234567890"}, {"f"}},

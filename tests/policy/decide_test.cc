@@ -34,6 +34,8 @@ struct R {
   R& pinned() { q.entry.pinned = true; return *this; }
   R& born() { q.entry.born_in_run = true; return *this; }
   R& notown() { q.entry.own = false; return *this; }
+  R& full() { q.entry.has_entries = true; return *this; }
+  R& ofull() { q.other.has_entries = true; return *this; }
   R& to(K kind) { q.other.kind = kind; return *this; }
   R& oroot() { q.other_place.root = true; return *this; }
   R& oshared() { q.other_place.shared = true; return *this; }
@@ -138,6 +140,17 @@ std::vector<Row> Rows() {
       Allow("delete: allow covers a pre-existing directory",
             R(kDel, K::kDirectory).want_dir().allow_delete()),
       Refuse("delete: pre-existing directory", R(kDel, K::kDirectory).want_dir(), EACCES),
+      Refuse("delete: a full directory: the kernel's ENOTEMPTY before the rule",
+             R(kDel, K::kDirectory).want_dir().full(), ENOTEMPTY),
+      Refuse("delete: a full directory made in the run", R(kDel, K::kDirectory).want_dir().full().born(),
+             ENOTEMPTY),
+      Allow("delete: entries of a file mean nothing (unlink)", R(kDel).full().born()),
+      Refuse("delete: protected before ENOTEMPTY",
+             R(kDel, K::kDirectory).want_dir().full().prot(), EACCES),
+      Refuse("delete: pinned before ENOTEMPTY",
+             R(kDel, K::kDirectory).want_dir().full().pinned(), EACCES),
+      Allow("delete: unlink of a full directory: the kernel's EISDIR first",
+            R(kDel, K::kDirectory).full()),
       Refuse("delete: pre-existing directory, even with an approver",
              R(kDel, K::kDirectory).want_dir().can_ask(), EACCES),
       Refuse("delete: pre-existing symlink", R(kDel, K::kSymlink).can_ask(), EACCES),
@@ -184,6 +197,14 @@ std::vector<Row> Rows() {
             R(kRen, K::kDirectory).to(K::kDirectory).oborn()),
       Refuse("rename: over a pre-existing directory", R(kRen, K::kDirectory).to(K::kDirectory),
              EACCES),
+      Refuse("rename: over a full pre-existing directory: the kernel's ENOTEMPTY",
+             R(kRen, K::kDirectory).to(K::kDirectory).ofull(), ENOTEMPTY),
+      Refuse("rename: over a full directory made in the run",
+             R(kRen, K::kDirectory).to(K::kDirectory).ofull().oborn(), ENOTEMPTY),
+      Allow("exchange: with a full directory (nothing is removed)",
+            R(kEx, K::kDirectory).to(K::kDirectory).ofull()),
+      Refuse("rename: over a pinned full directory: the pin first",
+             R(kRen, K::kDirectory).to(K::kDirectory).ofull().opinned(), EACCES),
       Allow("exchange: with a pre-existing directory (nothing is removed)",
             R(kEx, K::kDirectory).to(K::kDirectory)),
       Refuse("rename: the source is a root", R(kRen, K::kDirectory).root(), EBUSY),
