@@ -139,12 +139,13 @@ TEST_P(DenyGlobWriteTest, AMatchMadeDuringTheRunIsRefusedByEveryWay) {
       "mv new/dir/plain.txt new/dir/.env 2>/dev/null; echo \"mv:$?\"; "
       "ln new/dir/plain.txt new/.env 2>/dev/null; echo \"ln:$?\"; "
       "ln -s plain.txt new/dir/.env 2>/dev/null; echo \"symlink:$?\"; "
-      "mkdir new/.env 2>/dev/null; echo \"mkdir:$?\"; " +
+      "mkdir new/.env 2>/dev/null; echo \"mkdir:$?\"; "
+      "ln -s .env new/lnk && echo SECRET-NEW > new/lnk 2>/dev/null; echo \"through-link:$?\"; " +
       Reads({"new/dir/.env", "new/.env"}) + "echo done";
   RunResult r = Run({"--deny-glob", "**/.env"}, script);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("done"));
-  for (const char* way : {"create", "shell", "mv", "ln", "symlink", "mkdir"}) {
+  for (const char* way : {"create", "shell", "mv", "ln", "symlink", "mkdir", "through-link"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string(way) + ":")) << way;
     EXPECT_THAT(r.out, Not(HasSubstr(std::string(way) + ":0\n"))) << way << " made a match";
   }
