@@ -13,10 +13,13 @@ bool Exists(const EntryFacts& e) {
 bool NotOwn(const PlaceFacts& p, const EntryFacts& e) { return p.shared && Exists(e) && !e.own; }
 
 constexpr const char* kDenyGlobRule = "matches a deny glob";
+constexpr const char* kGuardedConfigRule =
+    "a new repository's config: only git's rename of checked content writes it";
 
 Decision OpenWrite(const FileRequest& r) {
   if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
   if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
+  if (r.place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
   if (!r.tmpfile && r.entry.kind != EntryKind::kDirectory) {
     if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
   }
@@ -41,6 +44,7 @@ Decision Create(const FileRequest& r) {
     return r.tool_sees_name ? Decision::Refuse(EEXIST, "protected path exists")
                             : Decision::Refuse(EACCES, "protected path");
   }
+  if (r.place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
   if (r.create == EntryKind::kSpecial) return Decision::Refuse(EACCES, "special file");
   return Decision::Allow("a new name in a writable path");
 }
@@ -104,6 +108,25 @@ Decision Rename(const FileRequest& r, const Settings& s) {
   if (NotOwn(r.place, r.entry) || NotOwn(r.other_place, r.other)) {
     return Decision::Refuse(EACCES, "not made by this run (shared directory)");
   }
+  if (r.other_place.guarded_config) {
+    // git's lock file renamed over the config: its content decides. An
+    // exchange would put the config's old bytes where the source was, and
+    // the source's unchecked ones in place: refused.
+    if (r.op == FileOp::kExchange) return Decision::Refuse(EACCES, kGuardedConfigRule);
+    switch (r.source_content) {
+      case ContentFact::kUnknown: return Decision::Allow("content not read yet");
+      case ContentFact::kRunnable:
+        return Decision::Refuse(EACCES, "a new repository's config may not set a key that runs a "
+                                        "program (core.fsmonitor, core.hooksPath, ...)");
+      case ContentFact::kUnreadable:
+        return Decision::Refuse(EACCES, "a new repository's config: only a regular file's content "
+                                        "that can be checked takes its place");
+      case ContentFact::kSafe: break;
+    }
+    Decision d = Decision::Allow("checked content renamed over a new repository's config");
+    d.copy_checked = true;
+    return d;
+  }
   Decision d = Decision::Allow(replaces_users ? "replaces a file of the user's" : "a rename");
   d.launders = replaces_users;
   return d;
@@ -114,6 +137,7 @@ Decision Link(const FileRequest& r) {
   if (r.place.root || r.other_place.root) return Decision::Refuse(EPERM, "a writable root");
   if (r.place.deny_glob || r.other_place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
   if (r.other_place.protected_path) return Decision::Refuse(EACCES, "protected path");
+  if (r.other_place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
   // The new name would not be protected: a writer that trusts names could
   // change the protected file through it.
   if (r.place.protected_path) return Decision::Refuse(EACCES, "from a protected path");

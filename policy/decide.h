@@ -62,7 +62,16 @@ struct PlaceFacts {
   // on a directory's name, so renaming a directory may make one.
   bool deny_glob = false;
   bool deny_glob_parents = false;
+  // The config of a repository this run made (.git/config,
+  // config.worktree, a submodule's): git writes it by renaming its lock
+  // file over it, and only content that sets no key that runs a program
+  // there (policy/git_config_keys.h) may take its place.
+  bool guarded_config = false;
 };
+
+// What the supervisor read in a file about to take a guarded config's
+// place. kUnknown: not read (yet).
+enum class ContentFact : std::uint8_t { kUnknown, kSafe, kRunnable, kUnreadable };
 
 struct EntryFacts {
   EntryKind kind = EntryKind::kUnknown;
@@ -92,6 +101,8 @@ struct FileRequest {
   EntryKind create = EntryKind::kRegular;
   // The tool could stat the name (an EEXIST answer gives nothing away).
   bool tool_sees_name = false;
+  // kRename onto a guarded config: what the source holds.
+  ContentFact source_content = ContentFact::kUnknown;
 };
 
 struct Settings {
@@ -108,6 +119,10 @@ struct Decision {
   // kRename: the moved inode replaces a file of the user's, so deleting it
   // later is deleting the user's file (no laundering through a rename).
   bool launders = false;
+  // kRename onto a guarded config: put the bytes that were checked in
+  // place (a new file), not the source inode, which the tool may still
+  // hold open for writing; then remove the source, as a rename would.
+  bool copy_checked = false;
 
   static Decision Allow(const char* rule = "allowed") { return {Verdict::kAllow, 0, rule}; }
   static Decision Refuse(int err, const char* rule) { return {Verdict::kRefuse, err, rule}; }

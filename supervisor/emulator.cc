@@ -241,31 +241,46 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
   }
 }
 
-bool Emulator::Protected(const Located& loc) const {
-  if (!loc.root->workspace || !opts_.is_protected || loc.rel.empty()) return false;
-  if (!opts_.is_protected(loc.rel)) return false;
+bool Emulator::Protected(const Located& loc) const { return RepoPlace(loc).protected_path; }
+
+Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
+  if (!loc.root->workspace || !opts_.is_protected || loc.rel.empty()) return {};
+  if (!opts_.is_protected(loc.rel)) return {};
+  constexpr RepoFacts kProtected{true, false};
   // A repository created in this run is the tool's own: git init and
   // commit must write its config. Its hooks that would run stay protected.
   const std::string& rel = loc.rel;
   size_t pos = rel == ".git" || rel.rfind(".git/", 0) == 0 ? 0 : rel.find("/.git");
-  if (pos == std::string::npos) return true;
+  if (pos == std::string::npos) return kProtected;
   if (pos != 0) pos += 1;
   std::string git_rel = rel.substr(0, pos + 4);
-  if (rel.size() > git_rel.size() && rel[git_rel.size()] != '/') return true;  // ".gitx"
+  if (rel.size() > git_rel.size() && rel[git_rel.size()] != '/') return kProtected;  // ".gitx"
   auto git = WriteRoots::OpenBeneath(*loc.root, git_rel, O_PATH | O_NOFOLLOW, 0);
-  if (!git) return !(git.error().err == ENOENT && rel == git_rel);  // a new repository
-  struct statx stx {};
-  if (::statx(git->get(), "", AT_EMPTY_PATH, STATX_BTIME, &stx) != 0 ||
-      !(stx.stx_mask & STATX_BTIME)) {
-    return true;
+  if (!git) {  // a new repository
+    return git.error().err == ENOENT && rel == git_rel ? RepoFacts{} : kProtected;
   }
+  // Made by this supervisor (known without a clock), or born after the run
+  // began: a .git made in the run's first milliseconds may carry a coarse
+  // birth time before run_start_ns_ (BornInRun).
+  struct statx stx {};
+  if (::statx(git->get(), "", AT_EMPTY_PATH, STATX_BTIME | STATX_INO, &stx) != 0) {
+    return kProtected;
+  }
+  const dev_t dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  const bool made_here = created_.Contains(dev, stx.stx_ino) && !laundered_.Contains(dev, stx.stx_ino);
   int64_t born = static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
-  if (born < run_start_ns_) return true;
+  if (!made_here && (!(stx.stx_mask & STATX_BTIME) || born < run_start_ns_)) return kProtected;
   // Its hooks, and those of the submodules it holds (.git/modules/NAME/hooks).
   std::string_view tail = std::string_view(rel).substr(git_rel.size());
   bool hook = tail.starts_with("/hooks/") ||
               (tail.starts_with("/modules/") && tail.find("/hooks/") != std::string_view::npos);
-  return hook && !rel.ends_with(".sample");
+  if (hook && !rel.ends_with(".sample")) return kProtected;
+  // commondir names where git reads config from: pointed at a directory of
+  // the tool's, it would bring a config no check saw. Its config: guarded
+  // (git's lock-file rename of checked content only).
+  std::string_view base = std::string_view(rel).substr(rel.rfind('/') + 1);
+  if (base == "commondir") return kProtected;
+  return {false, base == "config" || base == "config.worktree"};
 }
 
 // The run's own: created by this supervisor, or born strictly after the

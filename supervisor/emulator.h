@@ -241,6 +241,28 @@ class Emulator {
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
   bool BornInRun(const EntryStat& e);
   bool Protected(const Located& loc) const;
+  // Where a path lies against the workspace's repositories: protected, or
+  // the config of a repository this run made (guarded by content).
+  struct RepoFacts {
+    bool protected_path = false;
+    bool guarded_config = false;
+  };
+  RepoFacts RepoPlace(const Located& loc) const;
+  // A file about to take a guarded config's place, as read and checked
+  // (supervisor/emulator_gitconfig.cc): the bytes, their verdict, and the
+  // keys that run a program, for the refusal (" (sets core.pager)").
+  struct CheckedFile {
+    policy::ContentFact fact = policy::ContentFact::kUnknown;
+    std::string bytes;
+    struct stat st {};
+    std::string keys;
+  };
+  CheckedFile ReadChecked(const Located& loc) const;
+  // Puts `c`'s bytes at to_dir/to_name as a new file (same mode and owner)
+  // and removes from_dir/from_name if it is still the file read: what the
+  // rename would have done, with no inode the tool may still write to.
+  Reply PutChecked(const CheckedFile& c, int from_dir, const std::string& from_name, int to_dir,
+                   const std::string& to_name);
   // An entry of a shared directory (WriteRoot::own_entries_only) that this
   // supervisor did not make for the tool: someone else's, untouchable.
   bool NotOwn(const Located& loc, const struct stat& st) const {

@@ -18,7 +18,9 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
   f.shared = loc.root->own_entries_only;
   f.file_grant = !loc.root->only_entry.empty();
   f.disposable = loc.root->disposable;
-  f.protected_path = Protected(loc);
+  const RepoFacts repo = RepoPlace(loc);
+  f.protected_path = repo.protected_path;
+  f.guarded_config = repo.guarded_config;
   // Deny globs hold in the whole workspace, beneath a root of a grant
   // inside it (--rw WS/sub) too: matched by the workspace-relative path.
   const std::string& ws = opts_.deny_globs_workspace;

@@ -100,12 +100,21 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   if (replaces && S_ISDIR(dst.st.st_mode) && src_known && !S_ISDIR(src.st_mode)) {
     return Reply::Errno(EISDIR);
   }
+  // git's lock file renamed over a new repository's config: what it holds.
+  CheckedFile checked;
+  if (q.other_place.guarded_config && !(flags & RENAME_EXCHANGE)) {
+    checked = ReadChecked(from->loc);
+    q.source_content = checked.fact;
+  }
   policy::Decision d = policy::Decide(q, settings);
   if (d.verdict != policy::Verdict::kAllow && replaces && S_ISDIR(dst.st.st_mode)) {
     q.other.has_entries = HasEntries(to->loc);
     d = policy::Decide(q, settings);
   }
-  if (d.verdict != policy::Verdict::kAllow) return Reply::Errno(d.err, what + ": " + d.rule);
+  if (d.verdict != policy::Verdict::kAllow) {
+    return Reply::Errno(d.err, what + ": " + d.rule + checked.keys);
+  }
+  if (d.copy_checked) return PutChecked(checked, pf->get(), from->name(), pt, to->name());
   if (::renameat2(pf->get(), from->name().c_str(), pt, to->name().c_str(), flags) != 0) {
     return Reply::Errno(errno);
   }

@@ -263,7 +263,8 @@ TEST_P(PolicyRunTest, ADirectoryRenameCannotMoveProtectedNames) {
   EXPECT_EQ(ReadFile(t_.Ws("sub/stage/deploy.sh")), "evil\n");
 }
 
-// A repository the run creates may write its config, never its hooks:
+// A repository the run creates may write its config (git's way: a lock
+// file renamed over it, its content checked), never its hooks:
 // not by moving its .git away, writing x/hooks/..., and moving it back,
 // nor in the git directories of its submodules.
 TEST(ProtectedRename, ANewRepositorysHooksStayProtected) {
@@ -272,10 +273,14 @@ TEST(ProtectedRename, ANewRepositorysHooksStayProtected) {
     const char* hook;
     const char* config;
   } cases[] = {
-      {"mkdir -p sub/.git/hooks && echo x > sub/.git/config && "
+      {"mkdir -p sub/.git/hooks && printf '[user]\\n' > sub/.git/config.lock && "
+       "mv sub/.git/config.lock sub/.git/config && "
        "mv sub/.git sub/x; echo evil > sub/x/hooks/pre-commit; mv sub/x sub/.git; exit 0",
-       "sub/.git/hooks/pre-commit", "sub/.git/config"},
-      {"mkdir -p .git/modules/lib/zlib/hooks && echo x > .git/modules/lib/zlib/config && "
+       // mv of a .git is EXDEV, so mv copies: the config reached sub/x, and
+       // its copy back is refused (a new config is written by rename only).
+       "sub/.git/hooks/pre-commit", "sub/x/config"},
+      {"mkdir -p .git/modules/lib/zlib/hooks && printf '[user]\\n' > .git/modules/lib/zlib/c.lock && "
+       "mv .git/modules/lib/zlib/c.lock .git/modules/lib/zlib/config && "
        "echo evil > .git/modules/lib/zlib/hooks/post-checkout; exit 0",
        ".git/modules/lib/zlib/hooks/post-checkout", ".git/modules/lib/zlib/config"},
   };
@@ -285,7 +290,7 @@ TEST(ProtectedRename, ANewRepositorysHooksStayProtected) {
                              "/bin/sh", "-c", c.script});
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_FALSE(Exists(t.Ws(c.hook))) << c.hook << r.err;
-    EXPECT_EQ(ReadFile(t.Ws(c.config)), "x\n") << "the new repository's own config";
+    EXPECT_EQ(ReadFile(t.Ws(c.config)), "[user]\n") << "the new repository's own config";
   }
 }
 

@@ -42,6 +42,9 @@ struct R {
   R& oprot() { q.other_place.protected_path = true; return *this; }
   R& olead() { q.other_place.leads_to_protected = true; return *this; }
   R& olead_any() { q.other_place.leads_to_protected_any_depth = true; return *this; }
+  R& guarded() { q.place.guarded_config = true; return *this; }
+  R& oguarded() { q.other_place.guarded_config = true; return *this; }
+  R& content(ContentFact f) { q.source_content = f; return *this; }
   R& glob() { q.place.deny_glob = true; return *this; }
   R& oglob() { q.other_place.deny_glob = true; return *this; }
   R& glob_parents() {
@@ -276,6 +279,24 @@ std::vector<Row> Rows() {
       Refuse("metadata: special file, nofollow", R(kMeta, K::kSpecial).nofollow(), EACCES),
       Allow("metadata: not shared, ownership does not matter", R(kMeta).notown()),
       Allow("metadata: pinned inode (content, not its name)", R(kMeta).pinned()),
+      // --- a new repository's config (policy/git_config_keys.h) ---
+      Refuse("config: open for writing", R(kOpen).guarded().born(), EACCES),
+      Refuse("config: made by an open", R(kOpen, K::kUnknown).guarded(), EACCES),
+      Refuse("config: made as a symlink", R(kCreate, K::kAbsent).guarded().make(K::kSymlink),
+             EACCES),
+      Refuse("config: linked into place", R(kLink).oguarded(), EACCES),
+      Refuse("config: exchanged into place", R(kEx).oguarded().to(K::kRegular).oborn(), EACCES),
+      Refuse("config: renamed into place, sets a key that runs a program",
+             R(kRen).born().oguarded().to(K::kRegular).oborn().content(ContentFact::kRunnable),
+             EACCES),
+      Refuse("config: renamed into place, not a readable regular file",
+             R(kRen).born().oguarded().content(ContentFact::kUnreadable), EACCES),
+      Allow("config: renamed into place, content not read yet",
+            R(kRen).born().oguarded().to(K::kRegular).oborn()),
+      Allow("config: renamed into place, checked content (git's lock file)",
+            R(kRen).born().oguarded().to(K::kRegular).oborn().content(ContentFact::kSafe)),
+      Allow("config: its metadata (chmod)", R(kMeta).guarded()),
+      Allow("config: renamed away", R(kRen).guarded().born()),
       // --- deny globs (policy/deny_glob.h) ---
       Refuse("glob: open for writing a match", R(kOpen, K::kUnknown).glob(), EACCES),
       Refuse("glob: open of a match even made in the run", R(kOpen).glob().born(), EACCES),
@@ -340,6 +361,13 @@ std::vector<Row> EveryOpRows() {
 std::string Describe(const Decision& d) {
   const char* v = d.verdict == Verdict::kAllow ? "allow" : d.verdict == Verdict::kAsk ? "ask" : "refuse";
   return std::string(v) + " errno " + std::to_string(d.err) + " (" + d.rule + ")";
+}
+
+TEST(Decide, CheckedConfigIsPutInPlaceAsACopy) {
+  R r = R(kRen).born().oguarded().to(K::kRegular).oborn().content(ContentFact::kSafe);
+  EXPECT_TRUE(Decide(r.q, r.s).copy_checked);
+  R plain = R(kRen).born();
+  EXPECT_FALSE(Decide(plain.q, plain.s).copy_checked);
 }
 
 TEST(Decide, Table) {

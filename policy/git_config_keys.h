@@ -1,0 +1,27 @@
+// The keys of a git configuration that make git run a program, or read a
+// configuration from elsewhere, when the user's own git later works in the
+// repository outside the sandbox (issue 27 item 7): core.fsmonitor,
+// core.hooksPath, core.sshCommand, core.pager, include.path, a filter's
+// clean/smudge/process, ... A repository the run itself creates keeps its
+// config writable by git (lock file, then rename), but the supervisor
+// reads what is renamed into place and refuses content that sets one.
+//
+// The parser follows git's config syntax (config.c): sections `[name]`,
+// `[name "subsection"]` and `[name.sub]`, keys case-insensitive, values
+// with quotes, escapes and backslash-newline continuations, `#`/`;`
+// comments. Where it cannot tell, it reports, so it fails closed.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cordon::policy {
+
+// Every key of `content` that runs a program or redirects git's
+// configuration, as "section.key" or "section.subsection.key" (section and
+// key lower-cased); an unparsable line is reported as "(unparsable line N)".
+// Empty when git may use the file as it is. Pure; bounded by the content.
+std::vector<std::string> RunnableGitConfigKeys(std::string_view content);
+
+}  // namespace cordon::policy

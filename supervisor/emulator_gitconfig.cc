@@ -1,0 +1,83 @@
+// A new repository's config (issue 27 item 7): git renames its lock file
+// over it; the supervisor reads what would take its place, policy decides
+// from the keys it sets (policy/git_config_keys.h, policy/decide.h), and
+// the checked bytes, not the lock file's inode, are put in place.
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "policy/git_config_keys.h"
+#include "supervisor/emulator.h"
+
+namespace cordon::supervisor {
+namespace {
+
+// A config larger than this is not a config git writes: refused unread.
+constexpr std::size_t kMaxConfigBytes = 1u << 20;
+
+}  // namespace
+
+Emulator::CheckedFile Emulator::ReadChecked(const Located& loc) const {
+  CheckedFile c;
+  c.fact = policy::ContentFact::kUnreadable;
+  auto fd = WriteRoots::OpenBeneath(*loc.root, loc.rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+  if (!fd || ::fstat(fd->get(), &c.st) != 0 || !S_ISREG(c.st.st_mode) ||
+      static_cast<std::size_t>(c.st.st_size) > kMaxConfigBytes) {
+    return c;
+  }
+  char buf[16384];
+  for (;;) {
+    ssize_t n = ::read(fd->get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return c;
+    if (n == 0) break;
+    c.bytes.append(buf, static_cast<std::size_t>(n));
+    if (c.bytes.size() > kMaxConfigBytes) return c;  // grew while read
+  }
+  std::vector<std::string> keys = policy::RunnableGitConfigKeys(c.bytes);
+  c.fact = keys.empty() ? policy::ContentFact::kSafe : policy::ContentFact::kRunnable;
+  for (const std::string& k : keys) c.keys += (c.keys.empty() ? " (sets " : ", ") + k;
+  if (!c.keys.empty()) c.keys += ")";
+  return c;
+}
+
+Reply Emulator::PutChecked(const CheckedFile& c, int from_dir, const std::string& from_name,
+                           int to_dir, const std::string& to_name) {
+  unsigned char rnd[8];
+  if (::getrandom(rnd, sizeof rnd, 0) != static_cast<ssize_t>(sizeof rnd)) return Reply::Errno(EIO);
+  char suffix[2 * sizeof rnd + 1];
+  for (std::size_t i = 0; i < sizeof rnd; ++i) std::snprintf(suffix + 2 * i, 3, "%02x", rnd[i]);
+  const std::string tmp = to_name + ".cordon-" + suffix;
+  Fd out(::openat(to_dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  c.st.st_mode & 07777));
+  if (!out) return Reply::Errno(errno);
+  auto fail = [&](int err) {
+    (void)::unlinkat(to_dir, tmp.c_str(), 0);
+    return Reply::Errno(err);
+  };
+  for (std::size_t done = 0; done < c.bytes.size();) {
+    ssize_t n = ::write(out.get(), c.bytes.data() + done, c.bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(errno);
+    done += static_cast<std::size_t>(n);
+  }
+  // The lock file's owner and mode, as the rename would have kept them.
+  (void)::fchown(out.get(), c.st.st_uid, c.st.st_gid);
+  if (::fchmod(out.get(), c.st.st_mode & 07777) != 0) return fail(errno);
+  struct stat made;
+  if (::fstat(out.get(), &made) != 0) return fail(errno);
+  if (::renameat(to_dir, tmp.c_str(), to_dir, to_name.c_str()) != 0) return fail(errno);
+  Born(made);
+  // The source goes, as a rename takes it: only if it is still the file read.
+  struct stat now;
+  if (::fstatat(from_dir, from_name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+      now.st_dev == c.st.st_dev && now.st_ino == c.st.st_ino) {
+    (void)::unlinkat(from_dir, from_name.c_str(), 0);
+  }
+  return Reply{};
+}
+
+}  // namespace cordon::supervisor

@@ -1,0 +1,81 @@
+// The keys of a git config that run a program (issue 27 item 7): each one
+// found in each of git's spellings, the honest keys git init, clone and
+// submodule write left alone, and what cannot be parsed reported.
+#include "policy/git_config_keys.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace cordon::policy {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+TEST(GitConfigKeys, EachRunnableKeyIsFound) {
+  const char* rows[][2] = {
+      {"[core]\n\tfsmonitor = touch /tmp/x\n", "core.fsmonitor"},
+      {"[core]\n\thooksPath = /tmp/hooks\n", "core.hookspath"},
+      {"[core]\n\tsshCommand = sh -c x\n", "core.sshcommand"},
+      {"[core]\n\tpager = sh -c x\n", "core.pager"},
+      {"[core]\n\teditor = x\n", "core.editor"},
+      {"[core]\n\taskPass = x\n", "core.askpass"},
+      {"[core]\n\tgitProxy = x\n", "core.gitproxy"},
+      {"[include]\n\tpath = ../evil\n", "include.path"},
+      {"[includeIf \"gitdir:/\"]\n\tpath = ../evil\n", "includeif.gitdir:/.path"},
+      {"[filter \"lfs\"]\n\tclean = x %f\n", "filter.lfs.clean"},
+      {"[filter \"lfs\"]\n\tsmudge = x\n", "filter.lfs.smudge"},
+      {"[filter \"lfs\"]\n\tprocess = x\n", "filter.lfs.process"},
+      {"[diff]\n\texternal = x\n", "diff.external"},
+      {"[diff \"pdf\"]\n\ttextconv = x\n", "diff.pdf.textconv"},
+      {"[merge \"ours\"]\n\tdriver = x\n", "merge.ours.driver"},
+      {"[credential]\n\thelper = x\n", "credential.helper"},
+      {"[gpg]\n\tprogram = x\n", "gpg.program"},
+      {"[sequence]\n\teditor = x\n", "sequence.editor"},
+      {"[pager]\n\tlog = x\n", "pager.log"},
+      {"[remote \"o\"]\n\tuploadpack = x\n", "remote.o.uploadpack"},
+      {"[protocol \"ext\"]\n\tallow = always\n", "protocol.ext.allow"},
+      {"[alias]\n\tst = !sh -c x\n", "alias.st"},
+      {"[submodule \"s\"]\n\tupdate = !x\n", "submodule.s.update"},
+      {"[difftool \"t\"]\n\tcmd = x\n", "difftool.t.cmd"},
+  };
+  for (const auto& r : rows) {
+    EXPECT_THAT(RunnableGitConfigKeys(r[0]), ElementsAre(r[1])) << r[0];
+  }
+}
+
+TEST(GitConfigKeys, GitsOtherSpellingsAreFoundToo) {
+  // Case, [section.sub], a key on the header's line, no spaces, a bare key
+  // (true), a continuation before it, a comment after it.
+  EXPECT_THAT(RunnableGitConfigKeys("[CORE]\nFSMONITOR=x\n"), ElementsAre("core.fsmonitor"));
+  EXPECT_THAT(RunnableGitConfigKeys("[filter.x]\nclean=y\n"), ElementsAre("filter.x.clean"));
+  EXPECT_THAT(RunnableGitConfigKeys("[core] pager = x\n"), ElementsAre("core.pager"));
+  EXPECT_THAT(RunnableGitConfigKeys("[core]\nfsmonitor\n"), ElementsAre("core.fsmonitor"));
+  EXPECT_THAT(RunnableGitConfigKeys("[user]\nname = a \\\nb\n[core]\npager=x ; c\n"),
+              ElementsAre("core.pager"));
+  EXPECT_THAT(RunnableGitConfigKeys("[alias]\n  x = \"!sh\"\n"), ElementsAre("alias.x"));
+}
+
+TEST(GitConfigKeys, TheHonestKeysGitWritesAreLeftAlone) {
+  const char* honest =
+      "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+      "\tlogallrefupdates = true\n\tworktree = ../../../sub\n"
+      "[user]\n\tname = A \"quoted # not a comment\" name\n\temail = a@b\n"
+      "[remote \"origin\"]\n\turl = https://example.invalid/r.git\n"
+      "\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+      "[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n"
+      "[submodule \"s\"]\n\turl = ../s\n\tactive = true\n\tupdate = rebase\n"
+      "[alias]\n\tco = checkout\n[protocol \"file\"]\n\tallow = always\n"
+      "# a comment\n; another\n\n";
+  EXPECT_THAT(RunnableGitConfigKeys(honest), IsEmpty());
+}
+
+TEST(GitConfigKeys, WhatCannotBeParsedIsReportedNotSkipped) {
+  EXPECT_THAT(RunnableGitConfigKeys("[core\nfsmonitor=x\n"),
+              ElementsAre("(unparsable line 1)", "(unparsable line 2)"));
+  EXPECT_THAT(RunnableGitConfigKeys("fsmonitor = x\n"), ElementsAre("(unparsable line 1)"));
+  EXPECT_THAT(RunnableGitConfigKeys("[core]\n=x\n"), ElementsAre("(unparsable line 2)"));
+}
+
+}  // namespace
+}  // namespace cordon::policy
