@@ -5,7 +5,7 @@
 namespace cordon::policy {
 namespace {
 
-enum class Anchor { kHome, kAbsolute, kRunnerToolCache };
+enum class Anchor { kEnv, kHome, kAbsolute, kRunnerToolCache };
 
 struct Layout {
   Anchor anchor;
@@ -13,6 +13,8 @@ struct Layout {
   std::vector<const char*> match;  // relative to the anchor (absolute for kAbsolute)
   int depth;                       // components below the match naming one install
   std::vector<const char*> also;   // further roots granted with it, relative to the anchor
+  const char* var = nullptr;       // kEnv: the variable naming the anchor
+  const char* also_var = nullptr;  // kEnv: a variable naming a further root
 };
 
 // Most specific first: the first layout whose match holds the path decides.
@@ -23,6 +25,20 @@ const std::vector<Layout>& Layouts() {
       ".local/bin", ".local/lib", ".local/share/pipx", ".local/share/uv/tools",
       ".local/share/uv/python"};
   static const std::vector<Layout> kLayouts = {
+      // Where a toolchain's own variable says it lives, first: that is the
+      // install, wherever HOME is.
+      {Anchor::kEnv, "pyenv", {""}, 0, {}, "PYENV_ROOT"},
+      {Anchor::kEnv, "rbenv", {""}, 0, {}, "RBENV_ROOT"},
+      {Anchor::kEnv, "nvm", {"versions/node"}, 1, {}, "NVM_DIR"},
+      {Anchor::kEnv, "cargo", {""}, 0, {}, "CARGO_HOME", "RUSTUP_HOME"},
+      {Anchor::kEnv, "cargo", {""}, 0, {}, "RUSTUP_HOME", "CARGO_HOME"},
+      {Anchor::kEnv, "go", {""}, 0, {}, "GOPATH"},
+      {Anchor::kEnv, "asdf", {""}, 0, {}, "ASDF_DATA_DIR", "ASDF_DIR"},
+      {Anchor::kEnv, "asdf", {""}, 0, {}, "ASDF_DIR", "ASDF_DATA_DIR"},
+      {Anchor::kEnv, "volta", {""}, 0, {}, "VOLTA_HOME"},
+      {Anchor::kEnv, "bun", {""}, 0, {}, "BUN_INSTALL"},
+      {Anchor::kEnv, "deno", {""}, 0, {}, "DENO_INSTALL"},
+      {Anchor::kEnv, "sdkman", {"candidates"}, 1, {}, "SDKMAN_DIR"},
       {Anchor::kHome, "pyenv", {".pyenv"}, 0, {}},
       {Anchor::kHome, "rbenv", {".rbenv"}, 0, {}},
       {Anchor::kHome, "nvm", {".nvm/versions/node"}, 1, {}},
@@ -50,13 +66,24 @@ std::string Join(std::string_view base, std::string_view rel) {
   return std::string(base) + "/" + std::string(rel);
 }
 
+std::string EnvDir(const ToolRootContext& ctx, const char* var) {
+  if (var == nullptr) return {};
+  for (const auto& [name, dir] : ctx.env_dirs) {
+    if (name == var) return dir;
+  }
+  return {};
+}
+
 }  // namespace
 
 ToolchainRoot ToolchainRootOf(std::string_view path, const ToolRootContext& ctx) {
   for (const Layout& l : Layouts()) {
     std::string base = l.anchor == Anchor::kHome              ? ctx.home
                        : l.anchor == Anchor::kRunnerToolCache ? ctx.runner_tool_cache
+                       : l.anchor == Anchor::kEnv             ? EnvDir(ctx, l.var)
                                                               : std::string();
+    // A variable naming "/" or the home itself names no install of its own.
+    if (l.anchor == Anchor::kEnv && (base == "/" || base == ctx.home)) continue;
     if (l.anchor != Anchor::kAbsolute && base.empty()) continue;
     for (const char* m : l.match) {
       std::string prefix = l.anchor == Anchor::kAbsolute ? std::string(m) : Join(base, m);
@@ -75,6 +102,9 @@ ToolchainRoot ToolchainRootOf(std::string_view path, const ToolRootContext& ctx)
       for (const char* a : l.also) {
         std::string r = l.anchor == Anchor::kAbsolute ? std::string(a) : Join(base, a);
         if (r != root) out.roots.push_back(std::move(r));
+      }
+      if (std::string also = EnvDir(ctx, l.also_var); !also.empty() && also != root) {
+        out.roots.push_back(std::move(also));
       }
       return out;
     }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,7 +14,17 @@ namespace cordon::policy {
 struct ToolRootContext {
   std::string home;               // the caller's home, canonical; empty: unknown
   std::string runner_tool_cache;  // $RUNNER_TOOL_CACHE, canonical; empty: unset
+  // The toolchains' own variables naming where they live (PYENV_ROOT,
+  // NVM_DIR, CARGO_HOME, RUSTUP_HOME, GOPATH, ...: kToolRootVariables), by
+  // name, canonical; a container or CI job whose HOME is not where the
+  // tools were installed finds them there.
+  std::vector<std::pair<std::string, std::string>> env_dirs;
 };
+
+// The variables ToolRootContext::env_dirs may hold.
+inline constexpr const char* kToolRootVariables[] = {
+    "PYENV_ROOT", "RBENV_ROOT",  "NVM_DIR",       "CARGO_HOME",   "RUSTUP_HOME", "GOPATH",
+    "ASDF_DIR",   "ASDF_DATA_DIR", "VOLTA_HOME", "BUN_INSTALL", "DENO_INSTALL", "SDKMAN_DIR"};
 
 // The install root(s) of the toolchain `path` (absolute, normal) lies in:
 // ~/.pyenv, ~/.nvm/versions/node/V, ~/.cargo with ~/.rustup, ~/.local's

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "policy/tool_roots.h"
 #include "supervisor/load/ci_runner.h"
 #include "supervisor/load/credentials.h"
 #include "supervisor/load/git_worktree.h"
@@ -29,7 +30,11 @@ void AddMachineBase(policy::Policy& p, std::vector<std::string>& warnings) {
 }
 
 std::vector<std::string> AddToolPaths(policy::Policy& p, const std::string& command) {
-  return AddToolRoots(p, {Env("PATH"), Env("HOME"), Env("RUNNER_TOOL_CACHE"), command});
+  ToolRootsInput in{Env("PATH"), Env("HOME"), Env("RUNNER_TOOL_CACHE"), command, {}};
+  for (const char* var : policy::kToolRootVariables) {
+    if (std::string v = Env(var); !v.empty()) in.env_dirs.emplace_back(var, std::move(v));
+  }
+  return AddToolRoots(p, in);
 }
 
 }  // namespace cordon::supervisor

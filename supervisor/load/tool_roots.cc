@@ -126,6 +126,10 @@ std::vector<std::string> AddToolRoots(policy::Policy& p, const ToolRootsInput& i
   if (!in.runner_tool_cache.empty() && in.runner_tool_cache[0] == '/') {
     ctx.runner_tool_cache = RealPathOrEmpty(in.runner_tool_cache);
   }
+  for (const auto& [name, value] : in.env_dirs) {
+    if (value.empty() || value[0] != '/') continue;  // relative: names nothing of its own
+    if (std::string real = RealPathOrEmpty(value); !real.empty()) ctx.env_dirs.emplace_back(name, real);
+  }
   Granter g(p, ctx);
   const std::vector<std::string> dirs = SplitPath(in.path_env);
   std::set<std::string> seen;

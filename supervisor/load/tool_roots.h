@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "policy/policy.h"
@@ -18,6 +19,8 @@ struct ToolRootsInput {
   std::string home;               // the caller's HOME
   std::string runner_tool_cache;  // $RUNNER_TOOL_CACHE
   std::string command;            // argv[0]; empty: PATH only (policy explain)
+  // The toolchains' variables (policy::kToolRootVariables) that are set.
+  std::vector<std::pair<std::string, std::string>> env_dirs;
 };
 
 // Adds the rules to p.base_paths (p normalised: its rules canonical). A

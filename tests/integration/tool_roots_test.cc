@@ -121,6 +121,27 @@ TEST_F(ToolRootsTest, PlainRunOfEachCommand) {
   }
 }
 
+TEST_F(ToolRootsTest, AToolchainsOwnVariableFindsItWhereverHomeIs) {
+  // A container or CI job whose HOME is not where pyenv was installed: the
+  // shim's toolchain is found by PYENV_ROOT, not by HOME.
+  const std::string other = t_.Out("other-home");
+  ASSERT_EQ(::mkdir(other.c_str(), 0755), 0);
+  auto run = [&](const std::string& pyenv_root) {
+    return RunCordon({"run", "--workspace", t_.ws(), "--", "python3", "-c",
+                      "import sys; print(sys.executable)"},
+                     "",
+                     {"HOME=" + other, "PATH=" + path_, "RUNNER_TOOL_CACHE=" + tc_,
+                      "PYENV_ROOT=" + pyenv_root});
+  };
+  RunResult r = run(h_ + "/.pyenv");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, h_ + "/.pyenv/versions/3.99/bin/python3\n");
+  // The control: the variable naming nothing, the shim's libexec is out of reach.
+  RunResult none = run(t_.Out("no-such-dir"));
+  EXPECT_NE(none.status, 0);
+  EXPECT_THAT(none.err, HasSubstr("libexec/pyenv"));
+}
+
 TEST_F(ToolRootsTest, NoRootIsWritableAndTheRestOfTheHomeStaysUnreadable) {
   const std::vector<std::string> roots = {
       h_ + "/.pyenv", h_ + "/.pyenv/versions/3.99", h_ + "/.nvm/versions/node/v99.0.0",

@@ -48,6 +48,24 @@ TEST(ToolRoots, EachLayoutGrantsItsInstallRoot) {
   for (const Case& c : cases) EXPECT_EQ(Roots(c.path), c.want) << c.path;
 }
 
+TEST(ToolRoots, AToolchainsOwnVariableNamesItsRootWhereverHomeIs) {
+  ToolRootContext ctx{"/home/u", "", {{"PYENV_ROOT", "/srv/py"}, {"NVM_DIR", "/srv/nvm"},
+                                      {"CARGO_HOME", "/srv/cargo"}, {"RUSTUP_HOME", "/srv/rustup"},
+                                      {"GOPATH", "/home/u"}}};
+  auto roots = [&](const char* path) {
+    ToolchainRoot r = ToolchainRootOf(path, ctx);
+    std::string out = r.layout ? r.layout : "-";
+    for (const auto& s : r.roots) out += " " + s;
+    return out;
+  };
+  EXPECT_EQ(roots("/srv/py/shims"), "pyenv /srv/py");
+  EXPECT_EQ(roots("/srv/nvm/versions/node/v20.1.0/bin"), "nvm /srv/nvm/versions/node/v20.1.0");
+  EXPECT_EQ(roots("/srv/cargo/bin"), "cargo /srv/cargo /srv/rustup");
+  // GOPATH naming the home itself names no install: the home layouts decide.
+  EXPECT_EQ(roots("/home/u/bin"), "-");
+  EXPECT_EQ(roots("/home/u/.pyenv/shims"), "pyenv /home/u/.pyenv");
+}
+
 TEST(ToolRoots, WithoutAHomeOnlyAbsoluteLayoutsAreKnown) {
   ToolRootContext ctx;
   EXPECT_EQ(ToolchainRootOf("/home/u/.pyenv/shims", ctx).layout, nullptr);
