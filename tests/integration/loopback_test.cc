@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -208,6 +209,19 @@ TEST_P(LoopbackTest, WhatStaysRefused) {
             "fastopen EPERM\n")
       << r.err;
   EXPECT_NE(r.err.find("only a loopback address"), std::string::npos) << r.err;
+}
+
+// Measured before: CPython's test_logging config listener could not make
+// its socket under network none (it hung, or failed with EPERM).
+TEST(LoopbackTool, CPythonLoggingConfigListener) {
+  ScratchTree t;
+  if (std::system("python3 -c 'import test.test_logging' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "CPython's test package (test.test_logging) is not installed";
+  }
+  RunResult r = RunCordon({"run", "--workspace", t.ws(), "--", "python3", "-m", "test",
+                           "test_logging", "-m", "*listen_config*"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("SUCCESS"), std::string::npos) << r.out << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(V4AndV6, LoopbackTest, ::testing::Values("4", "6"),
