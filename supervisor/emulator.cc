@@ -212,6 +212,7 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
       return SocketName(r, i(0), a[1], a[2], false, valid, may_block);
     case SCMP_SYS(bind):
       return SocketName(r, i(0), a[1], a[2], true, valid, may_block);
+    case SCMP_SYS(listen): return Listen(r, i(0), i(1));
     case SCMP_SYS(inotify_add_watch):
       return Watch(r, i(0), a[1], static_cast<uint32_t>(a[2]), valid);
     case SCMP_SYS(kill):

@@ -225,6 +225,8 @@ class Emulator {
                    const std::function<bool()>& valid, bool may_block);
   Reply UnixName(const Request& req, int sock, const std::string& path, bool bind,
                  const std::function<bool()>& valid);
+  // listen(2) under network none (emulator_socket.cc): on loopback only.
+  Reply Listen(const Request& req, int fd, int backlog);
 
   // The facts policy::Decide needs, gathered here (emulator_facts.cc).
   policy::PlaceFacts Place(const Located& loc, bool leads = false) const;

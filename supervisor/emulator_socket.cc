@@ -40,7 +40,9 @@
 #include <cstring>
 
 #include "supervisor/caps.h"
+#include "policy/loopback.h"
 #include "supervisor/emulator.h"
+#include "supervisor/loopback_facts.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
 #include "supervisor/tool_memory.h"
@@ -114,15 +116,35 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
     return UnixName(req, sock->get(), std::string(sun.sun_path, ::strnlen(sun.sun_path, n)), bind,
                     valid);
   }
-  if (opts_.network == policy::Network::kNone) {
-    return Reply::Errno(EACCES,
-                        what + ": a socket of another family than AF_UNIX under network none");
+  // The network rule (policy/loopback.h): under none, the tool's own
+  // loopback only.
+  const bool none = opts_.network == policy::Network::kNone;
+  policy::NetRequest nr;
+  nr.mode = opts_.network;
+  nr.op = bind ? policy::NetOp::kBind : policy::NetOp::kConnect;
+  nr.parsed = policy::ParseInetEndpoint(&addr, len, &nr.endpoint);
+  const bool to_loopback = none && !bind && nr.parsed == policy::InetParse::kInet &&
+                           (domain == AF_INET || domain == AF_INET6) &&
+                           policy::IsLoopback(nr.endpoint);
+  if (none) {
+    if (domain != AF_INET && domain != AF_INET6) {
+      return Reply::Errno(EACCES, what + ": a socket of another family than AF_UNIX, AF_INET "
+                                         "and AF_INET6 under network none");
+    }
+    if (to_loopback) {
+      ListenerFacts f = GatherListenerFacts(creds->tgid, nr.endpoint);
+      nr.listeners = f.listeners;
+      nr.listeners_of_run = f.listeners_of_run;
+    }
+    policy::NetDecision d = policy::DecideNet(nr);
+    if (!d.allow) return Reply::Errno(d.err, d.why, d.hint);
   }
   // Made on a thread of the capless pool (NotifyLoop), on the copy of the
   // socket and the address checked here. Dropping again there is a check
   // that costs one capset.
   auto held = std::make_shared<Fd>(std::move(sock.value()));
-  auto call = [this, held, addr, len, bind, what]() -> Reply {
+  const pid_t tgid = creds->tgid;
+  auto call = [this, held, addr, len, bind, what, to_loopback, tgid, nr]() -> Reply {
     if (int rc = DropThreadCapabilities(); rc != 0) {
       return Reply::Errno(EACCES, what + ": cannot drop capabilities: " + std::strerror(-rc));
     }
@@ -130,7 +152,21 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
     auto salen = static_cast<socklen_t>(len);
     int s = held->get();
     int rc = blocking_.Run([&] { return bind ? ::bind(s, sa, salen) : ::connect(s, sa, salen); });
-    return rc == 0 ? Reply{} : Reply::Errno(errno);
+    int err = errno;
+    if (to_loopback && (rc == 0 || err == EINPROGRESS)) {
+      // Narrows the window between the check and the call: a listener
+      // not of this run that took the port meanwhile gets no connection.
+      // (One that is gone is fine: a server may stop listening once it
+      // has accepted.)
+      ListenerFacts f = GatherListenerFacts(tgid, nr.endpoint);
+      if (f.listeners_of_run != f.listeners) {
+        ::shutdown(s, SHUT_RDWR);
+        return Reply::Errno(ECONNREFUSED, "connect to " + policy::FormatEndpoint(nr.endpoint) +
+                                              " under network none: the listener there is not "
+                                              "this run's");
+      }
+    }
+    return rc == 0 ? Reply{} : Reply::Errno(err);
   };
   if (may_block) return call();
   Reply r = Later();
@@ -187,6 +223,34 @@ Reply Emulator::UnixName(const Request& req, int sock, const std::string& path, 
     Born(st);
   }
   return Reply{};
+}
+
+Reply Emulator::Listen(const Request& req, int tool_fd, int backlog) {
+  auto creds = ReadToolCreds(req.tid);
+  if (!creds) return Reply::Errno(ESRCH);
+  auto sock = GetToolFd(creds->tgid, tool_fd);
+  if (!sock) return Reply::Errno(EBADF);
+  int domain = 0;
+  socklen_t dlen = sizeof domain;
+  if (::getsockopt(sock->get(), SOL_SOCKET, SO_DOMAIN, &domain, &dlen) != 0) {
+    return Reply::Errno(errno);
+  }
+  if (domain == AF_INET || domain == AF_INET6) {
+    sockaddr_storage name{};
+    socklen_t nlen = sizeof name;
+    if (::getsockname(sock->get(), reinterpret_cast<sockaddr*>(&name), &nlen) != 0) {
+      return Reply::Errno(errno);
+    }
+    policy::NetRequest nr;
+    nr.mode = opts_.network;
+    nr.op = policy::NetOp::kListen;
+    nr.parsed = policy::ParseInetEndpoint(&name, nlen, &nr.endpoint);
+    policy::NetDecision d = policy::DecideNet(nr);
+    if (!d.allow) return Reply::Errno(d.err, d.why, d.hint);
+  }
+  // On the copy: the socket the name was read from, whatever the tool's fd
+  // number holds by now.
+  return ::listen(sock->get(), backlog) == 0 ? Reply{} : Reply::Errno(errno);
 }
 
 }  // namespace cordon::supervisor

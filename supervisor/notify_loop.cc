@@ -178,7 +178,9 @@ void NotifyLoop::SendResponse(const Request& req, const Reply& reply) {
     resp.flags = kUserNotifFlagContinue;
   } else if (reply.error != 0) {
     resp.error = -reply.error;
-    if (!reply.why.empty() && (reply.error == EACCES || reply.error == EPERM)) {
+    // ECONNREFUSED: a loopback listener not of this run (policy/loopback.h).
+    if (!reply.why.empty() &&
+        (reply.error == EACCES || reply.error == EPERM || reply.error == ECONNREFUSED)) {
       spdlog::debug("denied {} by pid {}: {}", SyscallName(req.nr), req.tid, reply.why);
       if (refusals_) refusals_->Refused(std::string(SyscallName(req.nr)) + ": " + reply.why, reply.hint);
     }

@@ -1,6 +1,7 @@
 #include "supervisor/tool_filter.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -149,7 +150,8 @@ constexpr int kWatches[] = {SCMP_SYS(inotify_add_watch)};
 // approvals), bind would make names in protected places. The supervisor
 // performs both, for Unix names beneath the writable roots only, and for
 // other families (network allow) without its capabilities
-// (emulator_socket.cc).
+// (emulator_socket.cc). Under network none listen(2) too: on an unbound
+// socket it binds the wildcard address (policy/loopback.h).
 constexpr int kSocketNames[] = {SCMP_SYS(connect), SCMP_SYS(bind)};
 
 // Calls that act on another process and that no Landlock ABI scopes: a
@@ -209,6 +211,7 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
     b.Notify(SCMP_SYS(execveat));
   }
   for (int nr : kSocketNames) b.Notify(nr);
+  if (o.network == policy::Network::kNone) b.Notify(SCMP_SYS(listen));
   for (int nr : kWatches) b.Notify(nr);
   NotifyProcessTargets(b);
   if (o.notify_signals) {
@@ -217,15 +220,51 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   }
 }
 
+// Network none, where connect, bind and listen go to the supervisor: TCP
+// sockets (AF_INET, AF_INET6; SOCK_STREAM with protocol 0 or IPPROTO_TCP)
+// for the tool's own loopback (policy/loopback.h), and nothing else of the
+// inet families. No UDP: a datagram goes wherever sendto or sendmsg say,
+// and sendmsg keeps its address where BPF cannot read it (Landlock fences
+// TCP only). No TCP Fast Open: sendto/sendmsg with MSG_FASTOPEN connects
+// without connect(2).
+void FenceLoopbackTcp(SeccompBuilder& b) {
+  constexpr int kSocket = SCMP_SYS(socket);
+  // The families besides AF_UNIX (1), AF_INET (2) and AF_INET6 (10). The
+  // comparisons take the whole register: high bits set are refused.
+  b.Deny(kSocket, EPERM, {SCMP_A0(SCMP_CMP_GT, AF_INET6)});
+  for (uint64_t family = 0; family < AF_INET6; ++family) {
+    if (family == AF_UNIX || family == AF_INET) continue;
+    b.Deny(kSocket, EPERM, {SCMP_A0(SCMP_CMP_EQ, family)});
+  }
+  for (uint64_t family : {AF_INET, AF_INET6}) {
+    for (uint64_t type = 0; type <= kSockTypeMask; ++type) {
+      if (type == SOCK_STREAM) continue;
+      b.Deny(kSocket, EPERM,
+             {SCMP_A0(SCMP_CMP_EQ, family), SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, type)});
+    }
+    b.Deny(kSocket, EPERM, {SCMP_A0(SCMP_CMP_EQ, family), SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP)});
+    for (uint64_t proto = 1; proto < IPPROTO_TCP; ++proto) {
+      b.Deny(kSocket, EPERM, {SCMP_A0(SCMP_CMP_EQ, family), SCMP_A2(SCMP_CMP_EQ, proto)});
+    }
+  }
+  b.Deny(SCMP_SYS(sendto), EPERM, {SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN)});
+  b.Deny(SCMP_SYS(sendmsg), EPERM, {SCMP_A2(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN)});
+  b.Deny(SCMP_SYS(sendmmsg), EPERM, {SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN)});
+}
+
 // No Unix datagram sockets, under either network mode. A datagram can be
 // sent to any named socket with sendto or sendmsg (syslog, journald,
 // systemd's notify socket), even from one end of a socketpair, and sendmsg
 // keeps its address where BPF cannot read it; an AF_UNIX SOCK_RAW is a
 // datagram socket too. Stream and seqpacket sockets reach a name only
-// through connect, which is notified. Network none: AF_UNIX only.
-void FenceSocketFamilies(SeccompBuilder& b, policy::Network network) {
+// through connect, which is notified. Network none: AF_UNIX, and the
+// loopback TCP sockets above where connect, bind and listen are notified.
+void FenceSocketFamilies(SeccompBuilder& b, policy::Network network, bool notified) {
+  if (network == policy::Network::kNone && notified) FenceLoopbackTcp(b);
   for (int nr : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
-    if (network == policy::Network::kNone) b.Deny(nr, EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+    if (network == policy::Network::kNone && !(notified && nr == SCMP_SYS(socket))) {
+      b.Deny(nr, EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+    }
     for (uint64_t type : {SOCK_DGRAM, SOCK_RAW}) {
       b.Deny(nr, EPERM,
              {SCMP_A0(SCMP_CMP_MASKED_EQ, kIntMask, AF_UNIX),
@@ -265,6 +304,7 @@ std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   out.push_back(SCMP_SYS(ioctl));  // FS_IOC_SETFLAGS / FS_IOC_FSSETXATTR only
   if (NotifiesExec(o)) out.insert(out.end(), {SCMP_SYS(execve), SCMP_SYS(execveat)});
   out.insert(out.end(), std::begin(kSocketNames), std::end(kSocketNames));
+  if (o.network == policy::Network::kNone) out.push_back(SCMP_SYS(listen));
   out.insert(out.end(), std::begin(kWatches), std::end(kWatches));
   out.insert(out.end(), {SCMP_SYS(setpriority), SCMP_SYS(ioprio_set), SCMP_SYS(prlimit64)});
   out.insert(out.end(), std::begin(kSchedTargets), std::end(kSchedTargets));
@@ -279,7 +319,7 @@ Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts) {
   SeccompBuilder b;
   DenyEscapes(b);
   if (opts.notify_mutations) NotifyMutations(b, opts);
-  FenceSocketFamilies(b, opts.network);
+  FenceSocketFamilies(b, opts.network, opts.notify_mutations);
   return b.Build();
 }
 

@@ -280,8 +280,9 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
                       ? "allow: the tool may open network connections (made by cordon, "
                         "without its privileges); Unix stream sockets reach names beneath the "
                         "writable paths only"
-                      : "none: no network connections; Unix stream sockets reach names "
-                        "beneath the writable paths only");
+                      : "none (the tool's own loopback allowed): no network connections "
+                        "but TCP on 127.0.0.1 and ::1 between processes of the run; Unix "
+                        "stream sockets reach names beneath the writable paths only");
   line("Sandbox", std::string(p.sandbox_enabled ? "enabled" : "DISABLED (bypassed)") +
                       (p.allow_bypass ? "; --no-sandbox is allowed for one run"
                                       : "; --no-sandbox is refused"));

@@ -8,6 +8,7 @@
 #include <linux/audit.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -293,6 +294,57 @@ TEST(ToolFilterProgram, SocketNamesNotifyAndUnixDatagramsAreRefused) {
     // Other families' datagrams are the network's: open under allow only.
     EXPECT_EQ(action(Call(SYS_socket, {AF_INET, SOCK_DGRAM, 0, kPathPointer})),
               none ? eperm : uapi::kSeccompRetAllow)
+        << v;
+    // Under none: TCP for the tool's own loopback (policy/loopback.h), and
+    // nothing else of the inet families.
+    const uint32_t allow = uapi::kSeccompRetAllow;
+    for (uint64_t family : {uint64_t{AF_INET}, uint64_t{AF_INET6}}) {
+      for (uint64_t proto : {uint64_t{0}, uint64_t{IPPROTO_TCP}}) {
+        EXPECT_EQ(action(Call(SYS_socket, {family, SOCK_STREAM | SOCK_CLOEXEC, proto})), allow)
+            << v;
+      }
+      for (uint64_t type : {uint64_t{SOCK_DGRAM}, uint64_t{SOCK_RAW}, uint64_t{SOCK_SEQPACKET},
+                            uint64_t{SOCK_DCCP}, uint64_t{SOCK_PACKET}, uint64_t{0}}) {
+        EXPECT_EQ(action(Call(SYS_socket, {family, type, 0})), none ? eperm : allow) << v;
+      }
+      for (uint64_t proto : {uint64_t{1}, uint64_t{IPPROTO_UDP}, uint64_t{IPPROTO_SCTP},
+                             uint64_t{262}, kHighBits | IPPROTO_TCP}) {
+        EXPECT_EQ(action(Call(SYS_socket, {family, SOCK_STREAM, proto})), none ? eperm : allow)
+            << v << " " << proto;
+      }
+      EXPECT_EQ(action(Call(SYS_socket, {kHighBits | family, SOCK_STREAM, 0})),
+                none ? eperm : allow)
+          << v;
+      EXPECT_EQ(action(Call(SYS_socketpair, {family, SOCK_STREAM, 0, kPathPointer})),
+                none ? eperm : allow)
+          << v;
+    }
+    for (uint64_t family : {uint64_t{AF_UNSPEC}, uint64_t{AF_AX25}, uint64_t{AF_NETLINK},
+                            uint64_t{AF_PACKET}, uint64_t{AF_VSOCK}, uint64_t{9}}) {
+      EXPECT_EQ(action(Call(SYS_socket, {family, SOCK_STREAM, 0})), none ? eperm : allow)
+          << v << " " << family;
+    }
+    // listen: an unbound socket would take the wildcard address.
+    EXPECT_EQ(action(Call(SYS_listen, {3, 8})), none ? uapi::kSeccompRetUserNotif : allow) << v;
+    // TCP Fast Open connects without connect(2).
+    EXPECT_EQ(action(Call(SYS_sendto, {3, kPathPointer, 1, MSG_FASTOPEN, kPathPointer, 16})),
+              none ? eperm : allow)
+        << v;
+    EXPECT_EQ(action(Call(SYS_sendmsg, {3, kPathPointer, MSG_FASTOPEN | MSG_NOSIGNAL})),
+              none ? eperm : allow)
+        << v;
+    EXPECT_EQ(action(Call(SYS_sendmmsg, {3, kPathPointer, 1, MSG_FASTOPEN})), none ? eperm : allow)
+        << v;
+    EXPECT_EQ(action(Call(SYS_sendto, {3, kPathPointer, 1, MSG_NOSIGNAL, 0, 0})), allow) << v;
+    EXPECT_EQ(action(Call(SYS_sendmsg, {3, kPathPointer, 0})), allow) << v;
+  }
+  // Without notified connect and bind, none keeps to AF_UNIX.
+  for (size_t v = 0; v < kToolFilterCombinations; ++v) {
+    const ToolFilterOptions o = ToolFilterOptionsAt(v);
+    if (o.notify_mutations || o.network != policy::Network::kNone) continue;
+    Programs p = Load(v);
+    EXPECT_EQ(Eval(p.whole, Call(SYS_socket, {AF_INET, SOCK_STREAM, 0})).action,
+              uapi::kSeccompRetErrno | EPERM)
         << v;
   }
 }

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
@@ -122,12 +123,20 @@ TEST(ToolFilter, EveryWriteBitOfAnOpenIsNotifiedAndReadOnlyOpensAreNot) {
   }
 }
 
-TEST(ToolFilter, NetworkNoneRefusesInetSocketsButNotUnix) {
-  auto inet = [] { return static_cast<long>(::socket(AF_INET, SOCK_STREAM, 0)); };
+// Network none: TCP for the tool's own loopback (its connect, bind and
+// listen go to the supervisor), no UDP or raw socket.
+TEST(ToolFilter, NetworkNoneRefusesInetSocketsButTcpAndUnix) {
+  auto udp = [] { return static_cast<long>(::socket(AF_INET, SOCK_DGRAM, 0)); };
+  auto udp6 = [] { return static_cast<long>(::socket(AF_INET6, SOCK_DGRAM, 0)); };
+  auto tcp = [] { return static_cast<long>(::socket(AF_INET, SOCK_STREAM, 0)); };
+  auto tcp6 = [] { return static_cast<long>(::socket(AF_INET6, SOCK_STREAM, IPPROTO_TCP)); };
   auto unix_ = [] { return static_cast<long>(::socket(AF_UNIX, SOCK_STREAM, 0)); };
-  EXPECT_EXIT(Filtered(kNone, inet), ExitedWithCode(EPERM), "");
+  EXPECT_EXIT(Filtered(kNone, udp), ExitedWithCode(EPERM), "");
+  EXPECT_EXIT(Filtered(kNone, udp6), ExitedWithCode(EPERM), "");
+  EXPECT_EXIT(Filtered(kNone, tcp), ExitedWithCode(0), "");
+  EXPECT_EXIT(Filtered(kNone, tcp6), ExitedWithCode(0), "");
   EXPECT_EXIT(Filtered(kNone, unix_), ExitedWithCode(0), "");
-  EXPECT_EXIT(Filtered(policy::Network::kAllow, inet), ExitedWithCode(0), "");
+  EXPECT_EXIT(Filtered(policy::Network::kAllow, udp), ExitedWithCode(0), "");
 }
 
 TEST(ToolFilter, NamespaceCreationIsRefusedButPlainCloneWorks) {

@@ -1,0 +1,93 @@
+// The tool's own loopback (issue 25 item 5). Test suites, language servers,
+// dev servers and notebook kernels talk to themselves over 127.0.0.1 and
+// ::1. Under network none, without a network namespace, the tool may bind
+// and listen on a loopback address, and connect to a loopback port only
+// while every listening socket that could take the connection belongs to a
+// process of this run; any other listener on loopback (the host's
+// databases, agents, Docker's socket proxies) and every other address stay
+// refused. The supervisor gathers the facts (supervisor/loopback_facts.cc:
+// the listeners from /proc/net/tcp{,6}, the run's socket inodes) and
+// performs what is allowed; these are the decisions, and the parsing of
+// addresses and of the kernel's listener tables. Pure.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace cordon::policy {
+
+// An AF_INET or AF_INET6 address and port. A v4-mapped v6 address
+// (::ffff:a.b.c.d) is kept as v6; Loopback() and Reaches() see through it.
+struct InetEndpoint {
+  bool v6 = false;
+  std::array<uint8_t, 16> addr{};  // v4: the first 4 bytes, network order
+  uint16_t port = 0;               // host order
+};
+
+enum class InetParse { kInet, kUnspec, kOther, kShort };
+
+// Reads a sockaddr as the tool passed it (`len` bytes): kInet with *out set
+// for a full sockaddr_in / sockaddr_in6, kUnspec for AF_UNSPEC (connect's
+// disconnect), kOther for another family, kShort for a truncated one.
+InetParse ParseInetEndpoint(const void* sockaddr, size_t len, InetEndpoint* out);
+
+// 127.0.0.0/8, ::1, and ::ffff:127.0.0.0/104.
+bool IsLoopback(const InetEndpoint& e);
+// 0.0.0.0, ::, ::ffff:0.0.0.0.
+bool IsWildcard(const InetEndpoint& e);
+// "127.0.0.1:8080", "[::1]:8080".
+std::string FormatEndpoint(const InetEndpoint& e);
+
+// One socket in LISTEN state, from /proc/net/tcp or /proc/net/tcp6.
+struct Listener {
+  InetEndpoint local;
+  uint64_t inode = 0;
+};
+
+// The LISTEN (state 0A) rows of the text of /proc/net/tcp (`v6` false) or
+// /proc/net/tcp6 (true). Rows it cannot read are skipped.
+std::vector<Listener> ParseTcpListeners(std::string_view table, bool v6);
+
+// Whether a connection to `target` could be taken by `l`: the same port,
+// and the same address or a wildcard one (a dual-stack :: listener takes
+// v4 connections too). Every such listener counts, not the one the kernel
+// would pick: with SO_REUSEPORT several share a port.
+bool Reaches(const Listener& l, const InetEndpoint& target);
+
+enum class NetOp { kBind, kConnect, kListen };
+
+// What the supervisor knows about one bind, connect or listen on an
+// AF_INET/AF_INET6 socket.
+struct NetRequest {
+  Network mode = Network::kNone;
+  NetOp op = NetOp::kConnect;
+  InetParse parsed = InetParse::kInet;  // of the address (bind, connect)
+  InetEndpoint endpoint;  // the address (bind, connect) or the socket's own name (listen)
+  // connect: listeners that could take it, and how many of them belong to
+  // a process of this run.
+  size_t listeners = 0;
+  size_t listeners_of_run = 0;
+};
+
+struct NetDecision {
+  bool allow = false;
+  int err = 0;          // errno when refused
+  std::string why;      // empty: refused without a line (nothing is listening)
+  std::string hint;     // the grant that would allow it
+};
+
+// Under allow everything is allowed (made without privileges). Under none:
+// bind to a loopback address only; listen on a socket bound to one (an
+// unbound socket would be bound to the wildcard address); connect to a
+// loopback port only while every listener there is the run's (ECONNREFUSED
+// otherwise: as a private loopback would answer); AF_UNSPEC connect (a
+// disconnect) allowed; any other address EACCES.
+NetDecision DecideNet(const NetRequest& r);
+
+}  // namespace cordon::policy

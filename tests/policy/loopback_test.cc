@@ -1,0 +1,190 @@
+// policy/loopback: the tool's own loopback under network none.
+#include "policy/loopback.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace cordon::policy {
+namespace {
+
+InetEndpoint V4(const char* a, uint16_t port) {
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(port);
+  EXPECT_EQ(inet_pton(AF_INET, a, &sin.sin_addr), 1) << a;
+  InetEndpoint e;
+  EXPECT_EQ(ParseInetEndpoint(&sin, sizeof sin, &e), InetParse::kInet);
+  return e;
+}
+
+InetEndpoint V6(const char* a, uint16_t port) {
+  sockaddr_in6 sin6{};
+  sin6.sin6_family = AF_INET6;
+  sin6.sin6_port = htons(port);
+  EXPECT_EQ(inet_pton(AF_INET6, a, &sin6.sin6_addr), 1) << a;
+  InetEndpoint e;
+  EXPECT_EQ(ParseInetEndpoint(&sin6, sizeof sin6, &e), InetParse::kInet);
+  return e;
+}
+
+TEST(Loopback, WhichAddressesAreLoopback) {
+  EXPECT_TRUE(IsLoopback(V4("127.0.0.1", 1)));
+  EXPECT_TRUE(IsLoopback(V4("127.255.0.9", 1)));
+  EXPECT_TRUE(IsLoopback(V6("::1", 1)));
+  EXPECT_TRUE(IsLoopback(V6("::ffff:127.0.0.1", 1)));
+  EXPECT_FALSE(IsLoopback(V4("0.0.0.0", 1)));
+  EXPECT_FALSE(IsLoopback(V4("128.0.0.1", 1)));
+  EXPECT_FALSE(IsLoopback(V4("10.0.0.1", 1)));
+  EXPECT_FALSE(IsLoopback(V6("::", 1)));
+  EXPECT_FALSE(IsLoopback(V6("::2", 1)));
+  EXPECT_FALSE(IsLoopback(V6("::127.0.0.1", 1)));  // v4-compatible, not mapped
+  EXPECT_FALSE(IsLoopback(V6("::ffff:10.0.0.1", 1)));
+  EXPECT_FALSE(IsLoopback(V6("fe80::1", 1)));
+  EXPECT_TRUE(IsWildcard(V4("0.0.0.0", 1)));
+  EXPECT_TRUE(IsWildcard(V6("::", 1)));
+  EXPECT_TRUE(IsWildcard(V6("::ffff:0.0.0.0", 1)));
+  EXPECT_EQ(FormatEndpoint(V4("127.0.0.1", 8080)), "127.0.0.1:8080");
+  EXPECT_EQ(FormatEndpoint(V6("::1", 80)), "[::1]:80");
+  EXPECT_EQ(FormatEndpoint(V6("::ffff:127.0.0.1", 80)), "[::ffff:127.0.0.1]:80");
+  EXPECT_EQ(FormatEndpoint(V6("2001:db8::1", 80)), "[2001:db8:0:0:0:0:0:1]:80");
+}
+
+TEST(Loopback, ParsesOnlyWholeInetAddresses) {
+  InetEndpoint e;
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  EXPECT_EQ(ParseInetEndpoint(&sin, sizeof sin - 1, &e), InetParse::kShort);
+  EXPECT_EQ(ParseInetEndpoint(&sin, 1, &e), InetParse::kShort);
+  sin.sin_family = AF_UNSPEC;
+  EXPECT_EQ(ParseInetEndpoint(&sin, sizeof sin, &e), InetParse::kUnspec);
+  sin.sin_family = AF_UNIX;
+  EXPECT_EQ(ParseInetEndpoint(&sin, sizeof sin, &e), InetParse::kOther);
+  sockaddr_in6 sin6{};
+  sin6.sin6_family = AF_INET6;
+  EXPECT_EQ(ParseInetEndpoint(&sin6, 24, &e), InetParse::kInet);  // RFC 2133 size
+  EXPECT_EQ(ParseInetEndpoint(&sin6, 23, &e), InetParse::kShort);
+}
+
+// Rows as the kernel prints them on a little-endian machine
+// (net/ipv4/tcp_ipv4.c get_tcp4_sock, net/ipv6/tcp_ipv6.c get_tcp6_sock).
+TEST(Loopback, ReadsTheListenersOfTheKernelTables) {
+  if (htonl(1) == 1) GTEST_SKIP() << "the rows below are a little-endian machine's";
+  const char* tcp =
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
+      "timeout inode\n"
+      "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000  "
+      "      0 4242 1 0000000000000000 100 0 0 10 0\n"
+      "   1: 0100007F:1F90 0100007F:D431 01 00000000:00000000 00:00000000 00000000  1000  "
+      "      0 4343 1 0000000000000000 20 4 30 10 -1\n"
+      "   2: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0  "
+      "      0 99 1 0000000000000000 100 0 0 10 0\n"
+      "   3: garbage\n";
+  auto v4 = ParseTcpListeners(tcp, false);
+  ASSERT_EQ(v4.size(), 2u);
+  EXPECT_EQ(FormatEndpoint(v4[0].local), "127.0.0.1:8080");
+  EXPECT_EQ(v4[0].inode, 4242u);
+  EXPECT_EQ(FormatEndpoint(v4[1].local), "0.0.0.0:22");
+  const char* tcp6 =
+      "  sl  local_address                         remote_address                        st "
+      "tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+      "   0: 00000000000000000000000001000000:1F91 00000000000000000000000000000000:0000 0A "
+      "00000000:00000000 00:00000000 00000000  1000        0 5151 1 0000000000000000 100 0 0 "
+      "10 0\n"
+      "   1: 0000000000000000FFFF00000100007F:1F92 00000000000000000000000000000000:0000 0A "
+      "00000000:00000000 00:00000000 00000000  1000        0 5252 1 0000000000000000 100 0 0 "
+      "10 0\n";
+  auto v6 = ParseTcpListeners(tcp6, true);
+  ASSERT_EQ(v6.size(), 2u);
+  EXPECT_EQ(FormatEndpoint(v6[0].local), "[::1]:8081");
+  EXPECT_EQ(v6[0].inode, 5151u);
+  EXPECT_EQ(FormatEndpoint(v6[1].local), "[::ffff:127.0.0.1]:8082");
+}
+
+TEST(Loopback, EveryListenerThatCouldTakeTheConnectionCounts) {
+  auto at = [](InetEndpoint e) { return Listener{e, 1}; };
+  EXPECT_TRUE(Reaches(at(V4("127.0.0.1", 80)), V4("127.0.0.1", 80)));
+  EXPECT_FALSE(Reaches(at(V4("127.0.0.1", 81)), V4("127.0.0.1", 80)));
+  EXPECT_FALSE(Reaches(at(V4("127.0.0.2", 80)), V4("127.0.0.1", 80)));
+  EXPECT_TRUE(Reaches(at(V4("0.0.0.0", 80)), V4("127.0.0.1", 80)));
+  EXPECT_FALSE(Reaches(at(V4("0.0.0.0", 80)), V6("::1", 80)));
+  EXPECT_TRUE(Reaches(at(V6("::", 80)), V4("127.0.0.1", 80)));  // dual stack
+  EXPECT_TRUE(Reaches(at(V6("::", 80)), V6("::1", 80)));
+  EXPECT_TRUE(Reaches(at(V6("::ffff:127.0.0.1", 80)), V4("127.0.0.1", 80)));
+  EXPECT_TRUE(Reaches(at(V4("127.0.0.1", 80)), V6("::ffff:127.0.0.1", 80)));
+  EXPECT_FALSE(Reaches(at(V4("127.0.0.1", 80)), V6("::1", 80)));
+}
+
+NetRequest Connect(InetEndpoint e, size_t listeners, size_t of_run) {
+  NetRequest r;
+  r.op = NetOp::kConnect;
+  r.endpoint = e;
+  r.listeners = listeners;
+  r.listeners_of_run = of_run;
+  return r;
+}
+
+TEST(Loopback, NoneConnectsToTheRunsOwnListenersOnly) {
+  EXPECT_TRUE(DecideNet(Connect(V4("127.0.0.1", 80), 1, 1)).allow);
+  EXPECT_TRUE(DecideNet(Connect(V6("::1", 80), 2, 2)).allow);
+  EXPECT_TRUE(DecideNet(Connect(V6("::ffff:127.0.0.1", 80), 1, 1)).allow);
+  NetDecision host = DecideNet(Connect(V4("127.0.0.1", 5432), 1, 0));
+  EXPECT_FALSE(host.allow);
+  EXPECT_EQ(host.err, ECONNREFUSED);
+  EXPECT_NE(host.why.find("127.0.0.1:5432"), std::string::npos) << host.why;
+  EXPECT_NE(host.why.find("not this run's"), std::string::npos) << host.why;
+  EXPECT_FALSE(host.hint.empty());
+  // SO_REUSEPORT: one of two listeners is the host's.
+  EXPECT_EQ(DecideNet(Connect(V4("127.0.0.1", 80), 2, 1)).err, ECONNREFUSED);
+  // Nothing listens: refused without a line.
+  NetDecision nobody = DecideNet(Connect(V4("127.0.0.1", 80), 0, 0));
+  EXPECT_EQ(nobody.err, ECONNREFUSED);
+  EXPECT_TRUE(nobody.why.empty());
+  NetDecision out = DecideNet(Connect(V4("93.184.216.34", 80), 1, 1));
+  EXPECT_EQ(out.err, EACCES);
+  EXPECT_NE(out.why.find("network none"), std::string::npos);
+  EXPECT_EQ(DecideNet(Connect(V6("::ffff:10.0.0.1", 80), 1, 1)).err, EACCES);
+  NetRequest unspec = Connect({}, 0, 0);
+  unspec.parsed = InetParse::kUnspec;
+  EXPECT_TRUE(DecideNet(unspec).allow);
+  NetRequest other = Connect({}, 0, 0);
+  other.parsed = InetParse::kOther;
+  EXPECT_EQ(DecideNet(other).err, EACCES);
+}
+
+TEST(Loopback, NoneBindsAndListensOnLoopbackOnly) {
+  NetRequest r;
+  r.op = NetOp::kBind;
+  for (InetEndpoint e : {V4("127.0.0.1", 0), V4("127.0.0.2", 8080), V6("::1", 0),
+                         V6("::ffff:127.0.0.1", 0)}) {
+    r.endpoint = e;
+    EXPECT_TRUE(DecideNet(r).allow) << FormatEndpoint(e);
+  }
+  for (InetEndpoint e : {V4("0.0.0.0", 0), V6("::", 8080), V4("10.1.2.3", 0), V6("fe80::1", 0)}) {
+    r.endpoint = e;
+    NetDecision d = DecideNet(r);
+    EXPECT_FALSE(d.allow) << FormatEndpoint(e);
+    EXPECT_EQ(d.err, EACCES);
+    EXPECT_NE(d.why.find("loopback"), std::string::npos) << d.why;
+  }
+  r.op = NetOp::kListen;
+  r.endpoint = V4("0.0.0.0", 0);  // an unbound socket's name
+  EXPECT_EQ(DecideNet(r).err, EACCES);
+  r.endpoint = V6("::1", 4000);
+  EXPECT_TRUE(DecideNet(r).allow);
+}
+
+TEST(Loopback, AllowAllowsEverything) {
+  NetRequest r = Connect(V4("93.184.216.34", 80), 0, 0);
+  r.mode = Network::kAllow;
+  EXPECT_TRUE(DecideNet(r).allow);
+  r.op = NetOp::kBind;
+  r.endpoint = V4("0.0.0.0", 0);
+  EXPECT_TRUE(DecideNet(r).allow);
+}
+
+}  // namespace
+}  // namespace cordon::policy
