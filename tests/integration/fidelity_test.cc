@@ -117,6 +117,10 @@ std::vector<Case> Cases() {
       {"symlink_slash", none, {"symlink", "x", "s/"}, {"s"}},
       {"link_slash_to", f, {"link", "f", "h/"}, {"f", "h"}},
       {"link_slash_from", f, {"link", "f/", "h"}, {"f", "h"}},
+      // AT_SYMLINK_FOLLOW on a file that is no link (Python's os.link with
+      // dir fds, test_posix.test_link_dir_fd): a plain hard link.
+      {"linkat_follow_file", f, {"link", "f", "h", "follow"}, {"f", "h"}},
+      {"linkat_follow_across_dirs", full, {"link", "d/x", "e/x", "follow"}, {"d/x", "e/x"}},
       {"truncate_slash", f, {"truncate", "f/"}, {"f"}},
       {"chmod_slash_on_file", f, {"chmod", "f/", "600"}, {"f"}},
       {"utimensat_slash_on_dir", fd, {"utimensat", "d/", "1234567890", "omit"}, {"d"}},
