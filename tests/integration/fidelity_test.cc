@@ -217,6 +217,8 @@ std::vector<Case> Cases() {
       {"fchmodat_nofollow_symlink", link_to_f, {"fchmodat", "l", "600", "nofollow"}, {"l", "f"},
        EACCES},
       {"fchmodat_nofollow_dir", fd, {"fchmodat", "d", "700", "nofollow"}, {"d"}},
+      // S_ISGID on a directory: new entries take its group (test_os).
+      {"chmod_setgid_dir", fd, {"chmod", "d", "2755"}, {"d"}},
       // AT_EMPTY_PATH on an O_PATH descriptor.
       {"chown_empty_path", f, {"chown-empty", "f"}, {"f"}},
       // notify-all: an O_PATH open gets a read-only fd there (README).
