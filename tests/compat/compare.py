@@ -41,7 +41,8 @@ def die(msg):
 
 def load_allowlist(path):
     """Each section is a case id or fnmatch pattern; kind=refusal needs rule
-    and why, kind=bug needs rule and repro. Every problem is fatal."""
+    and why, kind=bug needs rule and repro; `only = moby` limits an entry to
+    runs under --launcher. Every problem is fatal."""
     cp = configparser.ConfigParser(interpolation=None, comment_prefixes=("#",),
                                    inline_comment_prefixes=None)
     cp.optionxform = str
@@ -60,7 +61,7 @@ def load_allowlist(path):
             if not sec.get(key, "").strip():
                 die(f"allowlist [{name}]: kind={kind} needs '{key}'")
         entries.append({"pattern": name, "kind": kind, "rule": sec["rule"].strip(),
-                        "hits": []})
+                        "only": sec.get("only", "").strip(), "hits": []})
     return entries
 
 
@@ -132,13 +133,18 @@ def main():
     a = ap.parse_args()
     modules = a.modules or MODULES
     a.cordon = os.path.abspath(a.cordon)
+    if a.launcher:
+        a.launcher = os.path.abspath(a.launcher)
+        if not os.access(a.launcher, os.X_OK):
+            die(f"launcher {a.launcher} is not executable")
     if not os.access(a.cordon, os.X_OK):
         die(f"cordon binary {a.cordon} is not executable")
     probe = subprocess.run([a.python, "-c", "import test.test_os, test.test_tarfile"],
                            capture_output=True, check=False)
     if probe.returncode != 0:
         die(f"{a.python} has no CPython test suite (apt-get install libpython3.11-testsuite)")
-    allow = load_allowlist(a.allowlist)
+    context = "moby" if a.launcher else "host"
+    allow = [e for e in load_allowlist(a.allowlist) if e["only"] in ("", context)]
 
     root = tempfile.mkdtemp(prefix="cordon-compat-")
     os.chmod(root, 0o755)
