@@ -45,7 +45,14 @@ Reply ApplyAttr(const Request& r, int target, bool by_fd, const std::function<bo
     case SCMP_SYS(fchmod): {
       bool at = r.nr == SCMP_SYS(fchmodat) || r.nr == uapi::kNrFchmodat2;
       mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
-      if (mode & (S_ISUID | S_ISGID)) return Reply::Errno(EPERM, "set-id bits");
+      // Set-id bits on a file would hand its owner's ids to whoever runs
+      // it, outside the sandbox too: refused. S_ISGID on a directory only
+      // makes new entries take its group (chmod(2)), as the kernel lets
+      // the owner set it (`chmod g+s dir`, CPython's test_os).
+      struct stat st;
+      const bool dir_sgid =
+          !(mode & S_ISUID) && ::fstat(target, &st) == 0 && S_ISDIR(st.st_mode);
+      if ((mode & (S_ISUID | S_ISGID)) && !dir_sgid) return Reply::Errno(EPERM, "set-id bits");
       return ret(::fchmodat(AT_FDCWD, proc.c_str(), mode & 07777, 0));
     }
     case SCMP_SYS(chown):

@@ -190,8 +190,8 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
 
 Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdir,
                      uint64_t newpath, int flags, const std::function<bool()>& valid) {
-  if (flags & (AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)) return Reply::Errno(EACCES, "link following links");
-  if (flags != 0) return Reply::Errno(EINVAL);
+  if (flags & AT_EMPTY_PATH) return Reply::Errno(EACCES, "link from a descriptor");
+  if (flags & ~AT_SYMLINK_FOLLOW) return Reply::Errno(EINVAL);
   auto from = ResolvePath(req, olddir, oldpath, false);
   auto to = ResolvePath(req, newdir, newpath, false);
   if (!valid()) return Reply::Errno(EACCES, "stale");
@@ -215,6 +215,13 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   q.entry.kind = policy::EntryKind::kAbsent;
   if (::fstatat(pf->get(), from->name().c_str(), &src, AT_SYMLINK_NOFOLLOW) == 0) {
     q.entry = Facts(src, from->loc);
+  }
+  // AT_SYMLINK_FOLLOW changes nothing for a source that is no symlink
+  // (Python's os.link passes it whenever it uses linkat); following one is
+  // not done. The link is made without the flag, so a source swapped for a
+  // symlink meanwhile is linked itself, never followed.
+  if ((flags & AT_SYMLINK_FOLLOW) && q.entry.kind == policy::EntryKind::kSymlink) {
+    return Reply::Errno(EACCES, what + ": link following links");
   }
   if (auto d = policy::Decide(q, settings); !d.allowed()) {
     return Reply::Errno(d.err, what + ": " + d.rule);

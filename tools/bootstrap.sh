@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 pkgs=(build-essential cmake pkg-config libseccomp-dev libcap-dev libssl-dev libspdlog-dev
       nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev ripgrep
-      clang python3 git btrfs-progs ccache)
+      clang python3 libpython3.11-testsuite git btrfs-progs ccache)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

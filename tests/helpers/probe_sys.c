@@ -9,7 +9,8 @@
  *                            (a write of one byte follows a successful
  *                            write open; an O_PATH open is fstat'ed)
  *   mkdir PATH MODE | mknod PATH MODE | unlink PATH | rmdir PATH
- *   symlink TARGET PATH | link A B | truncate PATH
+ *   symlink TARGET PATH | link A B [follow] | truncate PATH
+ *                            (link ... follow: linkat AT_SYMLINK_FOLLOW)
  *   rename A B [noreplace|exchange]        (renameat2)
  *   utimensat PATH ATIME MTIME [nofollow]  times: now, omit or seconds
  *   futimens PATH ATIME MTIME              (PATH opened O_RDONLY first)
@@ -133,7 +134,9 @@ int probe_sys(int argc, char** argv) {
   if (!strcmp(op, "unlink")) RET(unlink(a));
   if (!strcmp(op, "rmdir")) RET(rmdir(a));
   if (!strcmp(op, "symlink")) RET(symlink(a, b));
-  if (!strcmp(op, "link")) RET(link(a, b));
+  if (!strcmp(op, "link")) {
+    RET(linkat(AT_FDCWD, a, AT_FDCWD, b, !strcmp(c, "follow") ? AT_SYMLINK_FOLLOW : 0));
+  }
   if (!strcmp(op, "truncate")) RET(truncate(a, 1));
   if (!strcmp(op, "rename")) {
     unsigned flags = !strcmp(c, "noreplace") ? RENAME_NOREPLACE

@@ -117,6 +117,10 @@ std::vector<Case> Cases() {
       {"symlink_slash", none, {"symlink", "x", "s/"}, {"s"}},
       {"link_slash_to", f, {"link", "f", "h/"}, {"f", "h"}},
       {"link_slash_from", f, {"link", "f/", "h"}, {"f", "h"}},
+      // AT_SYMLINK_FOLLOW on a file that is no link (Python's os.link with
+      // dir fds, test_posix.test_link_dir_fd): a plain hard link.
+      {"linkat_follow_file", f, {"link", "f", "h", "follow"}, {"f", "h"}},
+      {"linkat_follow_across_dirs", full, {"link", "d/x", "e/x", "follow"}, {"d/x", "e/x"}},
       {"truncate_slash", f, {"truncate", "f/"}, {"f"}},
       {"chmod_slash_on_file", f, {"chmod", "f/", "600"}, {"f"}},
       {"utimensat_slash_on_dir", fd, {"utimensat", "d/", "1234567890", "omit"}, {"d"}},
@@ -213,6 +217,8 @@ std::vector<Case> Cases() {
       {"fchmodat_nofollow_symlink", link_to_f, {"fchmodat", "l", "600", "nofollow"}, {"l", "f"},
        EACCES},
       {"fchmodat_nofollow_dir", fd, {"fchmodat", "d", "700", "nofollow"}, {"d"}},
+      // S_ISGID on a directory: new entries take its group (test_os).
+      {"chmod_setgid_dir", fd, {"chmod", "d", "2755"}, {"d"}},
       // AT_EMPTY_PATH on an O_PATH descriptor.
       {"chown_empty_path", f, {"chown-empty", "f"}, {"f"}},
       // notify-all: an O_PATH open gets a read-only fd there (README).

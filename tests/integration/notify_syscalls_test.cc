@@ -255,6 +255,27 @@ TEST_P(NotifiedSyscallTest, NewerAtFormsAreRefusedWithEnosys) {
   }
 }
 
+// Set-id bits: refused on a file (it would hand its owner's ids to whoever
+// runs it, outside the sandbox too), S_ISUID on a directory too; S_ISGID on a
+// directory, which only gives new entries its group, is set as the kernel
+// sets it for the owner (CPython's test_exist_ok_s_isgid_directory).
+TEST_P(NotifiedSyscallTest, SetIdBitsOnAFileAreRefusedSetgidOnADirectoryIsSet) {
+  std::string tool = Mine("tool");
+  ASSERT_EQ(::chmod(tool.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(t_.Ws("shared").c_str(), 0755), 0);
+  EXPECT_EQ(Inside({"sys", "chmod", tool, "4755"}), EPERM) << last_.err;
+  EXPECT_EQ(Inside({"sys", "chmod", tool, "2755"}), EPERM) << last_.err;
+  EXPECT_EQ(Inside({"sys", "chmod", t_.Ws("shared"), "4755"}), EPERM) << last_.err;
+  struct stat st;
+  ASSERT_EQ(::stat(tool.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+  ASSERT_EQ(::stat(t_.Ws("shared").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+  EXPECT_EQ(Inside({"sys", "chmod", t_.Ws("shared"), "2775"}), 0) << last_.err;
+  ASSERT_EQ(::stat(t_.Ws("shared").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 02775u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Probes, NotifiedSyscallTest, ProbeParams(), ProbeParamName);
 
 }  // namespace
