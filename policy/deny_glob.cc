@@ -4,26 +4,17 @@
 
 #include <algorithm>
 
+#include "policy/path_segments.h"
+
 namespace cordon::policy {
 namespace {
 
 constexpr std::string_view kAnyDepth = "**";
 
-std::vector<std::string_view> Split(std::string_view p) {
-  std::vector<std::string_view> out;
-  while (!p.empty()) {
-    auto slash = p.find('/');
-    out.push_back(p.substr(0, slash));
-    if (slash == std::string_view::npos) break;
-    p.remove_prefix(slash + 1);
-  }
-  return out;
-}
-
 // The pattern's segments as matched: "**" in front of a pattern that names
 // one segment only.
 std::vector<std::string_view> Segments(std::string_view pattern) {
-  std::vector<std::string_view> segs = Split(pattern);
+  std::vector<std::string_view> segs = SplitSegments(pattern);
   if (segs.size() == 1) segs.insert(segs.begin(), kAnyDepth);
   return segs;
 }
@@ -72,7 +63,7 @@ std::string CheckDenyGlob(std::string_view pattern) {
   std::string_view rest = pattern;
   if (rest.back() == '/') return "trailing '/' (a match denies a directory's contents anyway)";
   bool named = false;
-  for (std::string_view seg : Split(rest)) {
+  for (std::string_view seg : SplitSegments(rest)) {
     if (seg.empty()) return "empty segment (a duplicate '/')";
     if (seg == "." || seg == "..") return "'.' and '..' segments are not allowed";
     if (seg != kAnyDepth) named = true;
@@ -83,7 +74,7 @@ std::string CheckDenyGlob(std::string_view pattern) {
 
 bool MatchesDenyGlob(const std::vector<std::string>& globs, std::string_view rel_path) {
   if (rel_path.empty() || globs.empty()) return false;
-  std::vector<std::string_view> rel = Split(rel_path);
+  std::vector<std::string_view> rel = SplitSegments(rel_path);
   return std::any_of(globs.begin(), globs.end(),
                      [&](const std::string& g) { return MatchesLeading(Segments(g), rel); });
 }

@@ -2,19 +2,10 @@
 
 #include <algorithm>
 
+#include "policy/path_segments.h"
+
 namespace cordon::policy {
 namespace {
-
-std::vector<std::string_view> Split(std::string_view p) {
-  std::vector<std::string_view> out;
-  while (!p.empty()) {
-    auto slash = p.find('/');
-    out.push_back(p.substr(0, slash));
-    if (slash == std::string_view::npos) break;
-    p.remove_prefix(slash + 1);
-  }
-  return out;
-}
 
 constexpr std::string_view kAnyDepth = "**";
 
@@ -35,7 +26,7 @@ bool MatchFrom(const std::vector<std::string_view>& pat, std::size_t p,
 }
 
 bool Matches(std::string_view pattern, const std::vector<std::string_view>& rel) {
-  std::vector<std::string_view> pat = Split(pattern);
+  std::vector<std::string_view> pat = SplitSegments(pattern);
   if (pat.empty() || pat.size() > rel.size()) return false;
   // Beneath a ".git" match is a .git directory's content: not protected.
   bool covers_below = pat.back() != ".git";
@@ -73,7 +64,7 @@ std::vector<std::string> DefaultProtectedPatterns() {
 
 bool MatchesProtected(const std::vector<std::string>& patterns, std::string_view rel_path) {
   if (rel_path.empty()) return false;
-  std::vector<std::string_view> rel = Split(rel_path);
+  std::vector<std::string_view> rel = SplitSegments(rel_path);
   return std::any_of(patterns.begin(), patterns.end(),
                      [&](const std::string& pat) { return Matches(pat, rel); });
 }
@@ -81,9 +72,9 @@ bool MatchesProtected(const std::vector<std::string>& patterns, std::string_view
 bool LeadsToProtected(const std::vector<std::string>& patterns, std::string_view rel_path,
                       bool any_depth) {
   if (rel_path.empty()) return false;
-  std::vector<std::string_view> rel = Split(rel_path);
+  std::vector<std::string_view> rel = SplitSegments(rel_path);
   for (const std::string& pattern : patterns) {
-    std::vector<std::string_view> pat = Split(pattern);
+    std::vector<std::string_view> pat = SplitSegments(pattern);
     // Leading parts that end in "**" count only when asked: every name
     // beneath .git/modules matches them, git's own files included.
     for (std::size_t n = 1; n < pat.size(); ++n) {
@@ -105,7 +96,7 @@ std::string CheckProtectedPattern(std::string_view pattern) {
   if (pattern.empty()) return "empty pattern";
   if (pattern.front() == '/') return "must be relative to the workspace";
   if (pattern.find('\0') != std::string_view::npos) return "contains a NUL byte";
-  std::vector<std::string_view> segs = Split(pattern);
+  std::vector<std::string_view> segs = SplitSegments(pattern);
   for (std::string_view seg : segs) {
     if (seg.empty()) return "empty segment (a duplicate or trailing '/')";
     if (seg == "." || seg == "..") return "'.' and '..' segments are not allowed";
