@@ -16,7 +16,18 @@ constexpr const char* kDenyGlobRule = "matches a deny glob";
 constexpr const char* kGuardedConfigRule =
     "a new repository's config: only git's rename of checked content writes it";
 
-Decision OpenWrite(const FileRequest& r) {
+// A file of the user's that the journal keeps before a change: the run
+// is recoverable there (sensitive.delete: recoverable, the workspace).
+bool Journaled(const EntryFacts& e, const PlaceFacts& p, const Settings& s) {
+  return s.recoverable && p.journaled && Exists(e) && !e.born_in_run && !p.disposable;
+}
+
+Decision Keeping(Decision d, Keep keep) {
+  d.keep = keep;
+  return d;
+}
+
+Decision OpenWrite(const FileRequest& r, const Settings& s) {
   if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
   if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
   if (r.place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
@@ -25,6 +36,13 @@ Decision OpenWrite(const FileRequest& r) {
   }
   if (!r.created && NotOwn(r.place, r.entry)) {
     return Decision::Refuse(EACCES, "not made by this run (shared directory)");
+  }
+  if (!r.created && !r.tmpfile && r.entry.kind == EntryKind::kRegular &&
+      Journaled(r.entry, r.place, s)) {
+    // O_TRUNC: the old inode is moved into the journal and a new file takes
+    // its name (O(1)); written in place: its bytes are copied first.
+    return r.truncate ? Keeping(Decision::Allow("kept in the run's journal, then a new file"), Keep::kMove)
+                      : Keeping(Decision::Allow("a copy kept in the run's journal"), Keep::kCopy);
   }
   return Decision::Allow(r.created ? "a new file in a writable path" : "a file in a writable path");
 }
@@ -62,6 +80,7 @@ Decision Delete(const FileRequest& r, const Settings& s) {
   if (s.delete_allowed) return Decision::Allow("sensitive.delete: allow");
   if (r.place.disposable) return Decision::Allow("the tool's own cache");
   if (r.entry.born_in_run) return Decision::Allow("made in this run");
+  if (Journaled(r.entry, r.place, s)) return Keeping(Decision::Allow("kept in the run's journal"), Keep::kMove);
   if (is_dir) return Decision::Refuse(EACCES, "pre-existing directory");
   if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
   if (s.can_ask) return {Verdict::kAsk, 0, "the file existed before the run: ask"};
@@ -96,8 +115,9 @@ Decision Rename(const FileRequest& r, const Settings& s) {
     return Decision::Refuse(EACCES, "over a denied or protected path");
   }
   const bool replaces = Exists(r.other) && r.op != FileOp::kExchange;
-  const bool replaces_users =
-      replaces && !s.delete_allowed && !r.other.born_in_run && !r.other_place.disposable;
+  const bool journal_other = replaces && Journaled(r.other, r.other_place, s);
+  const bool replaces_users = replaces && !journal_other && !s.delete_allowed &&
+                              !r.other.born_in_run && !r.other_place.disposable;
   if (replaces && r.other.kind == EntryKind::kDirectory && r.other.has_entries) {
     return Decision::Refuse(ENOTEMPTY, "over a directory not empty");
   }
@@ -127,6 +147,7 @@ Decision Rename(const FileRequest& r, const Settings& s) {
     d.copy_checked = true;
     return d;
   }
+  if (journal_other) return Keeping(Decision::Allow("the file replaced is kept in the run's journal"), Keep::kMove);
   Decision d = Decision::Allow(replaces_users ? "replaces a file of the user's" : "a rename");
   d.launders = replaces_users;
   return d;
@@ -148,7 +169,7 @@ Decision Link(const FileRequest& r) {
   return Decision::Allow("a second name in one writable root");
 }
 
-Decision Metadata(const FileRequest& r) {
+Decision Metadata(const FileRequest& r, const Settings& s) {
   if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
   if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
   if (NotOwn(r.place, r.entry)) return Decision::Refuse(EACCES, "not made by this run (shared directory)");
@@ -158,6 +179,9 @@ Decision Metadata(const FileRequest& r) {
     return Decision::Allow("the symbolic link itself");
   }
   if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
+  if (r.truncate && r.entry.kind == EntryKind::kRegular && Journaled(r.entry, r.place, s)) {
+    return Keeping(Decision::Allow("a copy kept in the run's journal"), Keep::kCopy);
+  }
   return Decision::Allow("a file in a writable path");
 }
 
@@ -177,13 +201,13 @@ const char* EntryRefusal(const EntryFacts& e) {
 
 Decision Decide(const FileRequest& req, const Settings& settings) {
   switch (req.op) {
-    case FileOp::kOpenWrite: return OpenWrite(req);
+    case FileOp::kOpenWrite: return OpenWrite(req, settings);
     case FileOp::kCreate: return Create(req);
     case FileOp::kDelete: return Delete(req, settings);
     case FileOp::kRename:
     case FileOp::kExchange: return Rename(req, settings);
     case FileOp::kLink: return Link(req);
-    case FileOp::kMetadata: return Metadata(req);
+    case FileOp::kMetadata: return Metadata(req, settings);
   }
   return Decision::Refuse(EACCES, "unknown operation");
 }

@@ -67,6 +67,9 @@ struct PlaceFacts {
   // file over it, and only content that sets no key that runs a program
   // there (policy/git_config_keys.h) may take its place.
   bool guarded_config = false;
+  // The run's journal covers it (the workspace): under sensitive.delete
+  // recoverable a file of the user's is kept there before it changes.
+  bool journaled = false;
 };
 
 // What the supervisor read in a file about to take a guarded config's
@@ -101,16 +104,27 @@ struct FileRequest {
   EntryKind create = EntryKind::kRegular;
   // The tool could stat the name (an EEXIST answer gives nothing away).
   bool tool_sees_name = false;
+  // open with O_TRUNC; kMetadata: truncate(2).
+  bool truncate = false;
   // kRename onto a guarded config: what the source holds.
   ContentFact source_content = ContentFact::kUnknown;
 };
 
 struct Settings {
   bool delete_allowed = false;  // sensitive.delete: allow
+  // sensitive.delete: recoverable, with a journal open for the run: a file
+  // of the user's is kept before it is removed or replaced (Decision::keep).
+  bool recoverable = false;
   bool can_ask = false;         // an approver is configured
 };
 
 enum class Verdict : std::uint8_t { kAllow, kRefuse, kAsk };
+
+// What the run's journal keeps before an allowed change is made: nothing,
+// the entry itself (moved there: a delete, the destination a rename
+// replaces, a file opened O_TRUNC), or a copy of its bytes (a file written
+// in place or truncated, whose inode stays).
+enum class Keep : std::uint8_t { kNothing, kMove, kCopy };
 
 struct Decision {
   Verdict verdict = Verdict::kAllow;
@@ -123,6 +137,7 @@ struct Decision {
   // place (a new file), not the source inode, which the tool may still
   // hold open for writing; then remove the source, as a rename would.
   bool copy_checked = false;
+  Keep keep = Keep::kNothing;
 
   static Decision Allow(const char* rule = "allowed") { return {Verdict::kAllow, 0, rule}; }
   static Decision Refuse(int err, const char* rule) { return {Verdict::kRefuse, err, rule}; }

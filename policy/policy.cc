@@ -14,7 +14,13 @@ const char* ProfileName(Profile p) {
 }
 const char* NetworkName(Network n) { return n == Network::kAllow ? "allow" : "none"; }
 const char* SensitiveDeleteName(SensitiveDelete d) {
-  return d == SensitiveDelete::kAsk ? "ask" : d == SensitiveDelete::kDeny ? "deny" : "allow";
+  switch (d) {
+    case SensitiveDelete::kAsk: return "ask";
+    case SensitiveDelete::kDeny: return "deny";
+    case SensitiveDelete::kAllow: return "allow";
+    case SensitiveDelete::kRecoverable: return "recoverable";
+  }
+  return "?";
 }
 const char* LinkModeName(LinkMode m) { return m == LinkMode::kStrict ? "strict" : "kernel"; }
 const char* AccessName(Access a) {

@@ -20,7 +20,11 @@ enum class Network { kNone, kAllow };
 
 // What deleting a file that existed before the run does (seed 002's
 // sensitive operation): ask the approval service, refuse, or allow.
-enum class SensitiveDelete { kAsk, kDeny, kAllow };
+// What happens to a file of the user's (one that existed before the run)
+// that the tool removes or replaces in the workspace. kRecoverable: it is
+// kept in the run's journal first and `cordon undo` brings it back; where
+// no journal can be kept, kAsk.
+enum class SensitiveDelete { kAsk, kDeny, kAllow, kRecoverable };
 // kStrict: the supervisor refuses writes and deletes through symlinks and
 // on hard-linked or special files (policy/decide.h); kKernel: only what
 // Landlock refuses.
@@ -73,6 +77,11 @@ struct Limits {
   // Entries the launch scans of the workspace (protected paths, deny
   // globs) look at before they stop: limits.scanEntries.
   std::size_t max_scan_entries = 100000;
+  // A recoverable run's journal (supervisor/journal/journal.h): what one
+  // run keeps in all (limits.journalBytes), and the largest file written in
+  // place that it copies first (limits.journalCopyBytes).
+  std::size_t max_journal_bytes = std::size_t{4} << 30;
+  std::size_t max_journal_copy_bytes = std::size_t{64} << 20;
 };
 
 // .git/config, .git/hooks, .git/info, .git/commondir, a .git file,
@@ -125,7 +134,7 @@ struct Policy {
   std::vector<std::string> deny_globs;
   std::vector<std::string> deny_glob_matches;
   std::vector<std::string> deny_glob_problems;
-  SensitiveDelete sensitive_delete = SensitiveDelete::kAsk;
+  SensitiveDelete sensitive_delete = SensitiveDelete::kRecoverable;
   LinkMode links = LinkMode::kStrict;
   std::vector<std::string> notes;   // load-time remarks explain shows
   // The exec allowlist. Empty: exec from the read-only set as before. Not

@@ -223,7 +223,7 @@ void ParseProtectedPaths(Ctx& c, const json& j, const std::string& ptr) {
 void ParseSensitive(Ctx& c, const json& j, const std::string& ptr) {
   if (!Object(c, j, ptr, {"delete"})) return;
   if (!j.contains("delete")) return;
-  int d = Choice(c, j["delete"], Child(ptr, "delete"), {"ask", "deny", "allow"});
+  int d = Choice(c, j["delete"], Child(ptr, "delete"), {"ask", "deny", "allow", "recoverable"});
   if (d >= 0) c.p.sensitive_delete = static_cast<SensitiveDelete>(d);
 }
 
@@ -233,9 +233,14 @@ void ParseLinks(Ctx& c, const json& j, const std::string& ptr) {
 }
 
 void ParseLimits(Ctx& c, const json& j, const std::string& ptr) {
-  if (!Object(c, j, ptr, {"treeEntries", "treeDepth", "scanEntries"})) return;
+  if (!Object(c, j, ptr, {"treeEntries", "treeDepth", "scanEntries", "journalBytes",
+                             "journalCopyBytes"})) {
+    return;
+  }
   Count(c, j, "treeEntries", ptr, 1000000, c.p.limits.max_tree_entries);
   Count(c, j, "scanEntries", ptr, 10000000, c.p.limits.max_scan_entries);
+  Count(c, j, "journalBytes", ptr, std::size_t{1} << 50, c.p.limits.max_journal_bytes);
+  Count(c, j, "journalCopyBytes", ptr, std::size_t{1} << 50, c.p.limits.max_journal_copy_bytes);
   Count(c, j, "treeDepth", ptr, 4096, c.p.limits.max_tree_depth);
 }
 

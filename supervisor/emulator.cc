@@ -37,10 +37,12 @@ Reply Reply::PathRefused(const std::string& what, const SysError& e) {
                policy::RefusalHint(policy::FromRule(e.op), e.detail));
 }
 
-// lstat and birth time in one statx (one syscall fewer per delete).
+// lstat and birth time in one statx (one syscall fewer per delete); an
+// empty name: `dirfd` itself.
 bool Emulator::StatEntry(int dirfd, const std::string& name, EntryStat& e) {
   struct statx stx {};
-  if (::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &stx) != 0) {
+  const int at = AT_SYMLINK_NOFOLLOW | (name.empty() ? AT_EMPTY_PATH : 0);
+  if (::statx(dirfd, name.c_str(), at, STATX_BASIC_STATS | STATX_BTIME, &stx) != 0) {
     return false;
   }
   e.st = {};
@@ -51,6 +53,9 @@ bool Emulator::StatEntry(int dirfd, const std::string& name, EntryStat& e) {
   e.st.st_uid = stx.stx_uid;
   e.st.st_gid = stx.stx_gid;
   e.st.st_size = static_cast<off_t>(stx.stx_size);
+  e.st.st_blocks = static_cast<blkcnt_t>(stx.stx_blocks);
+  e.st.st_atim = {stx.stx_atime.tv_sec, stx.stx_atime.tv_nsec};
+  e.st.st_mtim = {stx.stx_mtime.tv_sec, stx.stx_mtime.tv_nsec};
   e.born_ns = (stx.stx_mask & STATX_BTIME) ? static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 +
                                                  stx.stx_btime.tv_nsec
                                            : -1;
@@ -335,7 +340,8 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   q.entry = Facts(st, p->loc);
   q.entry.born_in_run = BornInRun(entry);
   policy::Decision d = policy::Decide(q, settings);
-  if (d.verdict != policy::Verdict::kAllow && q.want_dir && S_ISDIR(st.st_mode)) {
+  if ((d.verdict != policy::Verdict::kAllow || d.keep == policy::Keep::kMove) && q.want_dir &&
+      S_ISDIR(st.st_mode)) {
     q.entry.has_entries = HasEntries(p->loc);
     d = policy::Decide(q, settings);
   }
@@ -357,7 +363,15 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
     }
     case policy::Verdict::kAllow: break;
   }
+  if (d.keep == policy::Keep::kMove) {
+    // The kernel's answer to "file/" first: the name alone is moved.
+    if (p->slash && !S_ISDIR(st.st_mode)) return Reply::Errno(ENOTDIR);
+    if (auto refused = Keep(p->loc, parent->get(), p->loc.name, st, "delete")) return std::move(*refused);
+    Gone(st);
+    return Reply{};
+  }
   if (::unlinkat(parent->get(), p->name().c_str(), flags) != 0) return Reply::Errno(errno);
+  NoteDropped(p->loc, st);
   Gone(st);
   return Reply{};
 }

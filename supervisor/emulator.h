@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -36,6 +37,7 @@
 #include "policy/policy.h"
 #include "policy/tool_pin.h"
 #include "supervisor/blocking_calls.h"
+#include "supervisor/journal/journal.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/write_roots.h"
 
@@ -57,6 +59,9 @@ struct Reply {
   // before its call returns, so a call that fails to install (EMFILE)
   // leaves the file as it was.
   bool truncate_installed = false;
+  // Run instead, once `install` is in the tool and before its call
+  // returns: 0, or the errno the call fails with.
+  std::function<int()> after_install;
   bool continue_syscall = false;  // execve and umask only
   bool defer = false;             // may wait: Handle again where it may block
   // With `defer`: the rest of the call, already checked, to run instead of
@@ -96,6 +101,10 @@ struct EmulatorOptions {
   policy::Network network = policy::Network::kNone;
   bool sensitive_delete_allowed = false;  // sensitive.delete: allow
   DeleteGate delete_gate;
+  // sensitive.delete: recoverable: the run's journal, which keeps the
+  // user's files before they are removed or replaced in the workspace and
+  // records every change to a name there (null: not recoverable).
+  std::shared_ptr<Journal> journal;
   // Workspace-relative paths that stay read-only (policy protectedPaths):
   // checked for every change in the workspace, files created later too.
   std::function<bool(std::string_view rel)> is_protected;
@@ -242,6 +251,23 @@ class Emulator {
                      const std::function<bool()>& valid);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
   bool BornInRun(const EntryStat& e);
+  // The journal's part (emulator_journal.cc): whether it covers `loc` (the
+  // workspace), and the records of what changed there.
+  bool Journals(const Located& loc) const { return opts_.journal && loc.root->workspace; }
+  void NoteCreated(const Located& loc, const struct stat& st);
+  void NoteMoved(const Located& from, const Located& to, const struct stat& st);
+  void NoteDropped(const Located& loc, const struct stat& st);
+  void NoteExchanged(const Located& a, const Located& b, const struct stat& a_st,
+                     const struct stat& b_st);
+  // Moves the entry `name` of `parent` (at `loc`, lstat `st`) into the
+  // journal; a refusal says why and what to do.
+  std::optional<Reply> Keep(const Located& loc, int parent, const std::string& name,
+                            const struct stat& st, const char* why);
+  // Keeps a copy of the file `fd` (at `loc`) before it is written in place.
+  std::optional<Reply> KeepCopy(const Located& loc, int fd, const struct stat& st);
+  // open(O_TRUNC) of a file of the user's: a new empty file with the same
+  // mode takes its name, and the old one goes into the journal.
+  Reply TruncateKept(const Located& loc, uint64_t flags, const struct stat& old);
   bool Protected(const Located& loc) const;
   // Where a path lies against the workspace's repositories: protected, or
   // the config of a repository this run made (guarded by content).

@@ -237,8 +237,20 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
     q.place = Place(p->loc);  // what the links lead to is what is changed
   }
   q.entry = Facts(st, p->loc);
-  if (auto d = policy::Decide(q, settings); !d.allowed()) {
-    return Reply::Errno(d.err, "change metadata of " + p->abs + ": " + d.rule);
+  q.truncate = kind == SCMP_SYS(truncate);
+  if (q.truncate && Journals(p->loc) && S_ISREG(st.st_mode)) {
+    EntryStat e;
+    if (!StatEntry(fd->get(), "", e)) return Reply::Errno(errno);
+    q.entry.born_in_run = BornInRun(e);
+    st = e.st;
+  }
+  const policy::Decision d = policy::Decide(q, settings);
+  if (!d.allowed()) return Reply::Errno(d.err, "change metadata of " + p->abs + ": " + d.rule);
+  if (d.keep == policy::Keep::kCopy) {
+    // The kept copy is read from the file itself (an O_PATH fd reads nothing).
+    Fd readable(::open(ProcPath(fd->get()).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!readable) return Reply::Errno(errno);
+    if (auto refused = KeepCopy(p->loc, readable.get(), st)) return std::move(*refused);
   }
   if (S_ISLNK(st.st_mode)) {
     // The link itself, not what it points to: tar and cp -a give each link

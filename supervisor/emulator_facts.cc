@@ -18,6 +18,7 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
   f.shared = loc.root->own_entries_only;
   f.file_grant = !loc.root->only_entry.empty();
   f.disposable = loc.root->disposable;
+  f.journaled = Journals(loc);
   const RepoFacts repo = RepoPlace(loc);
   f.protected_path = repo.protected_path;
   f.guarded_config = repo.guarded_config;
@@ -70,6 +71,7 @@ policy::Settings Emulator::DecideSettings() const {
   policy::Settings s;
   s.delete_allowed = opts_.sensitive_delete_allowed;
   s.can_ask = static_cast<bool>(opts_.delete_gate);
+  s.recoverable = opts_.journal != nullptr;
   return s;
 }
 

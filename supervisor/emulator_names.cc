@@ -107,16 +107,45 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
     q.source_content = checked.fact;
   }
   policy::Decision d = policy::Decide(q, settings);
-  if (d.verdict != policy::Verdict::kAllow && replaces && S_ISDIR(dst.st.st_mode)) {
+  if ((d.verdict != policy::Verdict::kAllow || d.keep == policy::Keep::kMove) && replaces &&
+      S_ISDIR(dst.st.st_mode)) {
     q.other.has_entries = HasEntries(to->loc);
     d = policy::Decide(q, settings);
   }
   if (d.verdict != policy::Verdict::kAllow) {
     return Reply::Errno(d.err, what + ": " + d.rule + checked.keys);
   }
-  if (d.copy_checked) return PutChecked(checked, pf->get(), from->name(), pt, to->name());
+  if (d.copy_checked) {
+    Reply put = PutChecked(checked, pf->get(), from->name(), pt, to->name());
+    struct stat made;
+    if (put.error == 0 && Journals(to->loc) &&
+        ::fstatat(pt, to->loc.name.c_str(), &made, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (dst_exists) NoteDropped(to->loc, dst.st);
+      NoteDropped(from->loc, checked.st);
+      NoteCreated(to->loc, made);
+    }
+    return put;
+  }
+  if (Journals(from->loc) && !src_known && !stat_source()) return Reply::Errno(errno);
+  const bool same_inode = replaces && src.st_dev == dst.st.st_dev && src.st_ino == dst.st.st_ino;
+  // The kernel's ENOTDIR for a directory over a file, before the file is
+  // moved out of the way.
+  if (d.keep == policy::Keep::kMove && replaces && S_ISDIR(src.st_mode) && !S_ISDIR(dst.st.st_mode)) {
+    return Reply::Errno(ENOTDIR);
+  }
+  if (d.keep == policy::Keep::kMove && !same_inode) {
+    if (auto refused = Keep(to->loc, pt, to->loc.name, dst.st, "replace")) return std::move(*refused);
+  }
   if (::renameat2(pf->get(), from->name().c_str(), pt, to->name().c_str(), flags) != 0) {
     return Reply::Errno(errno);
+  }
+  if (Journals(from->loc) && !same_inode) {
+    if (flags & RENAME_EXCHANGE) {
+      NoteExchanged(from->loc, to->loc, src, dst.st);
+    } else {
+      if (replaces && d.keep != policy::Keep::kMove) NoteDropped(to->loc, dst.st);
+      NoteMoved(from->loc, to->loc, src);
+    }
   }
   // The moved inode now stands where the user's file was: deleting it is
   // deleting the user's file (no laundering through an overwrite).
@@ -183,7 +212,10 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
     if (made && !creation.FixMode(made->get(), mode)) return Reply::Errno(errno);
   }
   struct stat st;
-  if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) Born(st);
+  if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    Born(st);
+    NoteCreated(p->loc, st);
+  }
   if (p->loc.root->own_entries_only) made_shared_ = true;
   return Reply{};
 }
@@ -229,6 +261,7 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   if (::linkat(pf->get(), from->name().c_str(), pt->get(), to->name().c_str(), 0) != 0) {
     return Reply::Errno(errno);
   }
+  NoteCreated(to->loc, src);
   return Reply{};
 }
 

@@ -9,6 +9,7 @@
 #include <seccomp.h>
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -286,10 +287,20 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
   q.entry = Facts(st, *loc);
   q.created = created;
-  if (auto d = policy::Decide(q, settings); !d.allowed()) {
-    return Reply::Errno(d.err, what + ": " + d.rule);
+  q.truncate = flags & O_TRUNC;
+  if (!created && Journals(*loc) && S_ISREG(st.st_mode)) {
+    EntryStat e;
+    if (!StatEntry(fd->get(), "", e)) return Reply::Errno(errno);
+    q.entry.born_in_run = BornInRun(e);
+    st = e.st;
   }
+  const policy::Decision decided = policy::Decide(q, settings);
+  if (!decided.allowed()) return Reply::Errno(decided.err, what + ": " + decided.rule);
   if (probed && !RestoreStatusFlags(fd->get(), open_flags)) return Reply::Errno(errno);
+  if (decided.keep == policy::Keep::kMove) return TruncateKept(*loc, flags, st);
+  if (decided.keep == policy::Keep::kCopy) {
+    if (auto refused = KeepCopy(*loc, fd->get(), st)) return std::move(*refused);
+  }
   if (!created) {
     Reply r = InstallReply(std::move(fd.value()), flags);
     // A file this call created is empty already: no truncate for it.
@@ -297,19 +308,78 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     return r;
   }
   Born(st);
+  NoteCreated(*loc, st);
   if (loc->root->own_entries_only) made_shared_ = true;
   Reply installed = InstallReply(std::move(fd.value()), flags);
   // The kernel takes the fd before it creates anything: a file made for an
   // fd that cannot be installed is removed again, if it is still ours.
-  installed.undo = [loc = *loc, dev = st.st_dev, ino = st.st_ino] {
+  installed.undo = [this, loc = *loc, st] {
     auto parent = WriteRoots::OpenParent(loc);
     struct stat now;
     if (parent && ::fstatat(parent->get(), loc.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-        now.st_dev == dev && now.st_ino == ino) {
-      (void)::unlinkat(parent->get(), loc.name.c_str(), 0);
+        now.st_dev == st.st_dev && now.st_ino == st.st_ino &&
+        ::unlinkat(parent->get(), loc.name.c_str(), 0) == 0) {
+      NoteDropped(loc, st);
     }
   };
   return installed;
+}
+
+Reply Emulator::TruncateKept(const Located& loc, uint64_t flags, const struct stat& old) {
+  auto parent = WriteRoots::OpenParent(loc);
+  if (!parent) return Reply::Errno(parent.error().err);
+  unsigned char rnd[8];
+  if (::getrandom(rnd, sizeof rnd, 0) != static_cast<ssize_t>(sizeof rnd)) return Reply::Errno(EIO);
+  std::string tmp = loc.name + ".cordon-";
+  for (unsigned char c : rnd) tmp += "0123456789abcdef"[c >> 4], tmp += "0123456789abcdef"[c & 15];
+  // The new file, made beside the old one with the tool's flags and the
+  // old file's mode and owner, then exchanged with it: the name never
+  // goes missing, and the old inode leaves for the journal whole.
+  const uint64_t made_flags =
+      (NoCtty(flags) & ~static_cast<uint64_t>(O_TRUNC | O_CREAT | O_EXCL)) | O_CREAT | O_EXCL | O_NOFOLLOW;
+  // The directory's times as they were (a truncate changes no name), and
+  // the file's atime (it was not read).
+  struct stat dir_st;
+  const bool dir_known = ::fstat(parent->get(), &dir_st) == 0;
+  Fd fd(::openat(parent->get(), tmp.c_str(), static_cast<int>(made_flags), old.st_mode & 07777));
+  if (!fd) return Reply::Errno(errno);
+  const struct timespec file_times[2] = {old.st_atim, {0, UTIME_OMIT}};
+  (void)::futimens(fd.get(), file_times);
+  (void)::fchown(fd.get(), old.st_uid, old.st_gid);
+  struct stat made;
+  if (::fchmod(fd.get(), old.st_mode & 07777) != 0 || ::fstat(fd.get(), &made) != 0) {
+    const int err = errno;
+    (void)::unlinkat(parent->get(), tmp.c_str(), 0);
+    return Reply::Errno(err);
+  }
+  Reply r = InstallReply(std::move(fd), flags);
+  auto dir = std::make_shared<Fd>(std::move(parent.value()));
+  // Not installed (EMFILE): nothing changed but the new file, removed.
+  r.undo = [dir, tmp] { (void)::unlinkat(dir->get(), tmp.c_str(), 0); };
+  // Installed: the new file takes the name, the old one goes to the journal.
+  r.after_install = [this, dir, tmp, loc, made, dir_known, dir_st]() -> int {
+    if (::renameat2(dir->get(), tmp.c_str(), dir->get(), loc.name.c_str(), RENAME_EXCHANGE) != 0) {
+      const int err = errno;
+      (void)::unlinkat(dir->get(), tmp.c_str(), 0);
+      return err;
+    }
+    struct stat was;
+    if (::fstatat(dir->get(), tmp.c_str(), &was, AT_SYMLINK_NOFOLLOW) != 0) return errno;
+    if (Keep(loc, dir->get(), tmp, was, "truncate")) {
+      (void)::renameat2(dir->get(), tmp.c_str(), dir->get(), loc.name.c_str(), RENAME_EXCHANGE);
+      (void)::unlinkat(dir->get(), tmp.c_str(), 0);
+      return EACCES;
+    }
+    Born(made);
+    NoteCreated(loc, made);
+    Fd writable(::openat(dir->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir_known && writable) {
+      const struct timespec times[2] = {{0, UTIME_OMIT}, dir_st.st_mtim};
+      (void)::futimens(writable.get(), times);
+    }
+    return 0;
+  };
+  return r;
 }
 
 

@@ -221,6 +221,7 @@ Reply Emulator::UnixName(const Request& req, int sock, const std::string& path, 
   struct stat st;
   if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     Born(st);
+    NoteCreated(p->loc, st);
   }
   return Reply{};
 }

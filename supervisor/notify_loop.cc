@@ -137,7 +137,7 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
   if (reply.install.valid()) {
     // The new fd number is the tool's syscall result: sent with the install
     // in one ioctl, unless a truncate has to come between the two.
-    const bool truncate = reply.truncate_installed;
+    const bool truncate = reply.truncate_installed || reply.after_install;
     SeccompNotifAddfd add{req.id, truncate ? 0 : kAddfdFlagSend,
                           static_cast<uint32_t>(reply.install.get()), 0, reply.install_flags};
     int rc;
@@ -147,11 +147,14 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
     if (rc >= 0) {
       // Should the truncate fail, the tool's call fails with its errno and
       // the fd number it was given stays open in the tool, unknown to it.
-      if (::ftruncate(reply.install.get(), 0) == 0) {
+      const int err = reply.after_install             ? reply.after_install()
+                      : ::ftruncate(reply.install.get(), 0) == 0 ? 0
+                                                                 : errno;
+      if (err == 0) {
         reply = Reply{};
         reply.val = rc;
       } else {
-        reply = Reply::Errno(errno, "truncate after install");
+        reply = Reply::Errno(err, "after install");
       }
       SendResponse(req, reply);
       return;

@@ -289,8 +289,11 @@ void NotifyWhatPolicyNeeds(const policy::Policy& p, Rung rung, int landlock_abi,
       p.sensitive_delete != policy::SensitiveDelete::kAllow || p.protected_scan_truncated;
   // A deny glob's new matches are refused by name: creating one by an open
   // goes to the supervisor whatever links relax.
+  // A recoverable run records every change to a name and keeps a file of
+  // the user's before an open truncates or writes it.
   o->notify_write_opens = p.links == policy::LinkMode::kStrict || p.protected_scan_truncated ||
-                          !p.deny_globs.empty();
+                          !p.deny_globs.empty() ||
+                          p.sensitive_delete == policy::SensitiveDelete::kRecoverable;
   o->notify_exec = !p.tools.empty();
 }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "policy/digest.h"
+#include "supervisor/owned_dir.h"
 #include "supervisor/walk/dir_listing.h"
 
 namespace cordon::supervisor {
@@ -20,66 +21,7 @@ constexpr char kFiles[] = "files";
 constexpr char kRecord[] = "record.json";
 constexpr char kRecordTmp[] = "record.json.tmp";
 constexpr char kLock[] = "lock";
-constexpr off_t kMaxRecordBytes = 64 << 10;
-
-Result<Fd> OpenDirAt(int dir, const std::string& name) {
-  Fd fd(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) return Errno("open", name);
-  return fd;
-}
-
-// Owned by `uid` and writable by nobody else: a directory or file another
-// user can change cannot vouch for a session.
-Status CheckOwned(int fd, uid_t uid, const std::string& what, mode_t type) {
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return Errno("fstat", what);
-  if ((st.st_mode & S_IFMT) != type) return SysError{ENOTDIR, "check", what + " has the wrong type"};
-  if (st.st_uid != uid) {
-    return SysError{EPERM, "check",
-                    what + " is owned by uid " + std::to_string(st.st_uid) + ", not " +
-                        std::to_string(uid)};
-  }
-  if ((st.st_mode & 022) != 0) return SysError{EPERM, "check", what + " is group or world writable"};
-  return Ok();
-}
-
-// mkdir (0700) when missing, then open without following a link and check.
-Result<Fd> EnsureDirAt(int dir, const std::string& name, uid_t uid, const std::string& what) {
-  if (::mkdirat(dir, name.c_str(), 0700) != 0 && errno != EEXIST) return Errno("mkdir", what);
-  Result<Fd> fd = OpenDirAt(dir, name);
-  if (!fd) return SysError{fd.error().err, "open", what + " (a real directory, not a link)"};
-  if (Status s = CheckOwned(fd->get(), uid, what, S_IFDIR); !s) return s.error();
-  return fd;
-}
-
-Result<std::string> ReadSmallFile(int fd, const std::string& what) {
-  std::string text;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("read", what);
-    if (n == 0) return text;
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > static_cast<size_t>(kMaxRecordBytes)) {
-      return SysError{EFBIG, "read", what + " is too large"};
-    }
-  }
-}
-
-Status WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("write");
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Ok();
-}
-
-bool SameFile(const struct stat& a, const struct stat& b) {
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
+constexpr size_t kMaxRecordBytes = 64 << 10;
 
 }  // namespace
 
@@ -99,53 +41,11 @@ std::string DefaultWorkspacesRoot() { return DefaultStateHome() + "/cordon"; }
 
 Result<WorkspaceStore> WorkspaceStore::Open(const std::string& root_arg) {
   std::string root = root_arg.empty() ? DefaultWorkspacesRoot() : root_arg;
-  if (root.empty() || root[0] != '/') {
-    char cwd[4096];
-    if (::getcwd(cwd, sizeof cwd) == nullptr) return Errno("getcwd");
-    root = std::string(cwd) + "/" + root;
-  }
-  // Walk down from "/". Existing parents may be links (/home -> /var/home);
-  // every component created here, and the root itself, may not.
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < root.size();) {
-    size_t j = root.find('/', i);
-    if (j == std::string::npos) j = root.size();
-    std::string part = root.substr(i, j - i);
-    if (part == "..") return SysError{EINVAL, "workspaces root", root + " contains \"..\""};
-    if (!part.empty() && part != ".") parts.push_back(part);
-    i = j + 1;
-  }
-  if (parts.empty()) return SysError{EINVAL, "workspaces root", "may not be /"};
+  Result<OwnedDir> owned = OpenOwnedDirPath(root, "workspaces root");
+  if (!owned) return owned.error();
+  const std::string& real = owned->path;
+  Fd& dir = owned->fd;
   uid_t uid = ::geteuid();
-  Fd dir(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir) return Errno("open", "/");
-  for (size_t k = 0; k < parts.size(); ++k) {
-    bool last = k + 1 == parts.size();
-    const std::string& part = parts[k];
-    int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (last ? O_NOFOLLOW : 0);
-    Fd next(::openat(dir.get(), part.c_str(), flags));
-    if (!next && errno == ENOENT) {
-      if (::mkdirat(dir.get(), part.c_str(), 0700) != 0 && errno != EEXIST) {
-        return Errno("mkdir", part + " (workspaces root " + root + ")");
-      }
-      Result<Fd> made = OpenDirAt(dir.get(), part);
-      if (!made) return SysError{made.error().err, "workspaces root", root + ": " + part + " is not a real directory"};
-      if (Status s = CheckOwned(made->get(), uid, part, S_IFDIR); !s) return s.error();
-      next = std::move(*made);
-    } else if (!next) {
-      return SysError{errno, "workspaces root",
-                      root + (last ? " (must be a real directory, not a symlink)" : "")};
-    }
-    dir = std::move(next);
-  }
-  if (Status s = CheckOwned(dir.get(), uid, "workspaces root " + root, S_IFDIR); !s) return s.error();
-  // Name the root by its realpath, and make sure it is the directory we hold.
-  char real[4096];
-  struct stat held, named;
-  if (::realpath(root.c_str(), real) == nullptr) return Errno("realpath", root);
-  if (::fstat(dir.get(), &held) != 0 || ::stat(real, &named) != 0 || !SameFile(held, named)) {
-    return SysError{ESTALE, "workspaces root", root + " changed while it was opened"};
-  }
   Result<Fd> spaces = EnsureDirAt(dir.get(), kSpaces, uid, std::string(real) + "/" + kSpaces);
   if (!spaces) return spaces.error();
   return WorkspaceStore(real, std::move(*spaces), uid);
@@ -206,7 +106,7 @@ Result<policy::WorkspaceRecord> WorkspaceStore::LoadDir(const std::string& name,
   if (!fd && errno == ENOENT) return SysError{ENOENT, "ownership record", "is missing"};
   if (!fd) return Errno("open", "ownership record");
   if (Status s = CheckOwned(fd.get(), uid_, "ownership record", S_IFREG); !s) return s.error();
-  Result<std::string> text = ReadSmallFile(fd.get(), "ownership record");
+  Result<std::string> text = ReadSmallFile(fd.get(), "ownership record", kMaxRecordBytes);
   if (!text) return text.error();
   Result<policy::WorkspaceRecord> r = policy::ParseRecord(*text);
   if (!r) return r;

@@ -131,12 +131,12 @@ Result<Located> WriteRoots::Locate(const std::string& abs_path, Change change) c
   return loc;
 }
 
-Result<Fd> WriteRoots::OpenBeneath(const WriteRoot& root, const std::string& rel, uint64_t flags,
+Result<Fd> WriteRoots::OpenBeneath(int root_fd, const std::string& rel, uint64_t flags,
                                    uint64_t mode) {
   uapi::OpenHow how{flags | O_CLOEXEC, mode,
                     uapi::kResolveBeneath | uapi::kResolveNoSymlinks | uapi::kResolveNoMagiclinks |
                         uapi::kResolveNoXdev};
-  long fd = ::syscall(uapi::kNrOpenat2, root.fd.get(), rel.empty() ? "." : rel.c_str(), &how,
+  long fd = ::syscall(uapi::kNrOpenat2, root_fd, rel.empty() ? "." : rel.c_str(), &how,
                       sizeof how);
   if (fd < 0) {
     int err = errno;

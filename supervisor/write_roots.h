@@ -84,7 +84,10 @@ class WriteRoots {
   // openat2 beneath the root: ELOOP/EXDEV (a symlink or mount on the way)
   // become EACCES, a policy refusal; other errors are the kernel's own.
   static Result<Fd> OpenBeneath(const WriteRoot& root, const std::string& rel, uint64_t flags,
-                                uint64_t mode);
+                                uint64_t mode) {
+    return OpenBeneath(root.fd.get(), rel, flags, mode);
+  }
+  static Result<Fd> OpenBeneath(int root_fd, const std::string& rel, uint64_t flags, uint64_t mode);
 
   // The parent directory of `loc`, opened beneath its root.
   static Result<Fd> OpenParent(const Located& loc);

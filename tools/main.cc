@@ -14,6 +14,7 @@
 #include "tools/policyd_command.h"
 #include "tools/policy_command.h"
 #include "tools/run_command.h"
+#include "tools/runs_command.h"
 #include "tools/workspace_command.h"
 
 namespace {
@@ -34,6 +35,8 @@ constexpr Verb kVerbs[] = {
     {"audit", {}, cordon::tools::RegisterAudit},
     {"policyd", {}, cordon::tools::RegisterPolicyd},
     {"approve", {}, cordon::tools::RegisterApprove},
+    {"undo", {}, cordon::tools::RegisterUndo},
+    {"runs", {}, cordon::tools::RegisterRuns},
 };
 
 // The verb the command line names: the first word that is neither an

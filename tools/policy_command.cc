@@ -153,6 +153,11 @@ std::string DeleteLine(policy::SensitiveDelete d) {
     case policy::SensitiveDelete::kAsk: return "ask: each one needs an allowed-once approval";
     case policy::SensitiveDelete::kDeny: return "deny: always refused";
     case policy::SensitiveDelete::kAllow: return "allow: no approval asked";
+    case policy::SensitiveDelete::kRecoverable:
+      return "recoverable: kept in the run's journal first, and `cordon undo` brings them back (a "
+             "file written in place: a copy kept first, a reflink where the filesystem has them, "
+             "else copied up to limits.journalCopyBytes, larger ones refused); where no journal "
+             "can be kept beside the workspace: ask";
   }
   return "?";
 }

@@ -26,6 +26,7 @@
 #include "tools/policy_file.h"
 #include "tools/workspace_command.h"
 #include "tools/run_services.h"
+#include "tools/run_journal.h"
 #include "tools/run_preload.h"
 
 #include <nlohmann/json.hpp>
@@ -123,6 +124,10 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
   cmd->add_flag("--no-private-cache", o.no_private_cache,
                 "under workspace-write, no private cache for this workspace: the cache "
                 "variables (XDG_CACHE_HOME, PIP_CACHE_DIR, ...) stay as they are");
+  cmd->add_option("--sensitive-delete", o.sensitive_delete,
+                  "deleting or replacing a file that existed before the run: recoverable "
+                  "(default: kept in the run's journal, cordon undo), ask, deny or allow")
+      ->check(CLI::IsMember({"recoverable", "ask", "deny", "allow"}));
   cmd->add_option("--network", o.network, "none (default) or allow")
       ->check(CLI::IsMember({"none", "allow"}));
   cmd->add_flag("--allow-degraded", o.allow_degraded,
@@ -175,6 +180,10 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
     p.profile = policy::Profile::kReadOnly;
     p.profile_reason = "--profile read-only (this run only)";
   }
+  if (o.sensitive_delete == "recoverable") p.sensitive_delete = policy::SensitiveDelete::kRecoverable;
+  else if (o.sensitive_delete == "ask") p.sensitive_delete = policy::SensitiveDelete::kAsk;
+  else if (o.sensitive_delete == "deny") p.sensitive_delete = policy::SensitiveDelete::kDeny;
+  else if (o.sensitive_delete == "allow") p.sensitive_delete = policy::SensitiveDelete::kAllow;
   if (o.network == "allow") p.network = policy::Network::kAllow;
   else if (o.network == "none") p.network = policy::Network::kNone;
 
@@ -336,12 +345,16 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.landlock_abi = k.landlock_abi;
   req.filter.network = p.network;
   req.emulator.network = p.network;
-  ConfigureDecisions(p, services, req);
-  // The preload (issue 5): glibc tools get early, precise refusals.
   policy::Policy run_policy = p;
+  // sensitive.delete: recoverable: the journal, denied to the tool.
+  std::shared_ptr<Journal> journal = OpenRunJournal(run_policy, req.argv);
+  req.emulator.journal = journal;
+  ConfigureDecisions(run_policy, services, req);
+  // The preload (issue 5): glibc tools get early, precise refusals.
   std::shared_ptr<ReportTally> preload = AttachPreload(run_policy, req, services.audit);
   req.policy = &run_policy;
   int status = Launch(req);
+  CloseRunJournal(journal, run_policy, status);
   if (preload) {
     spdlog::info("{}", preload->Summary());
     if (services.audit) {

@@ -49,7 +49,8 @@ class ApprovalRunTest : public ::testing::Test {
   std::future<RunResult> Start(std::vector<std::string> cmd, const std::string& approvals = "",
                                const std::string& timeout = "30") {
     std::vector<std::string> args = {"run", "--workspace", t_.ws(), "--ro", ProbeDir(),
-                                     "--profile", "workspace-write", "--audit", log_,
+                                     "--profile", "workspace-write", "--sensitive-delete", "ask",
+                                     "--audit", log_,
                                      "--approvals", approvals.empty() ? "socket:" + sock_ : approvals,
                                      "--approval-timeout", timeout, "--"};
     args.insert(args.end(), cmd.begin(), cmd.end());

@@ -390,7 +390,7 @@ TEST_P(NotifyTest, MutationsInsideWorkAndOutsideAreRefused) {
 }
 
 TEST_P(NotifyTest, DeletingThePreexistingFileNeedsApprovalButRunFilesGoFreely) {
-  EXPECT_EQ(Probe({"unlink", "mine.txt"}), EACCES);
+  EXPECT_EQ(Probe({"unlink", "mine.txt"}, {"--sensitive-delete", "ask"}), EACCES);
   EXPECT_NE(last_.err.find("approval denied"), std::string::npos) << last_.err;
   EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "mine\n");
   RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--",
@@ -400,7 +400,7 @@ TEST_P(NotifyTest, DeletingThePreexistingFileNeedsApprovalButRunFilesGoFreely) {
 }
 
 TEST_P(NotifyTest, RenameOverTheUsersFileCannotLaunderADelete) {
-  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--",
+  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--sensitive-delete", "ask", "--",
                            "sh", "-c", "echo new > tmp && mv tmp mine.txt && rm mine.txt"});
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(Exists(t_.Ws("mine.txt")));
@@ -410,7 +410,7 @@ TEST_P(NotifyTest, RenameOverTheUsersFileCannotLaunderADelete) {
 // The supervisor knows what it created (the run's own, whatever the coarse
 // birth time says); opening the user's file with O_CREAT creates nothing.
 TEST_P(NotifyTest, OpeningTheUsersFileWithOCreatDoesNotMakeItTheRuns) {
-  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--",
+  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--sensitive-delete", "ask", "--",
                            "sh", "-c", "echo over > mine.txt && rm mine.txt"});
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "over\n") << "overwriting is allowed, deleting is not";
@@ -486,7 +486,8 @@ TEST(NotifyDeletes, ARunBornFileIsNotTakenForAReplacedOneByItsInodeNumber) {
     ScratchTree t;
     WriteFile(t.Ws("index"), "the user's\n");
     std::vector<std::string> args = {"run",      "--workspace", t.ws(),           "--ro",
-                                     ProbeDir(), "--profile",   "workspace-write"};
+                                     ProbeDir(), "--profile",   "workspace-write",
+                                     "--sensitive-delete", "ask"};
     if (notify_all) args.push_back("--test-force-notify-all");
     const std::string probe = PROBE_DYNAMIC;
     args.insert(args.end(),

@@ -171,7 +171,8 @@ TEST_F(PrivateCacheTest, AnEarlierRunsEntriesAreDeletedFreelyButNotTheCacheItsel
                       "rm \"$XDG_CACHE_HOME/d/old\"; rmdir \"$XDG_CACHE_HOME/d\"; "
                       "echo 3 > \"$XDG_CACHE_HOME/new\" && mv \"$XDG_CACHE_HOME/new\" "
                       "\"$XDG_CACHE_HOME/over\"; rm \"$XDG_CACHE_HOME/over\"; "
-                      "rmdir \"$XDG_CACHE_HOME\"; rmdir \"" + cache + "\"; rm users.txt; echo done");
+                      "rmdir \"$XDG_CACHE_HOME\"; rmdir \"" + cache + "\"; rm users.txt; echo done",
+                      {"--sensitive-delete", "ask"});
   EXPECT_THAT(del.out, HasSubstr("done"));
   EXPECT_FALSE(Exists(cache + "/xdg/d/old")) << del.err;
   EXPECT_FALSE(Exists(cache + "/xdg/d")) << del.err;

@@ -116,13 +116,14 @@ TEST_P(RunTest, WorkspaceWriteAllowsMutationsInside) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_FALSE(Exists(t_.Ws("d")));
   // A later run finds them pre-existing: deleting them is sensitive.
-  EXPECT_EQ(Probe("workspace-write", {"unlink", "dir/moved.txt"}), EACCES);
+  const std::vector<std::string> ask = {"--sensitive-delete", "ask"};
+  EXPECT_EQ(Probe("workspace-write", {"unlink", "dir/moved.txt"}, ask), EACCES);
   // A full directory: the kernel's ENOTEMPTY comes first; an empty one the
   // rule refuses.
-  EXPECT_EQ(Probe("workspace-write", {"rmdir", "dir"}), ENOTEMPTY);
+  EXPECT_EQ(Probe("workspace-write", {"rmdir", "dir"}, ask), ENOTEMPTY);
   EXPECT_TRUE(Exists(t_.Ws("dir/moved.txt")));
   ASSERT_EQ(::mkdir(t_.Ws("empty").c_str(), 0755), 0);
-  EXPECT_EQ(Probe("workspace-write", {"rmdir", "empty"}), EACCES);
+  EXPECT_EQ(Probe("workspace-write", {"rmdir", "empty"}, ask), EACCES);
   EXPECT_TRUE(Exists(t_.Ws("empty")));
 }
 

@@ -193,7 +193,7 @@ TEST(ParsePolicy, DefaultsWhenAbsent) {
   ASSERT_TRUE(r.errors.empty());
   EXPECT_TRUE(r.p.sandbox_enabled);
   EXPECT_FALSE(r.p.allow_bypass);
-  EXPECT_EQ(r.p.sensitive_delete, SensitiveDelete::kAsk);
+  EXPECT_EQ(r.p.sensitive_delete, SensitiveDelete::kRecoverable);
   EXPECT_EQ(r.p.links, LinkMode::kStrict);
   EXPECT_EQ(r.p.network, Network::kNone);
   EXPECT_EQ(r.p.limits.max_tree_entries, 10000u);

@@ -141,6 +141,7 @@ TEST(PolicyDigest, BytesAreStable) {
   p.base_paths = {PathRule::ReadOnlyNoExec("/home/u/.gitconfig")};
   p.tools.push_back({"rg", "/usr/bin/rg", {}, {}, "/tools/0"});
   p.links = LinkMode::kKernel;
+  p.sensitive_delete = SensitiveDelete::kAsk;
   p.protected_patterns = {".git/config", ".envrc"};
   EXPECT_EQ(CanonicalPolicyJson(p), R"({"allow_bypass":false,"limits":{"max_delete_bytes":20971520,"max_tree_depth":64,)"
             R"("max_tree_entries":10000},"links":"kernel","network":"none","paths":[)"

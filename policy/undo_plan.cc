@@ -1,0 +1,140 @@
+#include "policy/undo_plan.h"
+
+#include <set>
+
+namespace cordon::policy {
+namespace {
+
+// A name as the plan sees it while it walks back: an entry (`ghost`: gone
+// already, moved and removed in the plan only), or nothing.
+struct Node {
+  bool present = false;
+  bool ghost = false;
+  std::uint64_t ino = 0;
+};
+
+class Planner {
+ public:
+  Planner(const std::optional<NameStates>& at_end, const NameStates& now) {
+    for (const auto& [path, o] : now) view_[path] = {o.present, false, o.ino};
+    if (!at_end) return;
+    for (const auto& [path, end] : *at_end) {
+      auto it = now.find(path);
+      const Observed cur = it == now.end() ? Observed{} : it->second;
+      if (end.present && !cur.present) {
+        view_[path] = {true, true, end.ino};  // the user removed the run's entry
+      } else if (cur.present && (!end.present || cur.ino != end.ino || cur.size != end.size ||
+                                 cur.mtime_ns != end.mtime_ns)) {
+        changed_.insert(path);
+      }
+    }
+  }
+
+  void Back(const Change& c) {
+    switch (c.op) {
+      case ChangeOp::kDrop: return BackDrop(c);
+      case ChangeOp::kCreate: return BackCreate(c);
+      case ChangeOp::kMove: return BackMove(c);
+      case ChangeOp::kSave: return BackSave(c);
+      case ChangeOp::kCopy: return BackCopy(c);
+      case ChangeOp::kSwap: return BackSwap(c);
+    }
+  }
+
+  UndoPlan Take() { return std::move(plan_); }
+
+ private:
+  void Conflict(const std::string& path, std::string why, std::optional<std::uint64_t> slot = {}) {
+    for (UndoConflict& c : plan_.conflicts) {
+      if (c.path == path) {
+        if (!c.slot) c.slot = slot;
+        return;
+      }
+    }
+    plan_.conflicts.push_back({path, std::move(why), slot});
+  }
+  // Whether the entry at `path` is the run's `ino`, untouched since; a
+  // conflict otherwise.
+  bool Holds(const std::string& path, std::uint64_t ino, std::optional<std::uint64_t> slot = {}) {
+    const Node& n = view_[path];
+    if (changed_.count(path) && !n.ghost) {
+      Conflict(path, "changed after the run", slot);
+      return false;
+    }
+    if (!n.present || n.ino != ino) {
+      Conflict(path, n.present ? "another entry there" : "missing", slot);
+      return false;
+    }
+    return true;
+  }
+  bool Free(const std::string& path, std::optional<std::uint64_t> slot = {}) {
+    const Node& n = view_[path];
+    if (!n.present || n.ghost) return true;
+    Conflict(path, changed_.count(path) ? "changed after the run" : "another entry there", slot);
+    return false;
+  }
+
+  void BackDrop(const Change& c) {
+    if (Free(c.path)) view_[c.path] = {true, true, c.ino};
+  }
+  void BackCreate(const Change& c) {
+    if (!Holds(c.path, c.ino)) return;
+    if (!view_[c.path].ghost) plan_.steps.push_back({UndoAct::kRemove, c.path, {}, c.ino, 0, c.type});
+    view_[c.path] = {};
+  }
+  void BackMove(const Change& c) {
+    if (!Holds(c.to, c.ino) || !Free(c.path)) return;
+    Node n = view_[c.to];
+    if (!n.ghost) plan_.steps.push_back({UndoAct::kMove, c.to, c.path, c.ino, 0, c.type});
+    view_[c.to] = {};
+    view_[c.path] = n;
+  }
+  void BackSave(const Change& c) {
+    if (!Free(c.path, c.slot)) return;
+    plan_.steps.push_back({UndoAct::kRestore, c.path, {}, c.ino, c.slot, c.type});
+    view_[c.path] = {true, false, c.ino};
+    changed_.erase(c.path);
+  }
+  void BackCopy(const Change& c) {
+    if (!Holds(c.path, c.ino, c.slot)) return;
+    if (view_[c.path].ghost) return Conflict(c.path, "missing", c.slot);
+    plan_.steps.push_back({UndoAct::kPutCopy, c.path, {}, c.ino, c.slot, c.type});
+  }
+
+  void BackSwap(const Change& c) {
+    if (!Holds(c.to, c.ino) || !Holds(c.path, c.other_ino)) return;
+    Node a = view_[c.path], b = view_[c.to];
+    if (!a.ghost || !b.ghost) {
+      if (a.ghost || b.ghost) return Conflict(a.ghost ? c.path : c.to, "missing");
+      UndoStep s{UndoAct::kSwap, c.path, c.to, c.ino, 0, c.type};
+      s.other_ino = c.other_ino;
+      plan_.steps.push_back(s);
+    }
+    view_[c.path] = b;
+    view_[c.to] = a;
+  }
+
+  std::map<std::string, Node> view_;
+  std::set<std::string> changed_;
+  UndoPlan plan_;
+};
+
+}  // namespace
+
+std::vector<std::string> NamesOf(const std::vector<Change>& changes) {
+  std::set<std::string> names;
+  for (const Change& c : changes) {
+    names.insert(c.path);
+    if (c.op == ChangeOp::kMove || c.op == ChangeOp::kSwap) names.insert(c.to);
+  }
+  return {names.begin(), names.end()};
+}
+
+UndoPlan PlanUndo(const std::vector<Change>& changes, const std::optional<NameStates>& at_end,
+                  const NameStates& now) {
+  Planner p(at_end, now);
+  for (auto it = changes.rbegin(); it != changes.rend(); ++it) p.Back(*it);
+  return p.Take();
+}
+
+}  // namespace cordon::policy

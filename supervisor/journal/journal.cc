@@ -1,0 +1,248 @@
+#include "supervisor/journal/journal.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+
+#include "supervisor/file_digest.h"
+#include "supervisor/journal/undo.h"
+#include "supervisor/owned_dir.h"
+#include "supervisor/write_roots.h"
+
+namespace cordon::supervisor {
+namespace {
+
+constexpr char kMeta[] = "meta.json";
+constexpr char kChanges[] = "changes.jsonl";
+constexpr char kEnd[] = "end.json";
+constexpr char kEndTmp[] = "end.json.tmp";
+constexpr char kSlots[] = "slots";
+
+Status WriteFileAt(int dir, const char* name, const std::string& text) {
+  Fd fd(::openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return Errno("create", name);
+  return WriteAll(fd.get(), text);
+}
+
+// Copies the whole of `src` into `dst`: a reflink when the filesystem
+// shares extents (btrfs, XFS), else copy_file_range (which the kernel may
+// turn into a server-side or extent copy itself).
+Status CopyBytes(int src, int dst, uint64_t size) {
+  if (::ioctl(dst, FICLONE, src) == 0) return Ok();
+  loff_t in = 0, out = 0;
+  while (static_cast<uint64_t>(in) < size) {
+    ssize_t n = ::copy_file_range(src, &in, dst, &out, size - static_cast<uint64_t>(in), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno("copy_file_range");
+    if (n == 0) break;  // the file shrank meanwhile: what is there is kept
+  }
+  return Ok();
+}
+
+}  // namespace
+
+policy::KeptType KeptTypeOf(mode_t mode) {
+  if (S_ISREG(mode)) return policy::KeptType::kFile;
+  if (S_ISDIR(mode)) return policy::KeptType::kDir;
+  if (S_ISLNK(mode)) return policy::KeptType::kLink;
+  return policy::KeptType::kOther;
+}
+
+std::string NewRunId() {
+  std::time_t now = std::time(nullptr);
+  struct tm tm {};
+  ::gmtime_r(&now, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d%02d%02dZ-%d", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(::getpid()));
+  return buf;
+}
+
+Result<std::shared_ptr<Journal>> Journal::Create(JournalPlace place, const policy::RunMeta& meta,
+                                                 JournalLimits limits) {
+  if (!policy::ValidRunId(meta.id)) return SysError{EINVAL, "journal", "bad run id " + meta.id};
+  if (::mkdirat(place.runs.get(), meta.id.c_str(), 0700) != 0) return Errno("mkdir", meta.id);
+  Result<Fd> run = OpenDirAt(place.runs.get(), meta.id);
+  if (!run) return run.error();
+  if (::mkdirat(run->get(), kSlots, 0700) != 0) return Errno("mkdir", kSlots);
+  Result<Fd> slots = OpenDirAt(run->get(), kSlots);
+  if (!slots) return slots.error();
+  if (Status s = WriteFileAt(run->get(), kMeta, policy::MetaJson(meta)); !s) return s.error();
+  Fd changes(::openat(run->get(), kChanges,
+                      O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!changes) return Errno("create", kChanges);
+  std::string dir = place.root + "/runs/" + meta.id;
+  return std::shared_ptr<Journal>(new Journal(std::move(place), std::move(run.value()),
+                                              std::move(slots.value()), std::move(changes), dir,
+                                              meta, limits));
+}
+
+Journal::Journal(JournalPlace place, Fd run, Fd slots, Fd changes, std::string dir,
+                 policy::RunMeta meta, JournalLimits limits)
+    : place_root_(std::move(place.root)),
+      runs_(std::move(place.runs)),
+      run_(std::move(run)),
+      slots_(std::move(slots)),
+      changes_(std::move(changes)),
+      dir_(std::move(dir)),
+      meta_(std::move(meta)),
+      limits_(limits) {}
+
+Journal::~Journal() = default;
+
+void Journal::Append(const policy::Change& c) {
+  names_.insert(c.path);
+  if (c.op == policy::ChangeOp::kMove || c.op == policy::ChangeOp::kSwap) names_.insert(c.to);
+  if (Status s = WriteAll(changes_.get(), policy::ChangeLine(c) + "\n"); !s) {
+    if (!write_failed_) spdlog::error("journal {}: {}", dir_, Describe(s.error()));
+    write_failed_ = true;
+  }
+  ++lines_;
+}
+
+bool Journal::Reserve(uint64_t bytes) {
+  if (bytes_ + bytes > limits_.max_bytes) {
+    if (refused_++ == 0) {
+      spdlog::warn("the run's journal is full (limits.journalBytes = {}): further changes to "
+                   "files that existed before the run need approval",
+                   limits_.max_bytes);
+    }
+    return false;
+  }
+  bytes_ += bytes;
+  return true;
+}
+
+Status Journal::Save(int parent, const std::string& name, const std::string& rel,
+                     const struct stat& st, const char* why) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (write_failed_) return SysError{EIO, "journal", "the journal could not be written"};
+  const uint64_t bytes = static_cast<uint64_t>(st.st_blocks) * 512;
+  if (!Reserve(bytes)) return SysError{ENOSPC, "journal", "limits.journalBytes"};
+  const uint64_t slot = next_slot_++;
+  const std::string slot_name = std::to_string(slot);
+  if (::renameat2(parent, name.c_str(), slots_.get(), slot_name.c_str(), RENAME_NOREPLACE) != 0) {
+    bytes_ -= bytes;
+    return Errno("rename into the journal", rel);
+  }
+  kept_.insert({st.st_dev, st.st_ino});
+  ++kept_count_;
+  policy::Change c;
+  c.op = policy::ChangeOp::kSave;
+  c.path = rel;
+  c.ino = st.st_ino;
+  c.slot = slot;
+  c.type = KeptTypeOf(st.st_mode);
+  c.size = static_cast<uint64_t>(st.st_size);
+  c.why = why;
+  Append(c);
+  return Ok();
+}
+
+bool Journal::Kept(const struct stat& st) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return kept_.count({st.st_dev, st.st_ino}) > 0;
+}
+
+Status Journal::Copy(int fd, const std::string& rel, const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) return SysError{EINVAL, "journal", rel + " is not a regular file"};
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > limits_.max_copy_bytes) return SysError{EFBIG, "journal", "limits.journalCopyBytes"};
+  // The tool's descriptor may be write-only: the same inode, opened again
+  // for reading.
+  // O_NOATIME: keeping a copy is not a read of the tool's (the owner may).
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  Fd src(::open(proc.c_str(), O_RDONLY | O_NOATIME | O_CLOEXEC));
+  if (!src && errno == EPERM) src = Fd(::open(proc.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat now;
+  if (!src || ::fstat(src.get(), &now) != 0 || !SameFile(now, st)) {
+    return SysError{EIO, "journal", "cannot read " + rel + " to keep it"};
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  if (kept_.count({st.st_dev, st.st_ino})) return Ok();
+  if (write_failed_) return SysError{EIO, "journal", "the journal could not be written"};
+  if (!Reserve(size)) return SysError{ENOSPC, "journal", "limits.journalBytes"};
+  const uint64_t slot = next_slot_++;
+  const std::string slot_name = std::to_string(slot);
+  Fd dst(::openat(slots_.get(), slot_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0600));
+  Status s = dst ? CopyBytes(src.get(), dst.get(), size) : Status(Errno("create", slot_name));
+  if (s) {
+    const struct timespec times[2] = {st.st_atim, st.st_mtim};
+    if (::fchmod(dst.get(), st.st_mode & 07777) != 0 || ::futimens(dst.get(), times) != 0) {
+      s = Errno("keep the mode and times of", rel);
+    }
+  }
+  if (!s) {
+    (void)::unlinkat(slots_.get(), slot_name.c_str(), 0);
+    bytes_ -= size;
+    return s;
+  }
+  kept_.insert({st.st_dev, st.st_ino});
+  ++kept_count_;
+  policy::Change c;
+  c.op = policy::ChangeOp::kCopy;
+  c.path = rel;
+  c.ino = st.st_ino;
+  c.slot = slot;
+  c.size = size;
+  Append(c);
+  return Ok();
+}
+
+void Journal::Created(const std::string& rel, const struct stat& st) {
+  std::lock_guard<std::mutex> l(mu_);
+  Append({policy::ChangeOp::kCreate, rel, {}, st.st_ino, 0, KeptTypeOf(st.st_mode), 0, {}});
+}
+
+void Journal::Moved(const std::string& from, const std::string& to, const struct stat& st) {
+  std::lock_guard<std::mutex> l(mu_);
+  Append({policy::ChangeOp::kMove, from, to, st.st_ino, 0, KeptTypeOf(st.st_mode), 0, {}});
+}
+
+void Journal::Dropped(const std::string& rel, const struct stat& st) {
+  std::lock_guard<std::mutex> l(mu_);
+  Append({policy::ChangeOp::kDrop, rel, {}, st.st_ino, 0, KeptTypeOf(st.st_mode), 0, {}});
+}
+
+void Journal::Swapped(const std::string& a, const std::string& b, const struct stat& a_st,
+                      const struct stat& b_st) {
+  std::lock_guard<std::mutex> l(mu_);
+  policy::Change c{policy::ChangeOp::kSwap, a, b, a_st.st_ino, 0, KeptTypeOf(a_st.st_mode), 0, {}};
+  c.other_ino = b_st.st_ino;
+  Append(c);
+}
+
+JournalStats Journal::Stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return {lines_, kept_count_, refused_};
+}
+
+Status Journal::Seal(int workspace_fd, int exit_status) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (sealed_) return Ok();
+  sealed_ = true;
+  policy::RunEnd end;
+  end.ended_s = std::time(nullptr);
+  end.exit_status = exit_status;
+  end.changes = lines_;
+  end.refused_at_bound = refused_;
+  end.names = ObserveNames(workspace_fd, {names_.begin(), names_.end()});
+  Fd changes(::openat(run_.get(), kChanges, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!changes) return Errno("open", kChanges);
+  auto digest = Sha256Fd(changes.get());
+  if (!digest) return digest.error();
+  end.changes_sha256 = digest.value();
+  (void)::unlinkat(run_.get(), kEndTmp, 0);
+  if (Status s = WriteFileAt(run_.get(), kEndTmp, policy::EndJson(end)); !s) return s;
+  if (::renameat(run_.get(), kEndTmp, run_.get(), kEnd) != 0) return Errno("rename", kEnd);
+  return Ok();
+}
+
+}  // namespace cordon::supervisor

@@ -1,0 +1,122 @@
+// A recoverable run's journal (issue 26), as the supervisor writes it: a
+// file of the user's that the run removes or replaces is moved into it
+// (rename(2), O(1), the inode kept), one written in place is copied into it
+// first (a reflink where the filesystem has them), and every change to a
+// name in the workspace is recorded (policy/journal_change.h), so that
+// `cordon undo` can take the run back and `cordon runs show` say what it did.
+//
+//   PLACE/runs/<id>/meta.json      the run (policy/journal_run.h)
+//   PLACE/runs/<id>/changes.jsonl  the changes, in the order they were made
+//   PLACE/runs/<id>/slots/<n>      what was kept
+//   PLACE/runs/<id>/end.json       how each name stood when the run ended
+//
+// Bounded: limits.journalBytes for what one run keeps, limits.journalCopyBytes
+// for one copy. Past a bound nothing is dropped: the change is not made
+// journaled, and the caller falls back to the approval rule.
+//
+// Thread-safe: the emulator's threads record concurrently; a save and its
+// record are made under one lock, so the record's order is the order of
+// the renames.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/fd.h"
+#include "base/result.h"
+#include "policy/journal_change.h"
+#include "policy/journal_run.h"
+#include "supervisor/journal/journal_place.h"
+
+namespace cordon::supervisor {
+
+struct JournalLimits {
+  uint64_t max_bytes = uint64_t{4} << 30;       // limits.journalBytes
+  uint64_t max_copy_bytes = uint64_t{64} << 20;  // limits.journalCopyBytes
+};
+
+struct JournalStats {
+  uint64_t changes = 0;           // records written
+  uint64_t kept = 0;              // saves and copies
+  uint64_t refused_at_bound = 0;  // saves and copies refused at limits.journalBytes
+};
+
+class Journal {
+ public:
+  // Creates runs/<meta.id> in `place` for the workspace at meta.workspace.
+  static Result<std::shared_ptr<Journal>> Create(JournalPlace place, const policy::RunMeta& meta,
+                                                 JournalLimits limits);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  const std::string& place() const { return place_root_; }
+  const policy::RunMeta& meta() const { return meta_; }
+  const JournalLimits& limits() const { return limits_; }
+
+  // Moves `name` in `parent` (lstat `st`, at workspace-relative `rel`) into
+  // the journal. ENOSPC when the bound would be passed (nothing moved).
+  Status Save(int parent, const std::string& name, const std::string& rel, const struct stat& st,
+              const char* why);
+  // Keeps a copy of the regular file `fd` (at `rel`, fstat `st`) before it
+  // is written in place: once per inode a run. EFBIG past the copy bound,
+  // ENOSPC past the journal's (nothing kept).
+  Status Copy(int fd, const std::string& rel, const struct stat& st);
+  // Whether the file's old content is kept already (Copy, or it was saved).
+  bool Kept(const struct stat& st) const;
+
+  void Created(const std::string& rel, const struct stat& st);
+  void Moved(const std::string& from, const std::string& to, const struct stat& st);
+  void Dropped(const std::string& rel, const struct stat& st);
+  // `a` and `b` exchanged: `a_st` was at a (now at b), `b_st` at b.
+  void Swapped(const std::string& a, const std::string& b, const struct stat& a_st,
+               const struct stat& b_st);
+
+  // The run ended with `exit_status`: how each name stands now, beneath
+  // `workspace_fd` (no link followed), goes to end.json with the digest of
+  // the changes. Once; later calls do nothing.
+  Status Seal(int workspace_fd, int exit_status);
+
+  JournalStats Stats() const;
+
+ private:
+  Journal(JournalPlace place, Fd run, Fd slots, Fd changes, std::string dir, policy::RunMeta meta,
+          JournalLimits limits);
+  void Append(const policy::Change& c);  // with mu_ held
+  bool Reserve(uint64_t bytes);           // with mu_ held
+
+  std::string place_root_;
+  Fd runs_;
+  Fd run_;
+  Fd slots_;
+  Fd changes_;
+  std::string dir_;
+  policy::RunMeta meta_;
+  JournalLimits limits_;
+  mutable std::mutex mu_;
+  uint64_t next_slot_ = 1;
+  uint64_t bytes_ = 0;
+  uint64_t lines_ = 0;
+  uint64_t refused_ = 0;
+  uint64_t kept_count_ = 0;
+  bool sealed_ = false;
+  bool write_failed_ = false;
+  std::set<std::pair<dev_t, ino_t>> kept_;
+  std::set<std::string> names_;
+};
+
+// A run id for a run starting now: UTC time and pid ("20261206T071500Z-1234").
+std::string NewRunId();
+
+// The type an lstat mode records.
+policy::KeptType KeptTypeOf(mode_t mode);
+
+}  // namespace cordon::supervisor

@@ -1,0 +1,121 @@
+#include "supervisor/owned_dir.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vector>
+
+namespace cordon::supervisor {
+
+Result<Fd> OpenDirAt(int dir, const std::string& name) {
+  Fd fd(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return Errno("open", name);
+  return fd;
+}
+
+// Owned by `uid` and writable by nobody else: a directory or file another
+// user can change cannot vouch for a session.
+Status CheckOwned(int fd, uid_t uid, const std::string& what, mode_t type) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Errno("fstat", what);
+  if ((st.st_mode & S_IFMT) != type) return SysError{ENOTDIR, "check", what + " has the wrong type"};
+  if (st.st_uid != uid) {
+    return SysError{EPERM, "check",
+                    what + " is owned by uid " + std::to_string(st.st_uid) + ", not " +
+                        std::to_string(uid)};
+  }
+  if ((st.st_mode & 022) != 0) return SysError{EPERM, "check", what + " is group or world writable"};
+  return Ok();
+}
+
+// mkdir (0700) when missing, then open without following a link and check.
+Result<Fd> EnsureDirAt(int dir, const std::string& name, uid_t uid, const std::string& what) {
+  if (::mkdirat(dir, name.c_str(), 0700) != 0 && errno != EEXIST) return Errno("mkdir", what);
+  Result<Fd> fd = OpenDirAt(dir, name);
+  if (!fd) return SysError{fd.error().err, "open", what + " (a real directory, not a link)"};
+  if (Status s = CheckOwned(fd->get(), uid, what, S_IFDIR); !s) return s.error();
+  return fd;
+}
+
+Result<std::string> ReadSmallFile(int fd, const std::string& what, size_t max_bytes) {
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno("read", what);
+    if (n == 0) return text;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > max_bytes) {
+      return SysError{EFBIG, "read", what + " is too large"};
+    }
+  }
+}
+
+Status WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno("write");
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Ok();
+}
+
+bool SameFile(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+Result<OwnedDir> OpenOwnedDirPath(std::string root, const std::string& what) {
+  if (root.empty() || root[0] != '/') {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) return Errno("getcwd");
+    root = std::string(cwd) + "/" + root;
+  }
+  // Walk down from "/". Existing parents may be links (/home -> /var/home);
+  // every component created here, and the root itself, may not.
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < root.size();) {
+    size_t j = root.find('/', i);
+    if (j == std::string::npos) j = root.size();
+    std::string part = root.substr(i, j - i);
+    if (part == "..") return SysError{EINVAL, what.c_str(), root + " contains \"..\""};
+    if (!part.empty() && part != ".") parts.push_back(part);
+    i = j + 1;
+  }
+  if (parts.empty()) return SysError{EINVAL, what.c_str(), "may not be /"};
+  uid_t uid = ::geteuid();
+  Fd dir(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir) return Errno("open", "/");
+  for (size_t k = 0; k < parts.size(); ++k) {
+    bool last = k + 1 == parts.size();
+    const std::string& part = parts[k];
+    int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (last ? O_NOFOLLOW : 0);
+    Fd next(::openat(dir.get(), part.c_str(), flags));
+    if (!next && errno == ENOENT) {
+      if (::mkdirat(dir.get(), part.c_str(), 0700) != 0 && errno != EEXIST) {
+        return Errno("mkdir", part + " (" + what + " " + root + ")");
+      }
+      Result<Fd> made = OpenDirAt(dir.get(), part);
+      if (!made) return SysError{made.error().err, what.c_str(), root + ": " + part + " is not a real directory"};
+      if (Status s = CheckOwned(made->get(), uid, part, S_IFDIR); !s) return s.error();
+      next = std::move(*made);
+    } else if (!next) {
+      return SysError{errno, what.c_str(),
+                      root + (last ? " (must be a real directory, not a symlink)" : "")};
+    }
+    dir = std::move(next);
+  }
+  if (Status s = CheckOwned(dir.get(), uid, what + " " + root, S_IFDIR); !s) return s.error();
+  // Name the root by its realpath, and make sure it is the directory we hold.
+  char real[4096];
+  struct stat held, named;
+  if (::realpath(root.c_str(), real) == nullptr) return Errno("realpath", root);
+  if (::fstat(dir.get(), &held) != 0 || ::stat(real, &named) != 0 || !SameFile(held, named)) {
+    return SysError{ESTALE, what.c_str(), root + " changed while it was opened"};
+  }
+  return OwnedDir{real, std::move(dir)};
+}
+
+}  // namespace cordon::supervisor

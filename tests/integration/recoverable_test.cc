@@ -1,0 +1,249 @@
+// Issue 26, recoverable runs: under the default sensitive.delete
+// ("recoverable") a file of the user's that the run removes or replaces is
+// kept in the run's journal, honest git work in a repository that predates
+// the run needs no approval, and `cordon undo` brings the tree back byte for
+// byte. The journal is out of the tool's reach, and bad input to undo
+// touches nothing. Real git, make and the real cordon binary; the tree is
+// read from disk afterwards.
+#include <dirent.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "policy/digest.h"
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Every entry beneath `dir`: its type, mode and (for a file) SHA-256, for
+// symlinks the target. Times are left out: git rewrites them.
+void Listing(const std::string& dir, const std::string& rel, std::map<std::string, std::string>& out) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    std::string path = dir + "/" + name, r = rel.empty() ? name : rel + "/" + name;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    std::ostringstream v;
+    v << std::oct << st.st_mode << " ";
+    if (S_ISREG(st.st_mode)) {
+      v << policy::Sha256Hex(ReadFile(path));
+    } else if (S_ISLNK(st.st_mode)) {
+      char buf[4096];
+      ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+      v << std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
+    } else if (S_ISDIR(st.st_mode)) {
+      Listing(path, r, out);
+    }
+    out[r] = v.str();
+  }
+  ::closedir(d);
+}
+
+std::map<std::string, std::string> Listing(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  Listing(dir, "", out);
+  return out;
+}
+
+class RecoverableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(::mkdir((t_.root() + "/home").c_str(), 0700), 0);
+    env_ = {"HOME=" + t_.root() + "/home", "XDG_STATE_HOME=" + t_.root() + "/state",
+            "GIT_AUTHOR_NAME=Tess Ter", "GIT_AUTHOR_EMAIL=tess@example.org",
+            "GIT_COMMITTER_NAME=Tess Ter", "GIT_COMMITTER_EMAIL=tess@example.org",
+            "GIT_CONFIG_NOSYSTEM=1"};
+  }
+  // A shell script run bare (the user, before and after cordon).
+  int Bare(const std::string& script) {
+    std::string cmd = "cd '" + t_.ws() + "' && env";
+    for (const auto& e : env_) cmd += " '" + e + "'";
+    cmd += " sh -c '" + script + "' >/dev/null 2>&1";
+    return std::system(cmd.c_str());
+  }
+  RunResult Run(const std::string& script, std::vector<std::string> flags = {}) {
+    std::vector<std::string> args = {"run", "--profile", "workspace-write", "--workspace", t_.ws(),
+                                     "--approvals", "deny"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", "sh", "-c", script});
+    return RunCordon(args, t_.ws(), env_);
+  }
+  RunResult Cordon(std::vector<std::string> args) { return RunCordon(args, t_.ws(), env_); }
+  std::string Journals() const { return t_.root() + "/state/cordon/journal"; }
+  // A repository committed before the run: main (two commits), a branch
+  // feature that changes src/util.txt and deletes docs/old.txt, a build/
+  // tree from an earlier build, a local edit and an untracked file.
+  void MakeRepository() {
+    ASSERT_EQ(Bare("git init -q -b main && mkdir -p src docs && echo one > src/util.txt && "
+                   "echo old > docs/old.txt && printf \"clean:\\n\\trm -rf build\\n\" > Makefile && "
+                   "git add . && git commit -qm init && echo v2 >> src/util.txt && "
+                   "git commit -qam second && git checkout -qb feature && echo two > src/util.txt && "
+                   "git rm -q docs/old.txt && git commit -qam feat && git checkout -q main && "
+                   "mkdir -p build/sub && echo obj > build/a.o && echo o2 > build/sub/b.o && "
+                   "echo local >> src/util.txt && echo wip > src/wip.txt"),
+              0);
+  }
+  ScratchTree t_;
+  std::vector<std::string> env_;
+};
+
+TEST_F(RecoverableTest, HonestGitWorkNeedsNoApprovalAndUndoRestoresTheTreeByteForByte) {
+  MakeRepository();
+  const auto before = Listing(t_.ws());
+  RunResult r = Run(
+      "set -e; git checkout -q -b x; git checkout -q main; git stash -q; git checkout -q feature; "
+      "test ! -e docs/old.txt; git checkout -q main; git stash pop -q; git reset -q --hard HEAD~1; "
+      "/usr/bin/make -s clean; test ! -e build; mkdir -p build; echo x > build/y; rm -rf build; "
+      "echo finished");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("finished"));
+  EXPECT_NE(Listing(t_.ws()), before);
+  RunResult show = Cordon({"runs", "show"});
+  EXPECT_EQ(show.status, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("deleted (kept)"));
+  EXPECT_THAT(show.out, HasSubstr("build/sub/b.o"));
+  RunResult undo = Cordon({"undo"});
+  EXPECT_EQ(undo.status, 0) << undo.out << undo.err;
+  EXPECT_EQ(Listing(t_.ws()), before) << "the whole tree, .git included, as before the run";
+  // Once only.
+  EXPECT_EQ(Cordon({"undo"}).status, 125);
+}
+
+TEST_F(RecoverableTest, UndoNeverClobbersWhatTheUserChangedAfterTheRun) {
+  WriteFile(t_.Ws("a.txt"), "before\n");
+  WriteFile(t_.Ws("b.txt"), "before\n");
+  RunResult r = Run("echo run > a.txt && echo run > b.txt");
+  ASSERT_EQ(r.status, 0) << r.err;
+  WriteFile(t_.Ws("a.txt"), "the user's edit after the run\n");
+  RunResult undo = Cordon({"undo"});
+  EXPECT_EQ(undo.status, 1) << undo.out << undo.err;
+  EXPECT_THAT(undo.out, HasSubstr("kept as it is: a.txt"));
+  EXPECT_EQ(ReadFile(t_.Ws("a.txt")), "the user's edit after the run\n");
+  EXPECT_EQ(ReadFile(t_.Ws("b.txt")), "before\n") << "the untouched one is restored";
+}
+
+TEST_F(RecoverableTest, UnderAskTheUsersFilesStayRefused) {
+  WriteFile(t_.Ws("mine.txt"), "mine\n");
+  RunResult r = Run("rm mine.txt", {"--sensitive-delete", "ask"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "mine\n");
+  // The default keeps it and lets the delete happen.
+  r = Run("rm mine.txt");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(Exists(t_.Ws("mine.txt")));
+  EXPECT_EQ(Cordon({"undo"}).status, 0);
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "mine\n");
+}
+
+TEST_F(RecoverableTest, TheToolCannotReachTheJournal) {
+  WriteFile(t_.Ws("mine.txt"), "mine\n");
+  ASSERT_EQ(Run("rm mine.txt").status, 0);
+  const std::string j = Journals();
+  ASSERT_TRUE(Exists(j + "/runs")) << "the journal lives beside the workspace";
+  RunResult list = Cordon({"runs", "list"});
+  const std::string id = list.out.substr(0, list.out.find(' '));
+  // A later run, granted the whole scratch tree read-write, still may not
+  // read, write, rename or link into the journal.
+  const std::vector<std::string> rw = {"--rw", t_.root()};
+  for (const std::string& attack :
+       {"cat " + j + "/runs/*/changes.jsonl", "cat " + j + "/runs/*/slots/1",
+        "echo x > " + j + "/evil", "echo x >> " + j + "/runs/" + id + "/changes.jsonl",
+        "echo x > f && mv f " + j + "/runs/", "echo x > f && ln f " + j + "/f2",
+        "rm -rf " + j, "mv " + j + " " + t_.root() + "/moved"}) {
+    RunResult r = Run(attack, rw);
+    EXPECT_NE(r.status, 0) << attack;
+  }
+  EXPECT_FALSE(Exists(j + "/evil"));
+  EXPECT_FALSE(Exists(j + "/f2"));
+  EXPECT_FALSE(Exists(t_.root() + "/moved"));
+  EXPECT_EQ(Cordon({"undo", id}).status, 0) << "the journal is whole";
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "mine\n");
+}
+
+TEST_F(RecoverableTest, AtTheJournalsBoundNothingIsDroppedAndTheChangeIsRefused) {
+  WriteFile(t_.Ws("small.txt"), "s\n");
+  WriteFile(t_.Ws("big.txt"), std::string(64 << 10, 'b'));
+  WriteFile(t_.Ws("policy.json"), R"({"limits": {"journalBytes": 16384}})");
+  RunResult r = Run("rm small.txt; rm big.txt; echo done", {"--policy", t_.Ws("policy.json")});
+  EXPECT_THAT(r.out, HasSubstr("done"));
+  EXPECT_FALSE(Exists(t_.Ws("small.txt")));
+  EXPECT_TRUE(Exists(t_.Ws("big.txt"))) << "past the bound the delete is refused, not unkept";
+  EXPECT_THAT(r.err, HasSubstr("limits.journalBytes"));
+  EXPECT_EQ(Cordon({"undo"}).status, 0);
+  EXPECT_EQ(ReadFile(t_.Ws("small.txt")), "s\n");
+}
+
+TEST_F(RecoverableTest, BadInputToUndoTouchesNothing) {
+  WriteFile(t_.Ws("mine.txt"), "mine\n");
+  // No run at all yet.
+  RunResult u = Cordon({"undo"});
+  EXPECT_EQ(u.status, 125);
+  EXPECT_THAT(u.err, HasSubstr("no recoverable run"));
+  ASSERT_EQ(Run("rm mine.txt && echo new > other.txt").status, 0);
+  // An unknown run, a malformed id.
+  EXPECT_EQ(Cordon({"undo", "20990101T000000Z-1"}).status, 125);
+  EXPECT_EQ(Cordon({"undo", "../../etc"}).status, 125);
+  // A journal edited by hand: the digest no longer matches.
+  std::string runs = Journals() + "/runs";
+  RunResult list = Cordon({"runs", "list"});
+  ASSERT_EQ(list.status, 0);
+  std::string id = list.out.substr(0, list.out.find(' '));
+  std::string changes = runs + "/" + id + "/changes.jsonl";
+  std::string text = ReadFile(changes);
+  WriteFile(changes, text + R"({"ino":1,"op":"create","path":"src","type":"file"})" "\n");
+  u = Cordon({"undo"});
+  EXPECT_EQ(u.status, 125);
+  EXPECT_THAT(u.err, HasSubstr("damaged"));
+  EXPECT_FALSE(Exists(t_.Ws("mine.txt")));
+  EXPECT_TRUE(Exists(t_.Ws("other.txt")));
+  WriteFile(changes, text);
+  // The workspace moved: refused, nothing touched.
+  const std::string moved = t_.root() + "/ws-moved";
+  ASSERT_EQ(::rename(t_.ws().c_str(), moved.c_str()), 0);
+  u = RunCordon({"undo", "--workspace", moved}, moved, env_);
+  EXPECT_EQ(u.status, 125);
+  EXPECT_THAT(u.err, HasSubstr("moved"));
+  u = RunCordon({"undo", id}, moved, env_);
+  EXPECT_EQ(u.status, 125) << u.out;
+  EXPECT_TRUE(Exists(moved + "/other.txt"));
+  ASSERT_EQ(::rename(moved.c_str(), t_.ws().c_str()), 0);
+  // Back where it was, the journal whole: undo works.
+  EXPECT_EQ(Cordon({"undo"}).status, 0);
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "mine\n");
+  EXPECT_FALSE(Exists(t_.Ws("other.txt")));
+  // prune: a bad age is 125; then the journal goes.
+  EXPECT_EQ(Cordon({"runs", "prune", "--older-than", "soon"}).status, 125);
+  EXPECT_EQ(Cordon({"runs", "prune", "--older-than", "0s"}).status, 0);
+  EXPECT_FALSE(Exists(runs + "/" + id));
+}
+
+TEST_F(RecoverableTest, AnInPlaceWriteAndATruncateAreTakenBack) {
+  WriteFile(t_.Ws("log.txt"), "line 1\n");
+  WriteFile(t_.Ws("t.txt"), "a longer text\n");
+  WriteFile(t_.Ws("o.txt"), "overwritten\n");
+  RunResult r = Run("echo line 2 >> log.txt && truncate -s 3 t.txt && echo x > o.txt");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(t_.Ws("log.txt")), "line 1\nline 2\n");
+  EXPECT_EQ(ReadFile(t_.Ws("t.txt")), "a l");
+  EXPECT_EQ(ReadFile(t_.Ws("o.txt")), "x\n");
+  EXPECT_EQ(Cordon({"undo"}).status, 0);
+  EXPECT_EQ(ReadFile(t_.Ws("log.txt")), "line 1\n");
+  EXPECT_EQ(ReadFile(t_.Ws("t.txt")), "a longer text\n");
+  EXPECT_EQ(ReadFile(t_.Ws("o.txt")), "overwritten\n");
+}
+
+}  // namespace
+}  // namespace cordon::testing
