@@ -25,6 +25,7 @@
 #include "supervisor/tool_filter.h"
 #include "supervisor/write_roots.h"
 #include "tools/policy_file.h"
+#include "tools/settings_file.h"
 
 extern char** environ;
 
@@ -83,7 +84,11 @@ nlohmann::json Decisions(const PolicyArgs& a, const policy::Policy& p) {
 // Loads, applies the one-run overrides explain accepts, normalises.
 bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& errors) {
   if (a.file.empty()) {
+    // What a run from here gets: the settings file, as cordon run reads it.
     p.profile_reason = "no policy file and no --profile: cordon run's default";
+    std::vector<std::string> warnings;
+    LoadSettings(p, errors, warnings);
+    for (const auto& w : warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
   } else {
     LoadPolicyFile(a.file, "", p, errors);
   }
