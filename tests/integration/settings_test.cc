@@ -117,7 +117,7 @@ TEST_F(SettingsTest, RunTakesTheSettingsFileAsItsPolicy) {
   // policy explain without a file says where a run's policy comes from.
   last_ = RunCordon({"policy", "explain", "--workspace", t_.ws()}, t_.root(), Env());
   ASSERT_EQ(last_.status, 0) << last_.err;
-  EXPECT_THAT(last_.out, HasSubstr("settings file " + settings_));
+  EXPECT_THAT(last_.out, HasSubstr("a run from here: the settings file " + settings_));
   EXPECT_THAT(last_.out, HasSubstr(t_.outside()));
 }
 
