@@ -93,7 +93,14 @@ int Toggle(bool enabled, bool allow_bypass) {
 void RegisterSandbox(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "sandbox", "show or toggle sandbox.enabled in ${XDG_CONFIG_HOME:-~/.config}/cordon/settings.json");
-  cmd->require_subcommand(1);
+  // At most one action; none is an error of ours, so an unknown word is
+  // reported as CLI11's "not expected" rather than "a subcommand is required".
+  cmd->require_subcommand(0, 1);
+  cmd->callback([cmd, &exit_code] {
+    if (!cmd->get_subcommands().empty()) return;
+    std::fprintf(stderr, "cordon: sandbox: name one of status, enable, disable\n");
+    exit_code = kError;
+  });
   cmd->add_subcommand("status", "whether cordon run confines tools, and what says so")
       ->callback([&exit_code] { exit_code = PrintStatus(); });
   cmd->add_subcommand("enable", "write sandbox.enabled true (every other key is kept)")

@@ -100,7 +100,8 @@ SettingsEdit SetSandboxEnabled(const std::string& path, std::string_view old, bo
   if (!enabled && !before.allow_bypass && !allow_bypass) {
     edit.errors.push_back(
         "sandbox disable refused: " + path +
-        " does not set sandbox.allowBypass true, and cordon never runs a tool unconfined "
+        (old.empty() ? " does not exist, so nothing sets" : " does not set") +
+        " sandbox.allowBypass true, and cordon never runs a tool unconfined "
         "without it; `cordon sandbox disable --allow-bypass` sets both");
     return edit;
   }

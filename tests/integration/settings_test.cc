@@ -252,6 +252,7 @@ TEST_F(SettingsTest, UnknownOrMissingSubcommandIsOneLineAnd125) {
     ASSERT_EQ(Sandbox(args).status, 125);
     EXPECT_EQ(Lines(last_.err), 1) << last_.err;
     EXPECT_THAT(last_.out, Not(HasSubstr("sandbox:")));
+    EXPECT_THAT(last_.err, HasSubstr(args.empty() ? "status, enable, disable" : args.back()));
   }
   EXPECT_FALSE(Exists(config_));
 }
