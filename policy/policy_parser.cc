@@ -177,6 +177,16 @@ void ParseFilesystem(Ctx& c, const json& j, const std::string& ptr) {
   PathList(c, j, "readonlyPaths", ptr, Access::kReadOnly);
   PathList(c, j, "deniedPaths", ptr, Access::kDenied);
   Bool(c, j, "clearPolicyOnExit", ptr, c.p.clear_policy_on_exit);
+  if (!c.p.clear_policy_on_exit) {
+    // Seed 004 cleans up its generated policy file at exit unless told to
+    // keep it. cordon has nothing to keep: the policy it generates lives in
+    // the supervisor's memory only, and the run's private TMPDIR is always
+    // removed. Taking false silently would promise what is not done.
+    c.Error(Child(ptr, "clearPolicyOnExit"),
+            "false is not supported: cordon never writes a run's generated policy to disk "
+            "(`cordon policy explain` prints it) and always removes the run's private TMPDIR "
+            "at exit; true, the default, is what every run does");
+  }
 }
 
 void ParseNetwork(Ctx& c, const json& j, const std::string& ptr) {

@@ -26,7 +26,11 @@ constexpr size_t kMaxRecordBytes = 64 << 10;
 }  // namespace
 
 std::string DefaultStateHome(std::string* ignored) {
-  const char* xdg = std::getenv("XDG_STATE_HOME");
+  return XdgBaseDir("XDG_STATE_HOME", "/.local/state", ignored);
+}
+
+std::string XdgBaseDir(const char* var, const char* under_home, std::string* ignored) {
+  const char* xdg = std::getenv(var);
   if (xdg != nullptr && xdg[0] == '/') return xdg;
   if (xdg != nullptr && xdg[0] != '\0' && ignored != nullptr) *ignored = xdg;
   const char* home = std::getenv("HOME");
@@ -34,7 +38,7 @@ std::string DefaultStateHome(std::string* ignored) {
   if (h.empty()) {
     if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr) h = pw->pw_dir;
   }
-  return h + "/.local/state";
+  return h + under_home;
 }
 
 std::string DefaultWorkspacesRoot() { return DefaultStateHome() + "/cordon"; }

@@ -39,6 +39,12 @@ namespace cordon::supervisor {
 // and put in `*ignored` when that is not null.
 std::string DefaultStateHome(std::string* ignored = nullptr);
 
+// An XDG base directory: $VAR when it is absolute, else HOME (or the
+// passwd entry's home) + `under_home`. A relative or empty $VAR is ignored
+// (a non-empty one is stored in `ignored`, for a warning).
+// DefaultStateHome is XdgBaseDir("XDG_STATE_HOME", "/.local/state").
+std::string XdgBaseDir(const char* var, const char* under_home, std::string* ignored = nullptr);
+
 // DefaultStateHome() + "/cordon".
 std::string DefaultWorkspacesRoot();
 

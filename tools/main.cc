@@ -15,6 +15,7 @@
 #include "tools/policy_command.h"
 #include "tools/run_command.h"
 #include "tools/runs_command.h"
+#include "tools/sandbox_command.h"
 #include "tools/workspace_command.h"
 
 namespace {
@@ -37,6 +38,7 @@ constexpr Verb kVerbs[] = {
     {"approve", {}, cordon::tools::RegisterApprove},
     {"undo", {}, cordon::tools::RegisterUndo},
     {"runs", {}, cordon::tools::RegisterRuns},
+    {"sandbox", {}, cordon::tools::RegisterSandbox},
 };
 
 // The verb the command line names: the first word that is neither an
@@ -85,6 +87,10 @@ int main(int argc, char** argv) {
   CLI::App app{"cordon: confine a tool process to its workspace", "cordon"};
   app.require_subcommand(1);
   app.set_version_flag("--version", CORDON_VERSION);
+  // Bad usage is one line (cordon's errors are), not CLI11's two.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("cordon: ") + e.what() + " (cordon --help)\n";
+  });
   std::string level = "warn";
   app.add_option("--log-level", level, "trace, debug, info, warn (default), error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))

@@ -25,6 +25,7 @@
 #include "supervisor/tool_filter.h"
 #include "supervisor/write_roots.h"
 #include "tools/policy_file.h"
+#include "tools/settings_file.h"
 
 extern char** environ;
 
@@ -39,6 +40,7 @@ struct PolicyArgs {
   std::vector<std::string> paths;  // --path: what the tool may do there
   std::vector<std::string> env_keep;  // --env-keep, as cordon run's
   bool no_private_cache = false;      // --no-private-cache, as cordon run's
+  std::string settings;  // without FILE: the settings file loaded (empty: none)
 };
 
 // A path asked about with --path, as the rules see it: canonical when it
@@ -81,9 +83,13 @@ nlohmann::json Decisions(const PolicyArgs& a, const policy::Policy& p) {
 }
 
 // Loads, applies the one-run overrides explain accepts, normalises.
-bool Load(const PolicyArgs& a, policy::Policy& p, std::vector<std::string>& errors) {
+bool Load(PolicyArgs& a, policy::Policy& p, std::vector<std::string>& errors) {
   if (a.file.empty()) {
+    // What a run from here gets: the settings file, as cordon run reads it.
     p.profile_reason = "no policy file and no --profile: cordon run's default";
+    std::vector<std::string> warnings;
+    a.settings = LoadSettings(p, errors, warnings);
+    for (const auto& w : warnings) std::fprintf(stderr, "cordon: warning: %s\n", w.c_str());
   } else {
     LoadPolicyFile(a.file, "", p, errors);
   }
@@ -272,7 +278,9 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
 
 void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& rung) {
   auto line = [](const char* k, const std::string& v) { std::printf("%-12s %s\n", k, v.c_str()); };
-  if (a.file.empty()) {
+  if (a.file.empty() && !a.settings.empty()) {
+    std::printf("Effective policy of a run from here: the settings file %s\n\n", a.settings.c_str());
+  } else if (a.file.empty()) {
     std::printf("Effective policy of a run from here, with no policy file (the base policy)\n\n");
   } else {
     std::printf("Effective policy of %s\n\n", a.file.c_str());

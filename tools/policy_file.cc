@@ -8,10 +8,7 @@
 #include "supervisor/exec/tool_pin.h"
 
 namespace cordon::tools {
-namespace {
 
-// The whole file, or false when it cannot be read. Policies are small; a
-// bound keeps a hostile path (/dev/zero) from eating memory.
 bool ReadSmallFile(const std::string& path, std::string& out) {
   constexpr std::size_t kMaxBytes = 1 << 20;
   std::ifstream f(path, std::ios::binary);
@@ -24,8 +21,6 @@ bool ReadSmallFile(const std::string& path, std::string& out) {
   }
   return !f.bad();
 }
-
-}  // namespace
 
 void LoadPolicyFile(const std::string& file, const std::string& receipt, policy::Policy& p,
                     std::vector<std::string>& errors) {

@@ -10,6 +10,10 @@
 
 namespace cordon::tools {
 
+// The whole file, or false when it cannot be read. Policies are small; a
+// bound (1 MiB) keeps a hostile path (/dev/zero) from eating memory.
+bool ReadSmallFile(const std::string& path, std::string& out);
+
 // Fills `p` from `file` (defaults first). `receipt` empty: no receipt check.
 // Every problem goes to `errors` as one line; `p` must not be used then.
 void LoadPolicyFile(const std::string& file, const std::string& receipt, policy::Policy& p,

@@ -24,6 +24,7 @@
 #include "supervisor/probe.h"
 #include "tools/bypass.h"
 #include "tools/policy_file.h"
+#include "tools/settings_file.h"
 #include "tools/workspace_command.h"
 #include "tools/run_services.h"
 #include "tools/run_journal.h"
@@ -147,13 +148,15 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
 
 bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   std::vector<std::string> errors;
-  if (!o.policy_file.empty()) {
-    // Receipt and file first: until they check out nothing else is looked at.
-    LoadPolicyFile(o.policy_file, o.receipt, p, errors);
-    if (!errors.empty()) {
-      for (const auto& e : errors) spdlog::error("{}", e);
-      return false;
-    }
+  // Receipt and file first: until they check out nothing else is looked at.
+  // Without --policy the user's settings file is the policy (settings_file.h).
+  std::vector<std::string> settings_warnings;
+  if (!o.policy_file.empty()) LoadPolicyFile(o.policy_file, o.receipt, p, errors);
+  else LoadSettings(p, errors, settings_warnings);
+  for (const auto& w : settings_warnings) spdlog::warn("{}", w);
+  if (!errors.empty()) {
+    for (const auto& e : errors) spdlog::error("{}", e);
+    return false;
   }
   std::string ws = o.workspace;
   std::vector<std::string> ci_warnings;

@@ -159,11 +159,22 @@ TEST(ParsePolicy, NumberBeyondADoubleIsAnErrorNotACrash) {
   EXPECT_THAT(r.errors[0].message, HasSubstr("number overflow"));
 }
 
+// Seed 004's clearPolicyOnExit false asks to keep the generated policy
+// after exit; cordon writes none and removes the run's TMPDIR always, so
+// false is refused rather than taken and ignored.
+TEST(ParsePolicy, ClearPolicyOnExitFalseIsRefused) {
+  Parsed r = Parse(R"({"sandbox":{"filesystem":{"clearPolicyOnExit":false}}})");
+  ASSERT_EQ(r.errors.size(), 1u) << r.All();
+  EXPECT_EQ(r.errors[0].pointer, "/sandbox/filesystem/clearPolicyOnExit");
+  EXPECT_THAT(r.errors[0].message, HasSubstr("false is not supported"));
+  EXPECT_TRUE(Parse(R"({"sandbox":{"filesystem":{"clearPolicyOnExit":true}}})").errors.empty());
+}
+
 TEST(ParsePolicy, AcceptsTheSeed004ShapeAndKeepsSources) {
   Parsed r = Parse(R"({
     "sandbox": {"enabled": true, "allowBypass": true, "addCurrentWorkingDirectory": true,
       "filesystem": {"readwritePaths": ["/srv/out"], "readonlyPaths": ["/opt//tools/"],
-                     "deniedPaths": ["/srv/out/keys"], "clearPolicyOnExit": false},
+                     "deniedPaths": ["/srv/out/keys"], "clearPolicyOnExit": true},
       "network": {"allowOutbound": true}},
     "protectedPaths": ["+.vscode", "-.envrc"],
     "sensitive": {"delete": "deny"}, "links": "kernel",
@@ -171,7 +182,7 @@ TEST(ParsePolicy, AcceptsTheSeed004ShapeAndKeepsSources) {
   ASSERT_TRUE(r.errors.empty()) << r.All();
   const Policy& p = r.p;
   EXPECT_TRUE(p.allow_bypass);
-  EXPECT_FALSE(p.clear_policy_on_exit);
+  EXPECT_TRUE(p.clear_policy_on_exit);
   EXPECT_EQ(p.network, Network::kAllow);
   EXPECT_EQ(p.sensitive_delete, SensitiveDelete::kDeny);
   EXPECT_EQ(p.links, LinkMode::kKernel);

@@ -19,6 +19,12 @@ int main(int argc, char** argv) {
     if (::mkdir(dir.c_str(), 0755) == 0) ::setenv("CORDON_TEST_TMPDIR", dir.c_str(), 1);
     else dir.clear();
   }
+  // The user's settings file is the policy of every run without --policy
+  // (tools/settings_file.h): a developer's `cordon sandbox disable` must
+  // not change what the tests see. Tests that want one set their own.
+  if (const char* base = std::getenv("CORDON_TEST_TMPDIR"); base != nullptr) {
+    ::setenv("XDG_CONFIG_HOME", (std::string(base) + "/no-xdg-config").c_str(), 1);
+  }
   int rc = RUN_ALL_TESTS();
   if (!dir.empty() && std::system(("chmod -R u+rwx '" + dir + "'; rm -rf '" + dir + "'").c_str())) {
   }
