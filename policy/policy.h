@@ -82,6 +82,9 @@ struct Limits {
   // place that it copies first (limits.journalCopyBytes).
   std::size_t max_journal_bytes = std::size_t{4} << 30;
   std::size_t max_journal_copy_bytes = std::size_t{64} << 20;
+  // Runs older than this many days have their journals removed when a run
+  // of the same workspace starts, each named in one line (limits.journalDays).
+  std::size_t max_journal_days = 30;
 };
 
 // .git/config, .git/hooks, .git/info, .git/commondir, a .git file,

@@ -244,13 +244,14 @@ void ParseLinks(Ctx& c, const json& j, const std::string& ptr) {
 
 void ParseLimits(Ctx& c, const json& j, const std::string& ptr) {
   if (!Object(c, j, ptr, {"treeEntries", "treeDepth", "scanEntries", "journalBytes",
-                             "journalCopyBytes"})) {
+                             "journalCopyBytes", "journalDays"})) {
     return;
   }
   Count(c, j, "treeEntries", ptr, 1000000, c.p.limits.max_tree_entries);
   Count(c, j, "scanEntries", ptr, 10000000, c.p.limits.max_scan_entries);
   Count(c, j, "journalBytes", ptr, std::size_t{1} << 50, c.p.limits.max_journal_bytes);
   Count(c, j, "journalCopyBytes", ptr, std::size_t{1} << 50, c.p.limits.max_journal_copy_bytes);
+  Count(c, j, "journalDays", ptr, 36500, c.p.limits.max_journal_days);
   Count(c, j, "treeDepth", ptr, 4096, c.p.limits.max_tree_depth);
 }
 

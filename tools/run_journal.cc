@@ -7,9 +7,32 @@
 
 #include <ctime>
 
+#include "supervisor/journal/run_reader.h"
 #include "supervisor/remove_tree.h"
 
 namespace cordon::tools {
+
+namespace {
+
+// The age bound: this workspace's runs older than `days` lose their
+// journals, each named (nothing is dropped unsaid).
+void PruneOldRuns(const supervisor::JournalPlace& place, const std::string& workspace, size_t days) {
+  const int64_t cutoff = std::time(nullptr) - static_cast<int64_t>(days) * 86400;
+  for (const supervisor::RunSummary& r : supervisor::ListRuns(place)) {
+    if (!r.meta || r.meta->workspace != workspace || r.meta->started_s >= cutoff) continue;
+    if (Status s = supervisor::RemoveRun(place, r.id); !s) {
+      spdlog::warn("run {}: its journal is older than limits.journalDays ({}) but could not be "
+                   "removed: {}",
+                   r.id, days, Describe(s.error()));
+    } else {
+      spdlog::warn("removed the journal of run {} ({} days old, limits.journalDays = {}): it can "
+                   "no longer be undone",
+                   r.id, (std::time(nullptr) - r.meta->started_s) / 86400, days);
+    }
+  }
+}
+
+}  // namespace
 
 std::shared_ptr<supervisor::Journal> OpenRunJournal(policy::Policy& p,
                                                     const std::vector<std::string>& argv) {
@@ -31,6 +54,7 @@ std::shared_ptr<supervisor::Journal> OpenRunJournal(policy::Policy& p,
     return fall_back("no place for its journal on the workspace's mount, outside it: " +
                      Describe(place.error()));
   }
+  PruneOldRuns(place.value(), p.workspace, p.limits.max_journal_days);
   policy::RunMeta meta;
   meta.id = supervisor::NewRunId();
   meta.workspace = p.workspace;

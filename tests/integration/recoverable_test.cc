@@ -8,9 +8,13 @@
 #include <dirent.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -243,6 +247,55 @@ TEST_F(RecoverableTest, AnInPlaceWriteAndATruncateAreTakenBack) {
   EXPECT_EQ(ReadFile(t_.Ws("log.txt")), "line 1\n");
   EXPECT_EQ(ReadFile(t_.Ws("t.txt")), "a longer text\n");
   EXPECT_EQ(ReadFile(t_.Ws("o.txt")), "overwritten\n");
+}
+
+TEST_F(RecoverableTest, OldJournalsAreRemovedAtTheAgeBoundEachNamed) {
+  // The last run's start moved `days` into the past; its id.
+  auto age_last_run = [&](int days) {
+    RunResult list = Cordon({"runs", "list"});
+    std::string last = list.out.substr(0, list.out.size() - 1);
+    last = last.substr(last.rfind('\n') + 1);
+    const std::string id = last.substr(0, last.find(' '));
+    const std::string meta = Journals() + "/runs/" + id + "/meta.json";
+    std::string text = ReadFile(meta);
+    const size_t at = text.find("\"started\": ");
+    EXPECT_NE(at, std::string::npos) << text;
+    const size_t end = text.find_first_of(",\n", at);
+    text.replace(at, end - at, "\"started\": " + std::to_string(::time(nullptr) - days * 86400));
+    WriteFile(meta, text);
+    return id;
+  };
+  WriteFile(t_.Ws("mine.txt"), "mine\n");
+  ASSERT_EQ(Run("rm mine.txt").status, 0);
+  const std::string old = age_last_run(40);  // past the default bound of 30 days
+  RunResult r = Run("echo x > new.txt");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("removed the journal of run " + old));
+  EXPECT_FALSE(Exists(Journals() + "/runs/" + old));
+  // Under a bound of 60 days a 40-day-old run is kept.
+  WriteFile(t_.root() + "/p.json", R"({"limits": {"journalDays": 60}})");
+  ASSERT_EQ(Run("rm new.txt").status, 0);
+  const std::string kept = age_last_run(40);
+  r = Run("echo y > other.txt", {"--policy", t_.root() + "/p.json"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Exists(Journals() + "/runs/" + kept)) << r.err;
+}
+
+// A workspace that is a mount of its own has no place for a journal on its
+// mount outside it: the run says so and falls back to asking.
+TEST_F(RecoverableTest, NoPlaceForTheJournalFallsBackToAskAndSaysSo) {
+  if (::mount("tmpfs", t_.ws().c_str(), "tmpfs", 0, "size=4m") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs on the workspace (needs root): " << std::strerror(errno);
+  }
+  WriteFile(t_.Ws("mine.txt"), "mine\n");
+  RunResult r = Run("rm mine.txt");
+  EXPECT_NE(r.status, 0);
+  EXPECT_THAT(r.err, HasSubstr("this run is not recoverable"));
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "mine\n") << "ask, with no approver: refused";
+  // The run's own files still come and go freely.
+  r = Run("echo x > f && rm f");
+  EXPECT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(::umount2(t_.ws().c_str(), MNT_DETACH), 0);
 }
 
 }  // namespace
