@@ -18,6 +18,7 @@
 #include "policy/env_scrub.h"
 #include "policy/policy.h"
 #include "policy/policy_json.h"
+#include "supervisor/journal/journal_place.h"
 #include "supervisor/landlock.h"
 #include "supervisor/launcher.h"
 #include "supervisor/notify_loop.h"
@@ -303,6 +304,23 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
   line("Shared mem", SharedMemoryLine(p));
   line("Deleting", std::string("files that existed before the run: ") +
                        DeleteLine(p.sensitive_delete) + "; files the run created: freely");
+  if (p.sensitive_delete == policy::SensitiveDelete::kRecoverable && !p.workspace.empty() &&
+      p.profile == policy::Profile::kWorkspaceWrite) {
+    line("Journal", "beside the workspace, the first of " +
+                        [&] {
+                          std::string c;
+                          for (const auto& d : supervisor::JournalCandidates(p.workspace)) {
+                            c += (c.empty() ? "" : ", ") + d;
+                          }
+                          return c;
+                        }() +
+                        " on its mount; files written in place: " +
+                        (supervisor::HasReflinks(p.workspace)
+                             ? std::string("a reflink copy (this filesystem shares extents)")
+                             : "copied first, up to " +
+                                   std::to_string(p.limits.max_journal_copy_bytes >> 20) +
+                                   " MiB (limits.journalCopyBytes); larger ones refused"));
+  }
   line("Links", p.links == policy::LinkMode::kStrict
                     ? "strict: writes and deletes through symlinks, on hard-linked files and "
                       "on devices/FIFOs/sockets are refused"

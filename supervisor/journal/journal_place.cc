@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -68,6 +69,14 @@ Result<JournalPlace> OpenCandidate(const std::string& path, const std::string& w
 }
 
 }  // namespace
+
+bool HasReflinks(const std::string& path) {
+  struct statfs fs;
+  if (::statfs(path.c_str(), &fs) != 0) return false;
+  constexpr unsigned long kBtrfs = 0x9123683e, kXfs = 0x58465342, kBcachefs = 0xca451a4e;
+  const auto type = static_cast<unsigned long>(fs.f_type);
+  return type == kBtrfs || type == kXfs || type == kBcachefs;
+}
 
 uint64_t MountId(int fd) {
   // glibc's struct statx (2.36) has no stx_mnt_id yet: the kernel's layout,

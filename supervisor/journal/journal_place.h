@@ -37,6 +37,10 @@ Result<JournalPlace> OpenJournalPlace(const std::string& workspace);
 // The candidates that exist and pass the ownership checks, to read from.
 std::vector<JournalPlace> ExistingJournalPlaces(const std::string& workspace);
 
+// Whether the filesystem at `path` shares extents (btrfs, XFS, bcachefs):
+// a kept copy of a file written in place is then a reflink, O(1).
+bool HasReflinks(const std::string& path);
+
 // The mount id of `fd` (statx STATX_MNT_ID), 0 when the kernel gives none.
 uint64_t MountId(int fd);
 

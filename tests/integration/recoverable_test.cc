@@ -281,6 +281,16 @@ TEST_F(RecoverableTest, OldJournalsAreRemovedAtTheAgeBoundEachNamed) {
   EXPECT_TRUE(Exists(Journals() + "/runs/" + kept)) << r.err;
 }
 
+TEST_F(RecoverableTest, ExplainSaysWhereTheJournalIsAndHowInPlaceWritesAreKept) {
+  RunResult r = Cordon({"policy", "explain", "--profile", "workspace-write"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("recoverable: kept in the run's journal"));
+  EXPECT_THAT(r.out, HasSubstr(Journals()));
+  EXPECT_THAT(r.out, ::testing::AnyOf(HasSubstr("a reflink copy"), HasSubstr("copied first, up to 64 MiB")));
+  r = Cordon({"policy", "explain", "--profile", "workspace-write", "--sensitive-delete", "ask"});
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("Journal ")));
+}
+
 // A workspace that is a mount of its own has no place for a journal on its
 // mount outside it: the run says so and falls back to asking.
 TEST_F(RecoverableTest, NoPlaceForTheJournalFallsBackToAskAndSaysSo) {
