@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -70,6 +71,9 @@ Result<std::shared_ptr<Journal>> Journal::Create(JournalPlace place, const polic
   if (::mkdirat(place.runs.get(), meta.id.c_str(), 0700) != 0) return Errno("mkdir", meta.id);
   Result<Fd> run = OpenDirAt(place.runs.get(), meta.id);
   if (!run) return run.error();
+  // Held while the run lasts: undo waits for no run, it refuses one that
+  // is still going (run_reader.cc).
+  if (::flock(run->get(), LOCK_EX | LOCK_NB) != 0) return Errno("lock", meta.id);
   if (::mkdirat(run->get(), kSlots, 0700) != 0) return Errno("mkdir", kSlots);
   Result<Fd> slots = OpenDirAt(run->get(), kSlots);
   if (!slots) return slots.error();

@@ -1,6 +1,7 @@
 #include "supervisor/journal/run_reader.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +40,10 @@ Result<LoadedRun> LoadRun(const JournalPlace& place, const std::string& id) {
   Result<Fd> run = OpenDirAt(place.runs.get(), id);
   if (!run) return SysError{ENOENT, "run", "no run " + id + " in " + place.root};
   if (Status s = CheckOwned(run->get(), ::geteuid(), r.dir, S_IFDIR); !s) return s.error();
+  // The run holds this lock while it lasts; an undo holds it while it works.
+  if (::flock(run->get(), LOCK_EX | LOCK_NB) != 0) {
+    return SysError{EBUSY, "run", "run " + id + " is still going (or being undone): nothing was done"};
+  }
   r.run = std::move(run.value());
   Result<Fd> slots = OpenDirAt(r.run.get(), "slots");
   if (!slots) return SysError{EINVAL, "run", r.dir + ": slots/ is missing"};

@@ -234,6 +234,31 @@ TEST_F(RecoverableTest, BadInputToUndoTouchesNothing) {
   EXPECT_FALSE(Exists(runs + "/" + id));
 }
 
+TEST_F(RecoverableTest, ARunStillGoingIsNotUndone) {
+  WriteFile(t_.Ws("mine.txt"), "mine\n");
+  const std::string flag = t_.Ws("removed");
+  std::vector<std::string> args = {"run", "--profile", "workspace-write", "--workspace", t_.ws(),
+                                   "--", "sh", "-c", "rm mine.txt && touch removed && sleep 3"};
+  std::string cmd = std::string(CORDON_BIN);
+  for (const auto& a : args) cmd += " '" + a + "'";
+  std::string env;
+  for (const auto& e : env_) env += " '" + e + "'";
+  ASSERT_EQ(std::system(("env" + env + " " + cmd + " >/dev/null 2>&1 &").c_str()), 0);
+  for (int i = 0; i < 200 && !Exists(flag); ++i) ::usleep(20000);
+  ASSERT_TRUE(Exists(flag));
+  RunResult u = Cordon({"undo"});
+  EXPECT_EQ(u.status, 125);
+  EXPECT_THAT(u.err, HasSubstr("still going"));
+  EXPECT_FALSE(Exists(t_.Ws("mine.txt")));
+  for (int i = 0; i < 300; ++i) {
+    u = Cordon({"undo"});
+    if (u.status != 125) break;
+    ::usleep(20000);
+  }
+  EXPECT_EQ(u.status, 0) << u.err;
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "mine\n");
+}
+
 TEST_F(RecoverableTest, AnInPlaceWriteAndATruncateAreTakenBack) {
   WriteFile(t_.Ws("log.txt"), "line 1\n");
   WriteFile(t_.Ws("t.txt"), "a longer text\n");
