@@ -62,7 +62,11 @@ Decision Delete(const FileRequest& r, const Settings& s) {
   if (s.delete_allowed) return Decision::Allow("sensitive.delete: allow");
   if (r.place.disposable) return Decision::Allow("the tool's own cache");
   if (r.entry.born_in_run) return Decision::Allow("made in this run");
-  if (is_dir) return Decision::Refuse(EACCES, "pre-existing directory");
+  if (is_dir) {
+    // Emptied piecewise (each file under these same rules): asked like one.
+    if (s.can_ask) return {Verdict::kAsk, 0, "the directory existed before the run: ask"};
+    return Decision::Refuse(EACCES, "pre-existing directory");
+  }
   if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
   if (s.can_ask) return {Verdict::kAsk, 0, "the file existed before the run: ask"};
   return Decision::Refuse(EACCES, "the file existed before the run and needs approval");
