@@ -154,6 +154,9 @@ TEST_F(TtyApprovalTest, GitCheckoutAsksOncePerFileAndTheYesDeletes) {
   EXPECT_EQ(Events("request"), 3);
   EXPECT_GE(Events("joined"), 1) << "the progress timer never interrupted the held unlink";
   EXPECT_EQ(ReadFile(t_.Ws(".git/HEAD")), "ref: refs/heads/feature\n");
+  // The interrupted calls were dropped without a word: no refusal the
+  // tool never saw is reported.
+  EXPECT_EQ(Count(r.screen, "stale"), 0u) << r.screen;
 }
 
 TEST_F(TtyApprovalTest, GitCheckoutAsksOncePerFileAndTheNoRefuses) {

@@ -158,8 +158,9 @@ TEST(JoinedAsks, AJoinedCallGoneTooLeavesWithoutTheAnswer) {
   auto b = std::async(std::launch::async, [&] { return asks.Ask("unlink", Request(2), 30s, c2.valid()); });
   std::this_thread::sleep_for(20ms);
   c2.live = false;  // interrupted again
-  EXPECT_EQ(b.wait_for(5s), std::future_status::ready) << "a gone call waits for nothing";
-  EXPECT_EQ(b.get().outcome, Outcome::kStale);
+  const bool left = b.wait_for(5s) == std::future_status::ready;
+  EXPECT_TRUE(left) << "a gone call waits for nothing";
+  if (left) EXPECT_EQ(b.get().outcome, Outcome::kStale);
   approver->Answer(Outcome::kAllowedOnce);
   EXPECT_FALSE(a.get().granted);
   EXPECT_TRUE(asks.Ask("unlink", Request(3), 30s, c3.valid()).granted);
