@@ -7,7 +7,7 @@ namespace cordon::policy {
 std::string DeletePreview::Digest() const {
   // Not JSON: a fixed field order with NUL and newline separators, so the
   // digest never depends on a serialiser's choices.
-  std::string s = "cordon-delete-preview/1";
+  std::string s = directory ? "cordon-delete-preview/directory-1" : "cordon-delete-preview/1";
   s += '\0';
   s += rel_path;
   s += '\0';
@@ -21,8 +21,11 @@ std::string DeletePreview::Digest() const {
 }
 
 nlohmann::json DeletePreview::ToJson() const {
-  return {{"path", rel_path}, {"size", size},         {"sha256", sha256},    {"dev", dev},
-          {"ino", ino},       {"mtime_ns", mtime_ns}, {"ctime_ns", ctime_ns}};
+  nlohmann::json j = {{"path", rel_path}, {"size", size},         {"sha256", sha256},
+                      {"dev", dev},       {"ino", ino},           {"mtime_ns", mtime_ns},
+                      {"ctime_ns", ctime_ns}};
+  if (directory) j["kind"] = "directory";
+  return j;
 }
 
 std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
@@ -35,6 +38,10 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
     return std::nullopt;
   }
   DeletePreview p;
+  if (j.contains("kind")) {
+    if (j["kind"] != "directory") return std::nullopt;
+    p.directory = true;
+  }
   p.rel_path = j["path"].get<std::string>();
   p.sha256 = j["sha256"].get<std::string>();
   p.size = j["size"].get<uint64_t>();

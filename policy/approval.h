@@ -23,6 +23,9 @@ struct DeletePreview {
   std::string sha256;  // hex
   uint64_t dev = 0, ino = 0;
   int64_t mtime_ns = 0, ctime_ns = 0;
+  // An empty directory (rmdir): path and identity only, no content (size 0,
+  // sha256 empty). A file's preview is the seed-002 one, unchanged.
+  bool directory = false;
 
   // SHA-256 over a canonical, versioned serialisation of every field.
   std::string Digest() const;

@@ -81,7 +81,11 @@ Decision Delete(const FileRequest& r, const Settings& s) {
   if (r.place.disposable) return Decision::Allow("the tool's own cache");
   if (r.entry.born_in_run) return Decision::Allow("made in this run");
   if (Journaled(r.entry, r.place, s)) return Keeping(Decision::Allow("kept in the run's journal"), Keep::kMove);
-  if (is_dir) return Decision::Refuse(EACCES, "pre-existing directory");
+  if (is_dir) {
+    // Emptied piecewise (each file under these same rules): asked like one.
+    if (s.can_ask) return {Verdict::kAsk, 0, "the directory existed before the run: ask"};
+    return Decision::Refuse(EACCES, "pre-existing directory");
+  }
   if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
   if (s.can_ask) return {Verdict::kAsk, 0, "the file existed before the run: ask"};
   return Decision::Refuse(EACCES, "the file existed before the run and needs approval");

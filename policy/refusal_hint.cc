@@ -49,8 +49,8 @@ std::string RefusalHint(Refusal r, std::string_view path) {
     case Refusal::kDenied:
       return "a deny rule covers it (cordon policy explain --path shows which)";
     case Refusal::kNeedsApproval:
-      return "it predates the run: --approvals tty asks you, or a policy with "
-             "\"sensitive\": {\"delete\": \"allow\"} allows it";
+      return "it existed before the run: approve it (--approvals tty) or use a policy with "
+             "\"sensitive\": {\"delete\": \"recoverable\"} or \"allow\"";
     case Refusal::kNone: return {};
   }
   return {};

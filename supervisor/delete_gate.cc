@@ -1,21 +1,35 @@
 #include "supervisor/delete_gate.h"
 
 #include <fcntl.h>
+#include <seccomp.h>
 #include <unistd.h>
 
 #include <optional>
 
+#include "supervisor/approvals/joined_asks.h"
 #include "supervisor/caps.h"
 #include "supervisor/delete_preview.h"
 
 namespace cordon::supervisor {
+namespace {
+
+// rmdir(2), unlinkat(2) with AT_REMOVEDIR: the policy admitted it for an
+// empty directory, and only a directory is previewed and removed for it.
+bool WantsDirectory(const Request& req) {
+  if (req.nr == SCMP_SYS(rmdir)) return true;
+  return req.nr == SCMP_SYS(unlinkat) && (req.args[2] & AT_REMOVEDIR) != 0;
+}
+
+}  // namespace
 
 DeleteGate MakeApprovalGate(std::shared_ptr<supervisor::Approver> approver,
                             std::chrono::milliseconds timeout, std::string tool_argv0) {
-  return [approver = std::move(approver), timeout, argv0 = std::move(tool_argv0)](
+  auto asks = std::make_shared<JoinedAsks>(std::move(approver));
+  return [asks, timeout, argv0 = std::move(tool_argv0)](
              const Request& req, int parent_fd, const std::string& name,
              const std::string& rel_path, const std::function<bool()>& still_valid,
              std::string& why) -> bool {
+    const bool dir = WantsDirectory(req);
     // The preview and the question are the supervisor's: a file the tool
     // may delete but not read is shown too, and the approver is reached
     // with the supervisor's rights. The unlink below is the tool's (the
@@ -23,12 +37,13 @@ DeleteGate MakeApprovalGate(std::shared_ptr<supervisor::Approver> approver,
     // cannot stall us; MakePreview refuses it.
     std::optional<SupervisorPermissions> raised;
     raised.emplace();
-    Fd fd(::openat(parent_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    Fd fd(::openat(parent_fd, name.c_str(),
+                   O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (dir ? O_DIRECTORY : 0)));
     if (!fd) {
       why = "delete " + rel_path + ": cannot hold the file for a preview";
       return false;
     }
-    auto preview = MakePreview(fd.get(), rel_path);
+    auto preview = dir ? MakeDirPreview(fd.get(), rel_path) : MakePreview(fd.get(), rel_path);
     if (!preview) {
       why = "delete " + rel_path + ": " + Describe(preview.error()) + " (refused without asking)";
       return false;
@@ -39,13 +54,17 @@ DeleteGate MakeApprovalGate(std::shared_ptr<supervisor::Approver> approver,
     ask.preview_digest = ask.preview.Digest();
     ask.tool_pid = req.tid;
     ask.tool_argv0 = argv0;
-    policy::Outcome outcome = approver->Ask(ask, timeout);
+    // A call restarted after a signal joins the question its first try
+    // asked; the answer goes to the live one (joined_asks.h).
+    JoinedAsks::Answer answer = asks->Ask(dir ? "rmdir" : "unlink", ask, timeout, still_valid);
     raised.reset();
-    if (outcome != policy::Outcome::kAllowedOnce) {
-      why = "delete " + rel_path + ": approval " + policy::OutcomeName(outcome);
+    if (answer.outcome != policy::Outcome::kAllowedOnce) {
+      // The one line the user sees for it (RefusalLog, with the hint).
+      why = "delete of " + rel_path + " (existed before the run): approval " +
+            policy::OutcomeName(answer.outcome);
       return false;
     }
-    if (!still_valid()) {
+    if (!answer.granted || !still_valid()) {
       why = "delete " + rel_path + ": the tool is gone (stale request)";
       return false;
     }
@@ -54,7 +73,7 @@ DeleteGate MakeApprovalGate(std::shared_ptr<supervisor::Approver> approver,
       why = "delete " + rel_path + ": the file changed after the preview (" + Describe(s.error()) + ")";
       return false;
     }
-    if (::unlinkat(parent_fd, name.c_str(), 0) != 0) {
+    if (::unlinkat(parent_fd, name.c_str(), dir ? AT_REMOVEDIR : 0) != 0) {
       why = "delete " + rel_path + ": " + Describe(Errno("unlinkat"));
       return false;
     }

@@ -2,7 +2,10 @@
 // allowed-once answer from the approver for that request id and preview
 // digest, then a recheck of identity and content and unlinkat with nothing
 // in between. Anything else (deny, timeout, disconnect, cancel, stale,
-// shutdown, a changed file) refuses. Runs on the notify loop's worker
+// shutdown, a changed file) refuses. An empty directory (rmdir) is asked
+// about the same way, with a preview of its path and identity. A call the
+// kernel restarts after a signal joins the question already pending for it
+// (supervisor/approvals/joined_asks.h). Runs on the notify loop's worker
 // thread for that request; thread-safe.
 #pragma once
 

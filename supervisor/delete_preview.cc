@@ -28,9 +28,25 @@ bool PrintableUtf8(const std::string& s) {
 }
 
 bool SameIdentity(const struct stat& st, const policy::DeletePreview& p) {
+  if (p.directory) {
+    return S_ISDIR(st.st_mode) && st.st_dev == p.dev && st.st_ino == p.ino &&
+           Ns(st.st_mtim) == p.mtime_ns && Ns(st.st_ctim) == p.ctime_ns;
+  }
   return st.st_dev == p.dev && st.st_ino == p.ino &&
          static_cast<uint64_t>(st.st_size) == p.size && Ns(st.st_mtim) == p.mtime_ns &&
          Ns(st.st_ctim) == p.ctime_ns;
+}
+
+// `name` in `parent_dirfd` still names the previewed inode.
+Status SameName(int parent_dirfd, const char* name, const policy::DeletePreview& p) {
+  struct stat entry;
+  if (::fstatat(parent_dirfd, name, &entry, AT_SYMLINK_NOFOLLOW) != 0) {
+    return SysError{ESTALE, "recheck", p.rel_path + ": name no longer exists"};
+  }
+  if (entry.st_dev != p.dev || entry.st_ino != p.ino) {
+    return SysError{ESTALE, "recheck", p.rel_path + ": name now refers to another file"};
+  }
+  return Ok();
 }
 
 }  // namespace
@@ -67,12 +83,30 @@ Result<policy::DeletePreview> MakePreview(int fd, std::string rel_path, uint64_t
   return p;
 }
 
+Result<policy::DeletePreview> MakeDirPreview(int fd, std::string rel_path) {
+  if (rel_path.empty() || rel_path[0] == '/' || !PrintableUtf8(rel_path)) {
+    return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Errno("fstat", rel_path);
+  if (!S_ISDIR(st.st_mode)) return SysError{ENOTDIR, "preview", rel_path + ": not a directory"};
+  policy::DeletePreview p;
+  p.rel_path = std::move(rel_path);
+  p.directory = true;
+  p.dev = st.st_dev;
+  p.ino = st.st_ino;
+  p.mtime_ns = Ns(st.st_mtim);
+  p.ctime_ns = Ns(st.st_ctim);
+  return p;
+}
+
 Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeletePreview& p) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return Errno("fstat", p.rel_path);
-  if (!SameIdentity(st, p) || st.st_nlink != 1) {
+  if (!SameIdentity(st, p) || (!p.directory && st.st_nlink != 1)) {
     return SysError{ESTALE, "recheck", p.rel_path + ": identity changed since the preview"};
   }
+  if (p.directory) return SameName(parent_dirfd, name, p);
   auto hash = Sha256Fd(fd, p.size);
   if (!hash) {
     return SysError{ESTALE, "recheck", p.rel_path + ": content changed since the preview"};
@@ -80,14 +114,7 @@ Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeleteP
   if (!policy::DigestEquals(hash.value(), p.sha256)) {
     return SysError{ESTALE, "recheck", p.rel_path + ": content changed since the preview"};
   }
-  struct stat entry;
-  if (::fstatat(parent_dirfd, name, &entry, AT_SYMLINK_NOFOLLOW) != 0) {
-    return SysError{ESTALE, "recheck", p.rel_path + ": name no longer exists"};
-  }
-  if (entry.st_dev != p.dev || entry.st_ino != p.ino) {
-    return SysError{ESTALE, "recheck", p.rel_path + ": name now refers to another file"};
-  }
-  return Ok();
+  return SameName(parent_dirfd, name, p);
 }
 
 }  // namespace cordon::supervisor

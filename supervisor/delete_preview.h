@@ -24,10 +24,16 @@ inline constexpr uint64_t kMaxDeleteBytes = 20u << 20;  // 20 MiB
 Result<policy::DeletePreview> MakePreview(int fd, std::string rel_path,
                                           uint64_t max_bytes = kMaxDeleteBytes);
 
+// Preview of the directory open on `fd` (rmdir of one emptied piecewise):
+// path and identity (dev, ino, mtime, ctime), no content. Not a directory:
+// ENOTDIR.
+Result<policy::DeletePreview> MakeDirPreview(int fd, std::string rel_path);
+
 // Immediately before unlinkat(parent_dirfd, name, 0): the held fd still has
 // the preview's identity (dev, ino, size, mtime, ctime, one link) and
 // content (re-hashed), and `name` in `parent_dirfd` still names that inode
-// (fstatat AT_SYMLINK_NOFOLLOW). Any difference is ESTALE: a new preview
+// (fstatat AT_SYMLINK_NOFOLLOW). A directory's preview: its identity (an
+// entry added or removed since changes its mtime). Any difference is ESTALE: a new preview
 // and a new approval are needed.
 Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeletePreview& preview);
 

@@ -181,14 +181,19 @@ void NotifyLoop::SendResponse(const Request& req, const Reply& reply) {
     resp.flags = kUserNotifFlagContinue;
   } else if (reply.error != 0) {
     resp.error = -reply.error;
-    // ECONNREFUSED: a loopback listener not of this run (policy/loopback.h).
-    if (!reply.why.empty() &&
-        (reply.error == EACCES || reply.error == EPERM || reply.error == ECONNREFUSED)) {
-      spdlog::debug("denied {} by pid {}: {}", SyscallName(req.nr), req.tid, reply.why);
-      if (refusals_) refusals_->Refused(std::string(SyscallName(req.nr)) + ": " + reply.why, reply.hint);
+  }
+  const bool delivered = ::ioctl(listener_.get(), kIoctlNotifSend, &resp) == 0;
+  // ECONNREFUSED: a loopback listener not of this run (policy/loopback.h).
+  if (reply.error != 0 && !reply.continue_syscall && !reply.why.empty() &&
+      (reply.error == EACCES || reply.error == EPERM || reply.error == ECONNREFUSED)) {
+    spdlog::debug("denied {} by pid {}: {}{}", SyscallName(req.nr), req.tid, reply.why,
+                  delivered ? "" : " (the call was gone)");
+    // Told only when the tool saw it: a call interrupted by a signal (its
+    // notification gone, ENOENT) is restarted and decided again.
+    if (refusals_ && delivered) {
+      refusals_->Refused(std::string(SyscallName(req.nr)) + ": " + reply.why, reply.hint);
     }
   }
-  ::ioctl(listener_.get(), kIoctlNotifSend, &resp);
 }
 
 void NotifyLoop::Shutdown() {

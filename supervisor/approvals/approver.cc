@@ -120,6 +120,14 @@ void Approver::Cancel(uint64_t request_id) {
   (void)::eventfd_write(it->second.cancel.get(), 1);
 }
 
+void Approver::Joined(const ApprovalRequest& req, uint64_t asked_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    used_ids_.insert(req.request_id);
+  }
+  Record("joined", req, {{"joins", asked_id}, {"preview_digest", req.preview_digest}});
+}
+
 void Approver::CancelAll() {
   std::lock_guard<std::mutex> lock(mu_);
   shutdown_ = true;

@@ -47,6 +47,11 @@ class Approver {
   // burnt (a later Ask with it is kStale).
   void Cancel(uint64_t request_id);
 
+  // `req` joins the question asked for `asked_id` (the same call restarted
+  // after a signal: supervisor/approvals/joined_asks.h): recorded, not
+  // asked, and its id is burnt.
+  void Joined(const ApprovalRequest& req, uint64_t asked_id);
+
   // Every pending and future ask returns kShutdown.
   void CancelAll();
 

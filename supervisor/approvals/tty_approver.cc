@@ -39,6 +39,15 @@ std::string ConfirmationWord(const ApprovalRequest& req) {
 
 std::string PromptText(const ApprovalRequest& req) {
   const DeletePreview& p = req.preview;
+  if (p.directory) {
+    return "\ncordon: " + Printable(req.tool_argv0) + " (pid " + std::to_string(req.tool_pid) +
+           ") wants to remove an empty directory that existed before the run:\n" +
+           "  path    " + Printable(p.rel_path) + "/\n" + "  inode   " + std::to_string(p.dev) +
+           ":" + std::to_string(p.ino) + "\n" + "  request " + std::to_string(req.request_id) +
+           "  preview " + req.preview_digest + "\n" +
+           "To remove it this once, type its name (" + ConfirmationWord(req) +
+           "); anything else keeps it: ";
+  }
   return "\ncordon: " + Printable(req.tool_argv0) + " (pid " + std::to_string(req.tool_pid) +
          ") wants to delete a file that existed before the run:\n" + "  path    " +
          Printable(p.rel_path) + "\n" + "  size    " + std::to_string(p.size) + " bytes\n" +

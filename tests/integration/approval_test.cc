@@ -47,12 +47,15 @@ class ApprovalRunTest : public ::testing::Test {
   }
   // cordon run under workspace-write with the socket approver, in the background.
   std::future<RunResult> Start(std::vector<std::string> cmd, const std::string& approvals = "",
-                               const std::string& timeout = "30") {
+                               const std::string& timeout = "30",
+                               const std::vector<std::string>& more = {}) {
     std::vector<std::string> args = {"run", "--workspace", t_.ws(), "--ro", ProbeDir(),
                                      "--profile", "workspace-write", "--sensitive-delete", "ask",
                                      "--audit", log_,
                                      "--approvals", approvals.empty() ? "socket:" + sock_ : approvals,
-                                     "--approval-timeout", timeout, "--"};
+                                     "--approval-timeout", timeout};
+    args.insert(args.end(), more.begin(), more.end());
+    args.push_back("--");
     args.insert(args.end(), cmd.begin(), cmd.end());
     return std::async(std::launch::async, [args] { return RunCordon(args); });
   }
@@ -208,7 +211,6 @@ TEST_F(ApprovalRunTest, UnqualifiedFilesAreRefusedWithoutARequest) {
   WriteFile(t_.Ws("big"), "");
   ASSERT_EQ(::truncate(t_.Ws("big").c_str(), 21 << 20), 0);
   for (std::vector<std::string> cmd : {std::vector<std::string>{PROBE_DYNAMIC, "unlink", "linked"},
-                                       {PROBE_DYNAMIC, "rmdir", "dir"},
                                        {PROBE_DYNAMIC, "unlink", "sym"},
                                        {PROBE_DYNAMIC, "unlink", "big"}}) {
     SCOPED_TRACE(cmd[2]);
@@ -217,8 +219,32 @@ TEST_F(ApprovalRunTest, UnqualifiedFilesAreRefusedWithoutARequest) {
     EXPECT_EQ(run.get().status, EACCES);
     EXPECT_TRUE(List().empty());
   }
-  EXPECT_TRUE(Exists(t_.Ws("linked")) && Exists(t_.Ws("dir")) && Exists(t_.Ws("sym")) &&
-              Exists(t_.Ws("big")));
+  EXPECT_TRUE(Exists(t_.Ws("linked")) && Exists(t_.Ws("sym")) && Exists(t_.Ws("big")));
+}
+
+// A pre-existing directory, emptied piecewise, is removed under the rules
+// of its files (issue 26): asked about, with a preview of its path and
+// identity (no content), and removed once allowed. A full one is the
+// kernel's ENOTEMPTY, asked about never.
+TEST_F(ApprovalRunTest, AnEmptyPreExistingDirectoryIsAskedAbout) {
+  ASSERT_EQ(::mkdir(t_.Ws("dir").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(t_.Ws("full").c_str(), 0755), 0);
+  WriteFile(t_.Ws("full/f"), "x");
+  const std::string policy = t_.Out("ask.json");
+  WriteFile(policy, R"({"sensitive":{"delete":"ask"}})");
+  auto run = Start({PROBE_DYNAMIC, "rmdir", "full"}, "", "30", {"--policy", policy});
+  ASSERT_EQ(run.wait_for(20s), std::future_status::ready) << "asked about a full directory";
+  EXPECT_EQ(run.get().status, ENOTEMPTY);
+  run = Start({PROBE_DYNAMIC, "rmdir", "dir"}, "", "30", {"--policy", policy});
+  nlohmann::json req = WaitForRequest();
+  EXPECT_EQ(req["preview"]["path"], "dir");
+  EXPECT_EQ(req["preview"]["kind"], "directory");
+  EXPECT_EQ(req["preview"]["sha256"], "");
+  EXPECT_EQ(Allow(req), 0);
+  RunResult r = run.get();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(Exists(t_.Ws("dir")));
+  EXPECT_TRUE(Exists(t_.Ws("full/f")));
 }
 
 TEST_F(ApprovalRunTest, RmRfUnderDenyDeletesExactlyTheFilesBornInTheRun) {

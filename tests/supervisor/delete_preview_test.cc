@@ -131,5 +131,38 @@ TEST_F(PreviewTest, GrownFileIsRefused) {
   EXPECT_EQ(Recheck(fd.get(), dir_.get(), "f", *p).error().err, ESTALE);
 }
 
+// An empty directory (rmdir, issue 26): path and identity, no content; an
+// entry made or removed since the preview, or another directory under the
+// name, refuses.
+TEST_F(PreviewTest, DirectoryPreviewIsItsIdentity) {
+  ASSERT_EQ(::mkdir(t_.Ws("d").c_str(), 0755), 0);
+  Fd fd(::openat(dir_.get(), "d", O_RDONLY | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
+  auto p = MakeDirPreview(fd.get(), "d");
+  ASSERT_TRUE(p.ok()) << Describe(p.error());
+  EXPECT_TRUE(p->directory);
+  EXPECT_EQ(p->size, 0u);
+  EXPECT_EQ(p->sha256, "");
+  EXPECT_EQ(p->ToJson()["kind"], "directory");
+  auto round = policy::DeletePreview::FromJson(p->ToJson());
+  ASSERT_TRUE(round.has_value());
+  EXPECT_EQ(round->Digest(), p->Digest());
+  policy::DeletePreview as_file = *p;
+  as_file.directory = false;
+  EXPECT_NE(as_file.Digest(), p->Digest()) << "a directory's preview is not a file's";
+  EXPECT_TRUE(Recheck(fd.get(), dir_.get(), "d", *p).ok());
+  WriteFile(t_.Ws("d/new"), "x");
+  EXPECT_EQ(Recheck(fd.get(), dir_.get(), "d", *p).error().err, ESTALE) << "an entry was made";
+  ASSERT_EQ(::unlink(t_.Ws("d/new").c_str()), 0);
+  EXPECT_EQ(Recheck(fd.get(), dir_.get(), "d", *p).error().err, ESTALE);
+  auto again = MakeDirPreview(fd.get(), "d");
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(::rename(t_.Ws("d").c_str(), t_.Ws("e").c_str()), 0);
+  ASSERT_EQ(::mkdir(t_.Ws("d").c_str(), 0755), 0);
+  EXPECT_EQ(Recheck(fd.get(), dir_.get(), "d", *again).error().err, ESTALE) << "another directory";
+  WriteFile(t_.Ws("f"), "x");
+  Fd file = Open("f");
+  EXPECT_EQ(MakeDirPreview(file.get(), "f").error().err, ENOTDIR);
+}
+
 }  // namespace
 }  // namespace cordon::supervisor
