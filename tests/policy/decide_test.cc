@@ -63,6 +63,9 @@ struct R {
   R& sees() { q.tool_sees_name = true; return *this; }
   R& allow_delete() { s.delete_allowed = true; return *this; }
   R& can_ask() { s.can_ask = true; return *this; }
+  // sensitive.delete: recoverable, in the workspace the journal covers.
+  R& kept() { s.recoverable = true; q.place.journaled = q.other_place.journaled = true; return *this; }
+  R& trunc() { q.truncate = true; return *this; }
 };
 
 struct Row {
@@ -398,6 +401,46 @@ TEST(Decide, ARenameOverTheUsersFileLaundersNothing) {
   Settings allow;
   allow.delete_allowed = true;
   EXPECT_FALSE(Decide(R(kRen).to(K::kRegular).q, allow).launders);
+}
+
+// Recoverable runs (issue 26): what the journal keeps first, and only for
+// a file of the user's in the place it covers.
+TEST(Decide, ARecoverableRunKeepsTheUsersFileFirst) {
+  auto keep = [](const R& r) { return Decide(r.q, r.s).keep; };
+  auto allowed = [](const R& r) { return Decide(r.q, r.s).allowed(); };
+  // Deletes: a file, a symlink, a hard-linked file, an empty directory.
+  EXPECT_EQ(keep(R(kDel).kept()), Keep::kMove);
+  EXPECT_TRUE(allowed(R(kDel).kept()));
+  EXPECT_EQ(keep(R(kDel, K::kSymlink).kept()), Keep::kMove);
+  EXPECT_EQ(keep(R(kDel).nlink(2).kept()), Keep::kMove);
+  EXPECT_EQ(keep(R(kDel, K::kDirectory).want_dir().kept()), Keep::kMove);
+  // ... but a full directory is the kernel's ENOTEMPTY, and the rules before stay.
+  EXPECT_EQ(Decide(R(kDel, K::kDirectory).want_dir().full().kept().q, R(kDel).kept().s).err, ENOTEMPTY);
+  EXPECT_FALSE(allowed(R(kDel).prot().kept()));
+  EXPECT_FALSE(allowed(R(kDel).pinned().kept()));
+  EXPECT_FALSE(allowed(R(kDel).glob().kept()));
+  // The run's own, the private cache, allow, and a place the journal does not cover: nothing kept.
+  EXPECT_EQ(keep(R(kDel).born().kept()), Keep::kNothing);
+  EXPECT_EQ(keep(R(kDel).cache().kept()), Keep::kNothing);
+  R outside = R(kDel);
+  outside.s.recoverable = true;
+  EXPECT_EQ(keep(outside), Keep::kNothing);
+  EXPECT_FALSE(allowed(outside)) << "outside the journal: the approval rule";
+  // A rename over the user's file keeps it, and launders nothing; over the run's own, nothing.
+  EXPECT_EQ(keep(R(kRen).to(K::kRegular).kept()), Keep::kMove);
+  EXPECT_FALSE(Decide(R(kRen).to(K::kRegular).kept().q, R(kRen).kept().s).launders);
+  EXPECT_EQ(keep(R(kRen).to(K::kRegular).oborn().kept()), Keep::kNothing);
+  EXPECT_EQ(keep(R(kEx).to(K::kRegular).kept()), Keep::kNothing) << "an exchange removes nothing";
+  EXPECT_TRUE(allowed(R(kRen).to(K::kDirectory).kept())) << "an empty directory of the user's";
+  // Opens: O_TRUNC moves the old inode, a write in place copies; a new file nothing.
+  EXPECT_EQ(keep(R(kOpen).kept().trunc()), Keep::kMove);
+  EXPECT_EQ(keep(R(kOpen).kept()), Keep::kCopy);
+  EXPECT_EQ(keep(R(kOpen).kept().created()), Keep::kNothing);
+  EXPECT_EQ(keep(R(kOpen).kept().born()), Keep::kNothing);
+  EXPECT_FALSE(allowed(R(kOpen).nlink(2).kept())) << "a hard-linked file stays refused";
+  // truncate(2) copies; other metadata keeps nothing.
+  EXPECT_EQ(keep(R(kMeta).kept().trunc()), Keep::kCopy);
+  EXPECT_EQ(keep(R(kMeta).kept()), Keep::kNothing);
 }
 
 // The path step before Decide: the one rule lookup must grant read-write,
