@@ -5,6 +5,44 @@
 namespace cordon::policy {
 namespace {
 
+std::string& KeyOf(auto& node) {
+  if constexpr (requires { node.key(); }) {
+    return node.key();
+  } else {
+    return node.value();
+  }
+}
+
+// Every key of the set or map `c` at or beneath `from` (a directory moved)
+// goes to the same place beneath `to`, its value with it.
+template <class C>
+void RelocateKeys(C& c, const std::string& from, const std::string& to) {
+  C moved;
+  for (auto it = c.lower_bound(from); it != c.end();) {
+    auto node = c.extract(it++);
+    std::string& key = KeyOf(node);
+    if (key.compare(0, from.size(), from) != 0) {
+      c.insert(std::move(node));
+      break;
+    }
+    if (key.size() == from.size() || key[from.size()] == '/') {
+      key = to + key.substr(from.size());
+      moved.insert(std::move(node));
+    } else {
+      it = c.insert(std::move(node)).position;
+      ++it;
+    }
+  }
+  for (auto it = moved.begin(); it != moved.end();) {
+    auto node = moved.extract(it++);
+    auto r = c.insert(std::move(node));
+    if (!r.inserted) {  // a key there already: the moved entry takes its place
+      c.erase(r.position);
+      c.insert(std::move(r.node));
+    }
+  }
+}
+
 // A name as the plan sees it while it walks back: an entry (`ghost`: gone
 // already, moved and removed in the plan only), or nothing.
 struct Node {
@@ -82,12 +120,23 @@ class Planner {
     if (!view_[c.path].ghost) plan_.steps.push_back({UndoAct::kRemove, c.path, {}, c.ino, 0, c.type});
     view_[c.path] = {};
   }
+  // What the view and the changed names hold at or beneath `from` now lies
+  // at or beneath `to` (a directory moved back carries its entries).
+  void Relocate(const std::string& from, const std::string& to) {
+    RelocateKeys(view_, from, to);
+    RelocateKeys(changed_, from, to);
+  }
+
   void BackMove(const Change& c) {
     if (!Holds(c.to, c.ino) || !Free(c.path)) return;
     Node n = view_[c.to];
     if (!n.ghost) plan_.steps.push_back({UndoAct::kMove, c.to, c.path, c.ino, 0, c.type});
-    view_[c.to] = {};
-    view_[c.path] = n;
+    if (c.type == KeptType::kDir) {
+      Relocate(c.to, c.path);
+    } else {
+      view_[c.to] = {};
+      view_[c.path] = n;
+    }
   }
   void BackSave(const Change& c) {
     if (!Free(c.path, c.slot)) return;
@@ -110,8 +159,10 @@ class Planner {
       s.other_ino = c.other_ino;
       plan_.steps.push_back(s);
     }
-    view_[c.path] = b;
-    view_[c.to] = a;
+    const std::string tmp(1, '\0');
+    Relocate(c.path, tmp);
+    Relocate(c.to, c.path);
+    Relocate(tmp, c.to);
   }
 
   std::map<std::string, Node> view_;
@@ -121,13 +172,34 @@ class Planner {
 
 }  // namespace
 
-std::vector<std::string> NamesOf(const std::vector<Change>& changes) {
-  std::set<std::string> names;
-  for (const Change& c : changes) {
-    names.insert(c.path);
-    if (c.op == ChangeOp::kMove || c.op == ChangeOp::kSwap) names.insert(c.to);
+bool AtOrBeneath(const std::string& path, const std::string& dir) {
+  return path.size() >= dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         (path.size() == dir.size() || path[dir.size()] == '/');
+}
+
+void NameTracker::Relocate(const std::string& from, const std::string& to) {
+  RelocateKeys(names_, from, to);
+}
+
+void NameTracker::Apply(const Change& c) {
+  names_.insert(c.path);
+  if (c.op == ChangeOp::kMove) {
+    if (c.type == KeptType::kDir) Relocate(c.path, c.to);
+    names_.insert(c.to);
+  } else if (c.op == ChangeOp::kSwap) {
+    // Through a name no path can take ("\0" is in none).
+    const std::string tmp = std::string(1, '\0');
+    Relocate(c.path, tmp);
+    Relocate(c.to, c.path);
+    Relocate(tmp, c.to);
+    names_.insert(c.to);
   }
-  return {names.begin(), names.end()};
+}
+
+std::vector<std::string> NamesOf(const std::vector<Change>& changes) {
+  NameTracker t;
+  for (const Change& c : changes) t.Apply(c);
+  return {t.names().begin(), t.names().end()};
 }
 
 UndoPlan PlanUndo(const std::vector<Change>& changes, const std::optional<NameStates>& at_end,

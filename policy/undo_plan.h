@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,8 +64,27 @@ struct UndoPlan {
   std::vector<UndoConflict> conflicts;
 };
 
-// Every name the changes mention, for the undo command to observe.
+// Where the names a run's changes mention stand at its end: a directory
+// moved (or exchanged) carries every name beneath it to its new place.
+// Fed the changes in order, by the journal as it writes them and by undo
+// as it reads them: the one rule for both.
+class NameTracker {
+ public:
+  void Apply(const Change& c);
+  const std::set<std::string>& names() const { return names_; }
+
+ private:
+  // Every tracked name at or beneath `from` now lies at or beneath `to`.
+  void Relocate(const std::string& from, const std::string& to);
+  std::set<std::string> names_;
+};
+
+// The names at the end of a run with these changes, for undo to observe
+// (and the run to seal).
 std::vector<std::string> NamesOf(const std::vector<Change>& changes);
+
+// Whether `path` is `dir` or lies beneath it.
+bool AtOrBeneath(const std::string& path, const std::string& dir);
 
 // The steps that take `changes` back. `at_end`: each name as the run left
 // it (absent when the run did not end cleanly: no change since can then be

@@ -101,8 +101,7 @@ Journal::Journal(JournalPlace place, Fd run, Fd slots, Fd changes, std::string d
 Journal::~Journal() = default;
 
 void Journal::Append(const policy::Change& c) {
-  names_.insert(c.path);
-  if (c.op == policy::ChangeOp::kMove || c.op == policy::ChangeOp::kSwap) names_.insert(c.to);
+  names_.Apply(c);
   if (Status s = WriteAll(changes_.get(), policy::ChangeLine(c) + "\n"); !s) {
     if (!write_failed_) spdlog::error("journal {}: {}", dir_, Describe(s.error()));
     write_failed_ = true;
@@ -237,7 +236,7 @@ Status Journal::Seal(int workspace_fd, int exit_status) {
   end.exit_status = exit_status;
   end.changes = lines_;
   end.refused_at_bound = refused_;
-  end.names = ObserveNames(workspace_fd, {names_.begin(), names_.end()});
+  end.names = ObserveNames(workspace_fd, {names_.names().begin(), names_.names().end()});
   Fd changes(::openat(run_.get(), kChanges, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!changes) return Errno("open", kChanges);
   auto digest = Sha256Fd(changes.get());

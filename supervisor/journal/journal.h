@@ -33,6 +33,7 @@
 #include "base/result.h"
 #include "policy/journal_change.h"
 #include "policy/journal_run.h"
+#include "policy/undo_plan.h"
 #include "supervisor/journal/journal_place.h"
 
 namespace cordon::supervisor {
@@ -110,7 +111,7 @@ class Journal {
   bool sealed_ = false;
   bool write_failed_ = false;
   std::set<std::pair<dev_t, ino_t>> kept_;
-  std::set<std::string> names_;
+  policy::NameTracker names_;  // where each changed name stands now
 };
 
 // A run id for a run starting now: UTC time and pid ("20261206T071500Z-1234").

@@ -126,6 +126,19 @@ TEST_F(RecoverableTest, HonestGitWorkNeedsNoApprovalAndUndoRestoresTheTreeByteFo
   EXPECT_EQ(Cordon({"undo"}).status, 125);
 }
 
+TEST_F(RecoverableTest, DirectoriesRenamedInTheRunAreTakenBackWithWhatTheyHold) {
+  ASSERT_EQ(::mkdir(t_.Ws("old").c_str(), 0755), 0);
+  WriteFile(t_.Ws("old/kept.txt"), "kept\n");
+  const auto before = Listing(t_.ws());
+  RunResult r = Run("mkdir -p new/sub && echo x > new/sub/f && mv new new2 && echo y > new2/g && "
+                    "mv old renamed && echo z > renamed/h && rm renamed/kept.txt && "
+                    "mv new2/sub renamed/sub");
+  ASSERT_EQ(r.status, 0) << r.err;
+  RunResult undo = Cordon({"undo"});
+  EXPECT_EQ(undo.status, 0) << undo.out << undo.err;
+  EXPECT_EQ(Listing(t_.ws()), before);
+}
+
 TEST_F(RecoverableTest, UndoNeverClobbersWhatTheUserChangedAfterTheRun) {
   WriteFile(t_.Ws("a.txt"), "before\n");
   WriteFile(t_.Ws("b.txt"), "before\n");

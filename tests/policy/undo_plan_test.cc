@@ -116,6 +116,36 @@ TEST(UndoPlanTest, AnExchangeIsExchangedBack) {
   EXPECT_EQ(p.steps[0].act, UndoAct::kSwap);
 }
 
+// A directory made, filled, then renamed: its entries are found, and taken
+// back, where the rename put them.
+TEST(UndoPlanTest, ADirectoryRenamedCarriesItsEntries) {
+  Change mk = Op(ChangeOp::kCreate, "a", 1);
+  mk.type = KeptType::kDir;
+  Change mv = Op(ChangeOp::kMove, "a", 1, "b");
+  mv.type = KeptType::kDir;
+  std::vector<Change> c = {mk, Op(ChangeOp::kCreate, "a/x", 2), Save("keep.txt", 9, 1), mv,
+                           Op(ChangeOp::kCreate, "b/y", 3)};
+  EXPECT_EQ(NamesOf(c), (std::vector<std::string>{"b", "b/x", "b/y", "keep.txt"}));
+  Observed dir = At(1);
+  dir.type = KeptType::kDir;
+  NameStates now = {{"b", dir}, {"b/x", At(2)}, {"b/y", At(3)}, {"keep.txt", {}}};
+  UndoPlan p = PlanUndo(c, now, now);
+  EXPECT_TRUE(p.conflicts.empty()) << p.conflicts[0].path << ": " << p.conflicts[0].why;
+  ASSERT_EQ(p.steps.size(), 5u);
+  EXPECT_EQ(p.steps[0].path, "b/y");   // removed
+  EXPECT_EQ(p.steps[1].path, "b");     // moved back to a
+  EXPECT_EQ(p.steps[1].to, "a");
+  EXPECT_EQ(p.steps[2].path, "keep.txt");
+  EXPECT_EQ(p.steps[3].path, "a/x");   // removed where it is now
+  EXPECT_EQ(p.steps[4].path, "a");
+  // The user edited b/x after the run: kept, and so is the directory holding it.
+  NameStates edited = now;
+  edited["b/x"] = At(2, 99, 99);
+  p = PlanUndo(c, now, edited);
+  ASSERT_FALSE(p.conflicts.empty());
+  EXPECT_EQ(p.conflicts[0].path, "a/x");
+}
+
 TEST(JournalChangeTest, LinesRoundTrip) {
   for (const Change& c : TwoIndexWrites()) {
     std::string why;
