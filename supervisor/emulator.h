@@ -286,6 +286,10 @@ class Emulator {
     std::string keys;
   };
   CheckedFile ReadChecked(const Located& loc) const;
+  // A name beside `name` for a file the supervisor makes before it takes
+  // `name`'s place: "NAME.cordon-" and 16 random hex digits (empty when no
+  // randomness could be had).
+  static std::string TempSibling(const std::string& name);
   // Puts `c`'s bytes at to_dir/to_name as a new file (same mode and owner)
   // and removes from_dir/from_name if it is still the file read: what the
   // rename would have done, with no inode the tool may still write to.

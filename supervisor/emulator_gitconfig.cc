@@ -44,13 +44,18 @@ Emulator::CheckedFile Emulator::ReadChecked(const Located& loc) const {
   return c;
 }
 
-Reply Emulator::PutChecked(const CheckedFile& c, int from_dir, const std::string& from_name,
-                           int to_dir, const std::string& to_name) {
+std::string Emulator::TempSibling(const std::string& name) {
   unsigned char rnd[8];
-  if (::getrandom(rnd, sizeof rnd, 0) != static_cast<ssize_t>(sizeof rnd)) return Reply::Errno(EIO);
+  if (::getrandom(rnd, sizeof rnd, 0) != static_cast<ssize_t>(sizeof rnd)) return {};
   char suffix[2 * sizeof rnd + 1];
   for (std::size_t i = 0; i < sizeof rnd; ++i) std::snprintf(suffix + 2 * i, 3, "%02x", rnd[i]);
-  const std::string tmp = to_name + ".cordon-" + suffix;
+  return name + ".cordon-" + suffix;
+}
+
+Reply Emulator::PutChecked(const CheckedFile& c, int from_dir, const std::string& from_name,
+                           int to_dir, const std::string& to_name) {
+  const std::string tmp = TempSibling(to_name);
+  if (tmp.empty()) return Reply::Errno(EIO);
   Fd out(::openat(to_dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                   c.st.st_mode & 07777));
   if (!out) return Reply::Errno(errno);

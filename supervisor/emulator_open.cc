@@ -9,7 +9,6 @@
 #include <seccomp.h>
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -328,10 +327,8 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
 Reply Emulator::TruncateKept(const Located& loc, uint64_t flags, const struct stat& old) {
   auto parent = WriteRoots::OpenParent(loc);
   if (!parent) return Reply::Errno(parent.error().err);
-  unsigned char rnd[8];
-  if (::getrandom(rnd, sizeof rnd, 0) != static_cast<ssize_t>(sizeof rnd)) return Reply::Errno(EIO);
-  std::string tmp = loc.name + ".cordon-";
-  for (unsigned char c : rnd) tmp += "0123456789abcdef"[c >> 4], tmp += "0123456789abcdef"[c & 15];
+  const std::string tmp = TempSibling(loc.name);
+  if (tmp.empty()) return Reply::Errno(EIO);
   // The new file, made beside the old one with the tool's flags and the
   // old file's mode and owner, then exchanged with it: the name never
   // goes missing, and the old inode leaves for the journal whole.

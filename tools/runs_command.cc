@@ -93,18 +93,30 @@ std::optional<Found> FindRun(const std::string& workspace, const std::string& id
   return std::nullopt;
 }
 
-int Undo(const std::string& workspace_arg, const std::string& id) {
+// The run `id` (empty: the last) of the workspace named, read and
+// checked; says why when there is none.
+std::optional<supervisor::LoadedRun> OpenRun(const std::string& workspace_arg,
+                                             const std::string& id, std::string* workspace_out) {
   auto workspace = WorkspaceOf(workspace_arg);
-  if (!workspace) return kExitCordonError;
+  if (!workspace) return std::nullopt;
   auto found = FindRun(*workspace, id);
-  if (!found) return kExitCordonError;
+  if (!found) return std::nullopt;
   auto run = supervisor::LoadRun(found->place, found->id);
   if (!run) {
     spdlog::error("{}", Describe(run.error()));
-    return kExitCordonError;
+    return std::nullopt;
   }
+  if (workspace_out) *workspace_out = *workspace;
+  return std::move(run.value());
+}
+
+int Undo(const std::string& workspace_arg, const std::string& id) {
+  std::string workspace_real;
+  auto run = OpenRun(workspace_arg, id, &workspace_real);
+  if (!run) return kExitCordonError;
+  const std::string& run_id = run->meta.id;
   if (run->undone) {
-    spdlog::error("run {} was undone already (nothing was done)", found->id);
+    spdlog::error("run {} was undone already (nothing was done)", run_id);
     return kExitCordonError;
   }
   // The workspace must be the directory the run changed.
@@ -113,12 +125,12 @@ int Undo(const std::string& workspace_arg, const std::string& id) {
       ws.st_ino != run->meta.workspace_ino) {
     spdlog::error("run {} changed {}, which is no longer that directory (moved or replaced): "
                   "nothing was done",
-                  found->id, run->meta.workspace);
+                  run_id, run->meta.workspace);
     return kExitCordonError;
   }
-  if (!workspace_arg.empty() && run->meta.workspace != *workspace) {
-    spdlog::error("run {} changed {}, not {}: nothing was done", found->id, run->meta.workspace,
-                  *workspace);
+  if (!workspace_arg.empty() && run->meta.workspace != workspace_real) {
+    spdlog::error("run {} changed {}, not {}: nothing was done", run_id, run->meta.workspace,
+                  workspace_real);
     return kExitCordonError;
   }
   Fd ws_fd(::open(run->meta.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -128,18 +140,18 @@ int Undo(const std::string& workspace_arg, const std::string& id) {
   }
   std::optional<policy::NameStates> at_end;
   if (run->end) at_end = run->end->names;
-  else spdlog::warn("run {} did not end cleanly: changes made after it cannot be told apart", found->id);
+  else spdlog::warn("run {} did not end cleanly: changes made after it cannot be told apart", run_id);
   policy::NameStates now = supervisor::ObserveNames(ws_fd.get(), policy::NamesOf(run->changes));
   policy::UndoPlan plan = policy::PlanUndo(run->changes, at_end, now);
   if (Status s = supervisor::CheckSlots(run->slots.get(), plan); !s) {
-    spdlog::error("the journal of run {} is damaged ({}): nothing was done", found->id,
+    spdlog::error("the journal of run {} is damaged ({}): nothing was done", run_id,
                   Describe(s.error()));
     return kExitCordonError;
   }
   supervisor::UndoOutcome out = supervisor::ApplyUndo(ws_fd.get(), run->slots.get(), plan);
   std::vector<policy::UndoConflict> left = plan.conflicts;
   left.insert(left.end(), out.failed.begin(), out.failed.end());
-  std::printf("run %s: %zu change(s) taken back in %s\n", found->id.c_str(), out.done,
+  std::printf("run %s: %zu change(s) taken back in %s\n", run_id.c_str(), out.done,
               run->meta.workspace.c_str());
   for (const policy::UndoConflict& c : left) {
     std::printf("  kept as it is: %s (%s)%s\n", c.path.c_str(), c.why.c_str(),
@@ -147,7 +159,7 @@ int Undo(const std::string& workspace_arg, const std::string& id) {
                        : "");
   }
   if (Status s = supervisor::MarkUndone(run.value(), left.empty()); !s) {
-    spdlog::warn("cannot mark run {} undone: {}", found->id, Describe(s.error()));
+    spdlog::warn("cannot mark run {} undone: {}", run_id, Describe(s.error()));
   }
   return left.empty() ? 0 : 1;
 }
@@ -184,15 +196,8 @@ const char* Verb(const policy::Change& c) {
 }
 
 int Show(const std::string& workspace_arg, const std::string& id) {
-  auto workspace = WorkspaceOf(workspace_arg);
-  if (!workspace) return kExitCordonError;
-  auto found = FindRun(*workspace, id);
-  if (!found) return kExitCordonError;
-  auto run = supervisor::LoadRun(found->place, found->id);
-  if (!run) {
-    spdlog::error("{}", Describe(run.error()));
-    return kExitCordonError;
-  }
+  auto run = OpenRun(workspace_arg, id, nullptr);
+  if (!run) return kExitCordonError;
   std::printf("run %s  %s  %s\n  workspace %s\n  command %s\n", run->meta.id.c_str(),
               When(run->meta.started_s).c_str(),
               run->undone ? "undone" : run->end ? "ended" : "unfinished",

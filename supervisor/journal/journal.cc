@@ -109,6 +109,21 @@ void Journal::Append(const policy::Change& c) {
   ++lines_;
 }
 
+void Journal::AppendKept(policy::ChangeOp op, const std::string& rel, const struct stat& st,
+                         uint64_t slot, uint64_t size, const char* why) {
+  kept_.insert({st.st_dev, st.st_ino});
+  ++kept_count_;
+  policy::Change c;
+  c.op = op;
+  c.path = rel;
+  c.ino = st.st_ino;
+  c.slot = slot;
+  c.type = KeptTypeOf(st.st_mode);
+  c.size = size;
+  c.why = why;
+  Append(c);
+}
+
 bool Journal::Reserve(uint64_t bytes) {
   if (bytes_ + bytes > limits_.max_bytes) {
     if (refused_++ == 0) {
@@ -134,17 +149,7 @@ Status Journal::Save(int parent, const std::string& name, const std::string& rel
     bytes_ -= bytes;
     return Errno("rename into the journal", rel);
   }
-  kept_.insert({st.st_dev, st.st_ino});
-  ++kept_count_;
-  policy::Change c;
-  c.op = policy::ChangeOp::kSave;
-  c.path = rel;
-  c.ino = st.st_ino;
-  c.slot = slot;
-  c.type = KeptTypeOf(st.st_mode);
-  c.size = static_cast<uint64_t>(st.st_size);
-  c.why = why;
-  Append(c);
+  AppendKept(policy::ChangeOp::kSave, rel, st, slot, static_cast<uint64_t>(st.st_size), why);
   return Ok();
 }
 
@@ -187,15 +192,7 @@ Status Journal::Copy(int fd, const std::string& rel, const struct stat& st) {
     bytes_ -= size;
     return s;
   }
-  kept_.insert({st.st_dev, st.st_ino});
-  ++kept_count_;
-  policy::Change c;
-  c.op = policy::ChangeOp::kCopy;
-  c.path = rel;
-  c.ino = st.st_ino;
-  c.slot = slot;
-  c.size = size;
-  Append(c);
+  AppendKept(policy::ChangeOp::kCopy, rel, st, slot, size, "");
   return Ok();
 }
 

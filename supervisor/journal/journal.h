@@ -92,6 +92,9 @@ class Journal {
   Journal(JournalPlace place, Fd run, Fd slots, Fd changes, std::string dir, policy::RunMeta meta,
           JournalLimits limits);
   void Append(const policy::Change& c);  // with mu_ held
+  // With mu_ held: `st`, at `rel`, is kept as `slot` (a save or a copy).
+  void AppendKept(policy::ChangeOp op, const std::string& rel, const struct stat& st,
+                  uint64_t slot, uint64_t size, const char* why);
   bool Reserve(uint64_t bytes);           // with mu_ held
 
   std::string place_root_;
