@@ -118,4 +118,22 @@ Result<OwnedDir> OpenOwnedDirPath(std::string root, const std::string& what) {
   return OwnedDir{real, std::move(dir)};
 }
 
+Result<std::string> ReadOwnedFileAt(int dir, const char* name, size_t max_bytes) {
+  Fd fd(::openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return Errno("open", name);
+  if (Status s = CheckOwned(fd.get(), ::geteuid(), name, S_IFREG); !s) return s.error();
+  return ReadSmallFile(fd.get(), name, max_bytes);
+}
+
+Status ReplaceFileAt(int dir, const std::string& name, std::string_view data, bool sync) {
+  const std::string tmp = name + ".tmp";
+  (void)::unlinkat(dir, tmp.c_str(), 0);
+  Fd fd(::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return Errno("create", tmp);
+  if (Status s = WriteAll(fd.get(), data); !s) return s;
+  if (sync && ::fsync(fd.get()) != 0) return Errno("fsync", tmp);
+  if (::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) return Errno("rename", name);
+  return Ok();
+}
+
 }  // namespace cordon::supervisor

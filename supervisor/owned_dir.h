@@ -27,7 +27,15 @@ Result<Fd> EnsureDirAt(int dir, const std::string& name, uid_t uid, const std::s
 // The whole of a file up to `max_bytes` (EFBIG past it).
 Result<std::string> ReadSmallFile(int fd, const std::string& what, size_t max_bytes);
 
+// The file `name` in `dir` (no link followed), owned by us and writable by
+// nobody else, whole up to `max_bytes`.
+Result<std::string> ReadOwnedFileAt(int dir, const char* name, size_t max_bytes);
+
 Status WriteAll(int fd, std::string_view data);
+
+// Writes `name` in `dir` whole or not at all (NAME.tmp, rename); with
+// `sync`, on the disk before the rename (fsync).
+Status ReplaceFileAt(int dir, const std::string& name, std::string_view data, bool sync = true);
 
 bool SameFile(const struct stat& a, const struct stat& b);
 

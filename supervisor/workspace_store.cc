@@ -19,7 +19,7 @@ namespace {
 constexpr char kSpaces[] = "assistant-workspaces";
 constexpr char kFiles[] = "files";
 constexpr char kRecord[] = "record.json";
-constexpr char kRecordTmp[] = "record.json.tmp";
+constexpr char kRecordTmp[] = "record.json.tmp";  // ReplaceFileAt's
 constexpr char kLock[] = "lock";
 constexpr size_t kMaxRecordBytes = 64 << 10;
 
@@ -27,6 +27,21 @@ constexpr size_t kMaxRecordBytes = 64 << 10;
 
 std::string DefaultStateHome(std::string* ignored) {
   return XdgBaseDir("XDG_STATE_HOME", "/.local/state", ignored);
+}
+
+bool StateHomeUsable() {
+  const char* xdg = std::getenv("XDG_STATE_HOME");
+  std::string anchor = DefaultStateHome();
+  const bool from_xdg = xdg != nullptr && xdg[0] == '/';
+  if (from_xdg) {
+    while (anchor.size() > 1 && anchor.back() == '/') anchor.pop_back();
+    anchor = anchor.substr(0, anchor.rfind('/'));
+  } else if (anchor.ends_with("/.local/state")) {
+    anchor.resize(anchor.size() - std::string_view("/.local/state").size());
+  }
+  if (anchor.empty()) anchor = "/";
+  struct stat st;
+  return ::stat(anchor.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::string XdgBaseDir(const char* var, const char* under_home, std::string* ignored) {
@@ -95,12 +110,9 @@ Result<std::string> WorkspaceStore::Create(const std::string& session,
   if (!lock) return Errno("create", "lock");
   policy::WorkspaceRecord r{session, static_cast<uint32_t>(uid_), static_cast<int64_t>(now),
                             policy_digest};
-  Fd tmp(::openat(dir->get(), kRecordTmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
-                  0600));
-  if (!tmp) return Errno("create", kRecordTmp);
-  if (Status s = WriteAll(tmp.get(), policy::SerializeRecord(r)); !s) return s.error();
-  if (::fsync(tmp.get()) != 0) return Errno("fsync", kRecordTmp);
-  if (::renameat(dir->get(), kRecordTmp, dir->get(), kRecord) != 0) return Errno("rename", kRecord);
+  if (Status s = ReplaceFileAt(dir->get(), kRecord, policy::SerializeRecord(r)); !s) {
+    return s.error();
+  }
   return FilesDir(session);
 }
 

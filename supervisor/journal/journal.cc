@@ -22,7 +22,6 @@ namespace {
 constexpr char kMeta[] = "meta.json";
 constexpr char kChanges[] = "changes.jsonl";
 constexpr char kEnd[] = "end.json";
-constexpr char kEndTmp[] = "end.json.tmp";
 constexpr char kSlots[] = "slots";
 
 Status WriteFileAt(int dir, const char* name, const std::string& text) {
@@ -239,10 +238,7 @@ Status Journal::Seal(int workspace_fd, int exit_status) {
   auto digest = Sha256Fd(changes.get());
   if (!digest) return digest.error();
   end.changes_sha256 = digest.value();
-  (void)::unlinkat(run_.get(), kEndTmp, 0);
-  if (Status s = WriteFileAt(run_.get(), kEndTmp, policy::EndJson(end)); !s) return s;
-  if (::renameat(run_.get(), kEndTmp, run_.get(), kEnd) != 0) return Errno("rename", kEnd);
-  return Ok();
+  return ReplaceFileAt(run_.get(), kEnd, policy::EndJson(end));
 }
 
 }  // namespace cordon::supervisor

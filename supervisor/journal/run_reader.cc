@@ -19,13 +19,6 @@ namespace {
 constexpr size_t kMaxMeta = 1 << 20;
 constexpr size_t kMaxChanges = size_t{512} << 20;
 
-Result<std::string> ReadAt(int dir, const char* name, size_t max) {
-  Fd fd(::openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) return Errno("open", name);
-  if (Status s = CheckOwned(fd.get(), ::geteuid(), name, S_IFREG); !s) return s.error();
-  return ReadSmallFile(fd.get(), name, max);
-}
-
 bool Exists(int dir, const char* name) {
   struct stat st;
   return ::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
@@ -52,17 +45,17 @@ Result<LoadedRun> LoadRun(const JournalPlace& place, const std::string& id) {
     return SysError{EINVAL, "run", "the journal of run " + id + " is damaged (" + why +
                                        "): nothing was done"};
   };
-  Result<std::string> meta_text = ReadAt(r.run.get(), "meta.json", kMaxMeta);
+  Result<std::string> meta_text = ReadOwnedFileAt(r.run.get(), "meta.json", kMaxMeta);
   if (!meta_text) return damaged("meta.json: " + Describe(meta_text.error()));
   std::string why;
   auto meta = policy::ParseMeta(meta_text.value(), &why);
   if (!meta) return damaged("meta.json: " + why);
   if (meta->id != id) return damaged("meta.json names another run");
   r.meta = std::move(*meta);
-  Result<std::string> changes = ReadAt(r.run.get(), "changes.jsonl", kMaxChanges);
+  Result<std::string> changes = ReadOwnedFileAt(r.run.get(), "changes.jsonl", kMaxChanges);
   if (!changes) return damaged("changes.jsonl: " + Describe(changes.error()));
   if (Exists(r.run.get(), "end.json")) {
-    Result<std::string> end_text = ReadAt(r.run.get(), "end.json", kMaxChanges);
+    Result<std::string> end_text = ReadOwnedFileAt(r.run.get(), "end.json", kMaxChanges);
     if (!end_text) return damaged("end.json: " + Describe(end_text.error()));
     auto end = policy::ParseEnd(end_text.value(), &why);
     if (!end) return damaged("end.json: " + why);
@@ -101,7 +94,7 @@ std::vector<RunSummary> ListRuns(const JournalPlace& place) {
     s.place = place.root;
     Result<Fd> run = OpenDirAt(place.runs.get(), name);
     if (!run) continue;
-    if (auto text = ReadAt(run->get(), "meta.json", kMaxMeta)) {
+    if (auto text = ReadOwnedFileAt(run->get(), "meta.json", kMaxMeta)) {
       s.meta = policy::ParseMeta(text.value(), nullptr);
     }
     s.sealed = Exists(run->get(), "end.json");
