@@ -1,6 +1,7 @@
 #include "policy/audit_record.h"
 
 #include "policy/digest.h"
+#include "policy/journal_change.h"
 #include "policy/policy_json.h"
 
 namespace cordon::policy {
@@ -105,6 +106,97 @@ VerifyReport VerifyAuditBytes(std::string_view bytes) {
   }
   r.intact = true;
   return r;
+}
+
+std::string CheckAnchor(std::string_view bytes, const AuditAnchor& a) {
+  size_t pos = 0;
+  uint64_t seq = 0;
+  while (pos < bytes.size() && seq < a.last_seq) {
+    size_t nl = bytes.find('\n', pos);
+    if (nl == std::string_view::npos) break;  // an unterminated tail is no record
+    ++seq;
+    if (seq == a.first_seq || seq == a.last_seq) {
+      const std::string want = seq == a.first_seq ? a.first_hash : a.last_hash;
+      if (!DigestEquals(Sha256Hex(bytes.substr(pos, nl - pos)), want)) {
+        return "replaced: record " + std::to_string(seq) + " is not the one the run wrote " +
+               "(the log was rewritten)";
+      }
+    }
+    pos = nl + 1;
+  }
+  if (seq < a.last_seq) {
+    return "truncated: the run wrote records " + std::to_string(a.first_seq) + " to " +
+           std::to_string(a.last_seq) + ", the log ends at record " + std::to_string(seq);
+  }
+  return {};
+}
+
+namespace {
+
+// A field of an untrusted record: its value when of the type asked, else the default.
+std::string Str(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+bool Bool(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
+}  // namespace
+
+std::vector<RunLogRecord> RunRecordsIn(std::string_view bytes, std::string_view id) {
+  std::vector<RunLogRecord> out;
+  bool in_run = false;
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    size_t nl = bytes.find('\n', pos);
+    if (nl == std::string_view::npos) break;
+    const nlohmann::json j = nlohmann::json::parse(bytes.substr(pos, nl - pos), nullptr, false);
+    pos = nl + 1;
+    if (!j.is_object()) continue;
+    const std::string kind = Str(j, "kind");
+    if (kind == "header") {
+      in_run = Str(j, "run") == id;
+      continue;
+    }
+    if (!in_run) continue;
+    if (kind == "end") break;
+    RunLogRecord r;
+    r.kind = kind;
+    r.change = Str(j, "change");
+    r.path = UnescapeBytes(Str(j, "path")).value_or("?");
+    r.to = UnescapeBytes(Str(j, "to")).value_or("?");
+    r.kept = Bool(j, "kept");
+    r.refused = Str(j, "result") == "refused";
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+nlohmann::json AnchorJson(const AuditAnchor& a) {
+  return {{"first_seq", a.first_seq},
+          {"last_seq", a.last_seq},
+          {"first_hash", a.first_hash},
+          {"last_hash", a.last_hash}};
+}
+
+std::optional<AuditAnchor> ParseAnchor(const nlohmann::json& j) {
+  if (!j.is_object()) return std::nullopt;
+  AuditAnchor a;
+  const nlohmann::json fs = j.value("first_seq", nlohmann::json());
+  const nlohmann::json ls = j.value("last_seq", nlohmann::json());
+  const nlohmann::json fh = j.value("first_hash", nlohmann::json());
+  const nlohmann::json lh = j.value("last_hash", nlohmann::json());
+  if (!fs.is_number_unsigned() || !ls.is_number_unsigned() || !IsHex64(fh) || !IsHex64(lh)) {
+    return std::nullopt;
+  }
+  a.first_seq = fs.get<uint64_t>();
+  a.last_seq = ls.get<uint64_t>();
+  if (a.first_seq == 0 || a.last_seq < a.first_seq) return std::nullopt;
+  a.first_hash = fh.get<std::string>();
+  a.last_hash = lh.get<std::string>();
+  return a;
 }
 
 nlohmann::json SessionHeader(const Policy& p, std::string_view rung,

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,5 +57,41 @@ struct VerifyReport {
 
 // Verifies a log's bytes. Pure: no I/O.
 VerifyReport VerifyAuditBytes(std::string_view bytes);
+
+// A run's stretch of a log, kept outside the log (the run record,
+// policy/run_record.h, and the host's events stream): the sequence numbers
+// of its first and last record and the SHA-256 of their line bytes. A chain
+// alone cannot show records cut from its end, nor a log written again whole
+// with fresh hashes; the anchor shows both.
+struct AuditAnchor {
+  uint64_t first_seq = 0;
+  uint64_t last_seq = 0;
+  std::string first_hash;
+  std::string last_hash;
+  bool operator==(const AuditAnchor&) const = default;
+};
+
+// Whether the log's bytes still hold the stretch `a` names: empty when
+// they do, else why not ("truncated: ...", "replaced: ..."). Only the
+// lines up to a.last_seq are read; a chain that breaks before them is the
+// verifier's to report (VerifyAuditBytes).
+std::string CheckAnchor(std::string_view bytes, const AuditAnchor& a);
+
+// One record of a run's stretch of a log, as `cordon runs show` reads it.
+struct RunLogRecord {
+  std::string kind;    // decision, change, approval, hint, ...
+  std::string change;  // a change's kind (supervisor/run_observer.h)
+  std::string path, to;
+  bool kept = false;
+  bool refused = false;  // a decision that refused
+};
+
+// The records of run `id` in a log's bytes: from its header (whose `run`
+// is `id`) to its `end`. Lines that do not parse are skipped (the chain is
+// the verifier's to judge).
+std::vector<RunLogRecord> RunRecordsIn(std::string_view bytes, std::string_view id);
+
+nlohmann::json AnchorJson(const AuditAnchor& a);
+std::optional<AuditAnchor> ParseAnchor(const nlohmann::json& j);
 
 }  // namespace cordon::policy

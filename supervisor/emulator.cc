@@ -355,6 +355,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
         return later;
       }
       if (opts_.delete_gate(req, parent->get(), p->loc.name, p->loc.rel, valid, why)) {
+        Observe("deleted", p->loc, nullptr, false);
         Gone(st);
         return Reply{};
       }

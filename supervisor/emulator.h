@@ -38,6 +38,7 @@
 #include "policy/tool_pin.h"
 #include "supervisor/blocking_calls.h"
 #include "supervisor/journal/journal.h"
+#include "supervisor/run_observer.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/write_roots.h"
 
@@ -123,8 +124,9 @@ struct EmulatorOptions {
   // the exec with EACCES. cordon grep waits here for its tree check, which
   // runs while the sandbox is built: ripgrep starts only once it has passed.
   std::function<Status()> exec_gate;
-  // Every enforced decision, for the audit log (may be empty).
-  std::function<void(const Request&, const Reply&)> on_decision;
+  // Told every enforced decision and every change made (the audit log);
+  // may be null.
+  std::shared_ptr<RunObserver> observer;
   // Called when the supervisor stops: pending approvals must return now.
   std::function<void()> on_shutdown;
   // What the tool may read, for the calls Landlock does not check
@@ -254,11 +256,18 @@ class Emulator {
   // The journal's part (emulator_journal.cc): whether it covers `loc` (the
   // workspace), and the records of what changed there.
   bool Journals(const Located& loc) const { return opts_.journal && loc.root->workspace; }
-  void NoteCreated(const Located& loc, const struct stat& st);
+  // `observed` false: the creation is part of a change told already (the
+  // new file of an O_TRUNC that kept the old one).
+  void NoteCreated(const Located& loc, const struct stat& st, bool observed = true);
   void NoteMoved(const Located& from, const Located& to, const struct stat& st);
   void NoteDropped(const Located& loc, const struct stat& st);
   void NoteExchanged(const Located& a, const Located& b, const struct stat& a_st,
                      const struct stat& b_st);
+  // An existing file opened for writing (`truncated`: with O_TRUNC), not
+  // one the run made.
+  void NoteWritten(const Located& loc, const struct stat& st, bool truncated);
+  // Tells the observer (opts_.observer) of a change made at `loc`.
+  void Observe(const char* kind, const Located& loc, const Located* to, bool kept);
   // Moves the entry `name` of `parent` (at `loc`, lstat `st`) into the
   // journal; a refusal says why and what to do.
   std::optional<Reply> Keep(const Located& loc, int parent, const std::string& name,

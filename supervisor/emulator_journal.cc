@@ -12,21 +12,49 @@
 
 namespace cordon::supervisor {
 
-void Emulator::NoteCreated(const Located& loc, const struct stat& st) {
+namespace {
+
+std::string AbsOf(const Located& loc) {
+  if (loc.rel.empty()) return loc.root->path;
+  return (loc.root->path == "/" ? "" : loc.root->path) + "/" + loc.rel;
+}
+
+}  // namespace
+
+void Emulator::Observe(const char* kind, const Located& loc, const Located* to, bool kept) {
+  if (!opts_.observer) return;
+  ChangeEvent c;
+  c.kind = kind;
+  c.path = AbsOf(loc);
+  if (to) c.to = AbsOf(*to);
+  c.kept = kept;
+  opts_.observer->Changed(c);
+}
+
+void Emulator::NoteCreated(const Located& loc, const struct stat& st, bool observed) {
   if (Journals(loc) && !loc.rel.empty()) opts_.journal->Created(loc.rel, st);
+  if (observed) Observe("created", loc, nullptr, false);
 }
 
 void Emulator::NoteMoved(const Located& from, const Located& to, const struct stat& st) {
   if (Journals(from) && Journals(to)) opts_.journal->Moved(from.rel, to.rel, st);
+  Observe("renamed", from, &to, false);
 }
 
 void Emulator::NoteDropped(const Located& loc, const struct stat& st) {
   if (Journals(loc) && !loc.rel.empty()) opts_.journal->Dropped(loc.rel, st);
+  Observe("deleted", loc, nullptr, false);
 }
 
 void Emulator::NoteExchanged(const Located& a, const Located& b, const struct stat& a_st,
                              const struct stat& b_st) {
   if (Journals(a) && Journals(b)) opts_.journal->Swapped(a.rel, b.rel, a_st, b_st);
+  Observe("exchanged", a, &b, false);
+}
+
+void Emulator::NoteWritten(const Located& loc, const struct stat& st, bool truncated) {
+  if (created_.Contains(st.st_dev, st.st_ino)) return;  // part of its creation
+  Observe(truncated ? "overwritten" : "modified", loc, nullptr, false);
 }
 
 namespace {
@@ -46,12 +74,16 @@ Reply NotKept(const Located& loc, const SysError& e) {
 std::optional<Reply> Emulator::Keep(const Located& loc, int parent, const std::string& name,
                                     const struct stat& st, const char* why) {
   if (Status s = opts_.journal->Save(parent, name, loc.rel, st, why); !s) return NotKept(loc, s.error());
+  const std::string_view reason = why;
+  Observe(reason == "truncate" ? "overwritten" : reason == "replace" ? "replaced" : "deleted", loc,
+          nullptr, true);
   return std::nullopt;
 }
 
 std::optional<Reply> Emulator::KeepCopy(const Located& loc, int fd, const struct stat& st) {
   if (opts_.journal->Kept(st)) return std::nullopt;
   if (Status s = opts_.journal->Copy(fd, loc.rel, st); !s) return NotKept(loc, s.error());
+  Observe("modified", loc, nullptr, true);
   return std::nullopt;
 }
 

@@ -301,6 +301,10 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     if (auto refused = KeepCopy(*loc, fd->get(), st)) return std::move(*refused);
   }
   if (!created) {
+    const bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+    if (writes && decided.keep != policy::Keep::kCopy && S_ISREG(st.st_mode)) {
+      NoteWritten(*loc, st, flags & O_TRUNC);
+    }
     Reply r = InstallReply(std::move(fd.value()), flags);
     // A file this call created is empty already: no truncate for it.
     r.truncate_installed = (flags & O_TRUNC) && S_ISREG(st.st_mode);
@@ -368,7 +372,7 @@ Reply Emulator::TruncateKept(const Located& loc, uint64_t flags, const struct st
       return EACCES;
     }
     Born(made);
-    NoteCreated(loc, made);
+    NoteCreated(loc, made, /*observed=*/false);
     Fd writable(::openat(dir->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir_known && writable) {
       const struct timespec times[2] = {{0, UTIME_OMIT}, dir_st.st_mtim};

@@ -133,7 +133,7 @@ bool NotifyLoop::Defer(const Request& req, std::function<bool()> valid) {
 
 void NotifyLoop::Answer(const Request& req, Reply reply) {
   answered_.fetch_add(1, std::memory_order_relaxed);
-  if (emulator_->options().on_decision) emulator_->options().on_decision(req, reply);
+  if (emulator_->options().observer) emulator_->options().observer->Decided(req, reply);
   if (reply.install.valid()) {
     // The new fd number is the tool's syscall result: sent with the install
     // in one ioctl, unless a truncate has to come between the two.
@@ -170,7 +170,7 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
     spdlog::info("{} by pid {}: the fd could not be installed: {}", SyscallName(req.nr), req.tid,
                  std::strerror(err));
     reply = Reply::Errno(err, std::string("fd not installed: ") + std::strerror(err));
-    if (emulator_->options().on_decision) emulator_->options().on_decision(req, reply);
+    if (emulator_->options().observer) emulator_->options().observer->Decided(req, reply);
   }
   SendResponse(req, reply);
 }

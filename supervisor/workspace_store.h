@@ -39,6 +39,12 @@ namespace cordon::supervisor {
 // and put in `*ignored` when that is not null.
 std::string DefaultStateHome(std::string* ignored = nullptr);
 
+// Whether cordon may keep things in the state home: it creates the state
+// home and what lies beneath, never the directory that holds it. A HOME
+// that does not exist (HOME=/nonexistent, a service account) has none; an
+// XDG_STATE_HOME whose parent does not exist has none.
+bool StateHomeUsable();
+
 // An XDG base directory: $VAR when it is absolute, else HOME (or the
 // passwd entry's home) + `under_home`. A relative or empty $VAR is ignored
 // (a non-empty one is stored in `ignored`, for a warning).

@@ -142,7 +142,13 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
                   "rules:FILE or socket:PATH");
   cmd->add_option("--approval-timeout", o.approval_timeout_s,
                   "seconds to wait for an approval before refusing (default 60)");
-  cmd->add_option("--audit", o.audit, "append a hash-chained JSON-lines audit log to FILE")
+  cmd->add_option("--audit", o.audit,
+                  "the hash-chained JSON-lines audit log: FILE (appended to), or none (default: "
+                  "${XDG_STATE_HOME:-~/.local/state}/cordon/runs/RUN/audit.jsonl)")
+      ->check(non_empty);
+  cmd->add_option("--events", o.events,
+                  "FD or FILE: the run's start and end as JSON lines, with its audit log's "
+                  "anchor (cordon audit verify)")
       ->check(non_empty);
 }
 
@@ -289,7 +295,8 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   }
   // BuildPolicy admits a disabled sandbox only with allowBypass.
   if (!p.sandbox_enabled) {
-    return ExecGateOpen(o) ? RunUnconfined(p, std::move(argv), o.audit, o.audit_header, env)
+    return ExecGateOpen(o) ? RunUnconfined(p, std::move(argv), o.audit == "none" ? std::string() : o.audit,
+                                           o.audit_header, env)
                            : kExitNotExecutable;
   }
   // Held until cordon exits, so a retire waits for this supervisor; taken
@@ -350,22 +357,28 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.emulator.network = p.network;
   policy::Policy run_policy = p;
   // sensitive.delete: recoverable: the journal, denied to the tool.
-  std::shared_ptr<Journal> journal = OpenRunJournal(run_policy, req.argv);
+  DenyRunRecords(services, run_policy);
+  std::shared_ptr<Journal> journal = OpenRunJournal(run_policy, req.argv, services.run_id);
   req.emulator.journal = journal;
   ConfigureDecisions(run_policy, services, req);
   // The preload (issue 5): glibc tools get early, precise refusals.
-  std::shared_ptr<ReportTally> preload = AttachPreload(run_policy, req, services.audit);
+  // The preload's hints (untrusted, per call) go to a log the user named;
+  // the default log holds the supervisor's records only, and a plain run
+  // opens no report channel (its cost per call, README "Speed").
+  std::shared_ptr<ReportTally> preload =
+      AttachPreload(run_policy, req, o.audit.empty() ? nullptr : services.audit);
   req.policy = &run_policy;
   int status = Launch(req);
   CloseRunJournal(journal, run_policy, status);
   if (preload) {
     spdlog::info("{}", preload->Summary());
-    if (services.audit) {
+    if (services.audit && !o.audit.empty()) {
       (void)services.audit->Append(
           "hint", {{"source", "preload"}, {"trusted", false}, {"summary", preload->Summary()}});
     }
   }
-  if (!CloseRunServices(services, status)) return kExitCordonError;
+  const bool recoverable = journal && journal->Stats().changes > 0;
+  if (!CloseRunServices(services, status, recoverable)) return kExitCordonError;
   return status;
 }
 
@@ -390,16 +403,7 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
   e.deny_globs_workspace = p.workspace;
   e.deny_globs_follow_parents = policy::DenyGlobsFollowParents(p.deny_globs);
   e.pins = p.tools;
-  if (services.audit) {
-    e.on_decision = [audit = services.audit](const supervisor::Request& r,
-                                             const supervisor::Reply& rep) {
-      nlohmann::json f = {{"pid", r.tid}, {"syscall", supervisor::SyscallName(r.nr)},
-                          {"result", rep.error == 0 ? "allowed" : "refused"}};
-      if (rep.error != 0) f["errno"] = rep.error;
-      if (!rep.why.empty()) f["why"] = rep.why;
-      if (!audit->Append("decision", std::move(f))) spdlog::warn("audit log append failed");
-    };
-  }
+  e.observer = AuditObserver(services);
   // Notify only what the policy needs decided (DESIGN.md); an exec needs a
   // decision only against an exec allowlist (Landlock's EXECUTE rights are
   // the fence otherwise).

@@ -32,7 +32,8 @@ struct RunOptions {
   std::vector<std::string> tools;  // --tool NAME=PATH: the exec allowlist
   std::string approvals;            // deny|tty|rules:FILE|socket:PATH; empty: by stdin
   double approval_timeout_s = 60;   // --approval-timeout SECONDS
-  std::string audit;                // --audit FILE; empty: no log
+  std::string audit;   // --audit FILE|none; empty: the run record's (run_services.h)
+  std::string events;  // --events FD|FILE: run.start/run.end, with the log's anchor
   nlohmann::json audit_header = nlohmann::json::object();  // set by grep/glob: added to the header
   // Set by grep/glob: must pass before the tool's exec (EmulatorOptions::
   // exec_gate). Without a supervisor (preload-only) it is asked before launch.

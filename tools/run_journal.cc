@@ -35,7 +35,8 @@ void PruneOldRuns(const supervisor::JournalPlace& place, const std::string& work
 }  // namespace
 
 std::shared_ptr<supervisor::Journal> OpenRunJournal(policy::Policy& p,
-                                                    const std::vector<std::string>& argv) {
+                                                    const std::vector<std::string>& argv,
+                                                    const std::string& run_id) {
   if (p.profile != policy::Profile::kWorkspaceWrite ||
       p.sensitive_delete != policy::SensitiveDelete::kRecoverable) {
     return nullptr;
@@ -56,7 +57,7 @@ std::shared_ptr<supervisor::Journal> OpenRunJournal(policy::Policy& p,
   }
   PruneOldRuns(place.value(), p.workspace, p.limits.max_journal_days);
   policy::RunMeta meta;
-  meta.id = supervisor::NewRunId();
+  meta.id = run_id;
   meta.workspace = p.workspace;
   meta.workspace_dev = ws.st_dev;
   meta.workspace_ino = ws.st_ino;

@@ -9,9 +9,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <map>
 #include <optional>
 
+#include "policy/audit_record.h"
 #include "policy/undo_plan.h"
+#include "supervisor/audit/audit_log.h"
+#include "supervisor/audit/run_records.h"
 #include "supervisor/journal/journal_place.h"
 #include "supervisor/journal/run_reader.h"
 #include "supervisor/journal/undo.h"
@@ -164,52 +168,116 @@ int Undo(const std::string& workspace_arg, const std::string& id) {
   return left.empty() ? 0 : 1;
 }
 
+// The journal's view of each recoverable run (undone or not), by id.
+std::map<std::string, supervisor::RunSummary> JournalRuns(const std::string& workspace) {
+  std::map<std::string, supervisor::RunSummary> out;
+  for (supervisor::JournalPlace& place : supervisor::ExistingJournalPlaces(workspace)) {
+    for (supervisor::RunSummary& r : supervisor::ListRuns(place)) out[r.id] = std::move(r);
+  }
+  return out;
+}
+
+const char* UndoState(const std::map<std::string, supervisor::RunSummary>& journals,
+                      const std::string& id) {
+  auto it = journals.find(id);
+  if (it == journals.end()) return "-";
+  return it->second.undone ? "undone" : "undoable";
+}
+
+// Every run of the workspace (--all: of every workspace): the run records
+// (tools/run_services.h), then recoverable runs recorded in a journal only.
 int List(const std::string& workspace_arg, bool all) {
   auto workspace = WorkspaceOf(workspace_arg);
   if (!workspace) return kExitCordonError;
-  for (supervisor::JournalPlace& place : supervisor::ExistingJournalPlaces(*workspace)) {
-    for (const supervisor::RunSummary& r : supervisor::ListRuns(place)) {
-      if (!r.meta) {
-        std::printf("%s  (unreadable)  %s\n", r.id.c_str(), r.place.c_str());
-        continue;
-      }
-      if (!all && r.meta->workspace != *workspace) continue;
-      const char* state = r.undone ? "undone" : r.sealed ? "ended" : "unfinished";
-      std::printf("%s  %s  %-10s  %s  %s\n", r.id.c_str(), When(r.meta->started_s).c_str(), state,
-                  r.meta->workspace.c_str(), Command(r.meta->argv).c_str());
+  std::map<std::string, supervisor::RunSummary> journals = JournalRuns(*workspace);
+  for (const supervisor::ListedRun& r : supervisor::ListRunRecords()) {
+    if (!r.record) {
+      if (all) std::printf("%s  (unreadable: %s)\n", r.id.c_str(), r.error.c_str());
+      continue;
     }
+    const policy::RunMeta& m = r.record->meta;
+    if (!all && m.workspace != *workspace) continue;
+    const std::string state =
+        r.record->ended_s ? "exit " + std::to_string(r.record->exit_status) : "unfinished";
+    std::printf("%s  %s  %-10s  %-8s  %s  %s\n", r.id.c_str(), When(m.started_s).c_str(),
+                state.c_str(), UndoState(journals, r.id), m.workspace.c_str(),
+                Command(m.argv).c_str());
+    journals.erase(r.id);
+  }
+  for (const auto& [id, r] : journals) {
+    if (!r.meta) {
+      std::printf("%s  (unreadable)  %s\n", id.c_str(), r.place.c_str());
+      continue;
+    }
+    if (!all && r.meta->workspace != *workspace) continue;
+    std::printf("%s  %s  %-10s  %-8s  %s  %s\n", id.c_str(), When(r.meta->started_s).c_str(),
+                r.sealed ? "ended" : "unfinished", r.undone ? "undone" : "undoable",
+                r.meta->workspace.c_str(), Command(r.meta->argv).c_str());
   }
   return 0;
 }
 
-const char* Verb(const policy::Change& c) {
-  switch (c.op) {
-    case policy::ChangeOp::kSave:
-      return c.why == "truncate" ? "overwritten (old kept)" : c.why == "replace" ? "replaced (old kept)" : "deleted (kept)";
-    case policy::ChangeOp::kCopy: return "modified (copy kept)";
-    case policy::ChangeOp::kCreate: return "created";
-    case policy::ChangeOp::kMove: return "renamed";
-    case policy::ChangeOp::kDrop: return "removed (made in the run)";
-    case policy::ChangeOp::kSwap: return "exchanged";
-  }
+const char* Verb(const std::string& kind, bool kept) {
+  if (kind == "deleted") return kept ? "deleted (kept)" : "deleted";
+  if (kind == "modified") return kept ? "modified (copy kept)" : "modified";
+  if (kind == "overwritten") return kept ? "overwritten (old kept)" : "overwritten";
+  if (kind == "replaced") return kept ? "replaced (old kept)" : "replaced";
+  if (kind == "created" || kind == "renamed" || kind == "exchanged") return kind.c_str();
   return "?";
 }
 
+// The run `id` (empty: the workspace's last) from its record and its
+// audit log: what it changed, what was refused, whether the log is whole.
 int Show(const std::string& workspace_arg, const std::string& id) {
-  auto run = OpenRun(workspace_arg, id, nullptr);
-  if (!run) return kExitCordonError;
-  std::printf("run %s  %s  %s\n  workspace %s\n  command %s\n", run->meta.id.c_str(),
-              When(run->meta.started_s).c_str(),
-              run->undone ? "undone" : run->end ? "ended" : "unfinished",
-              run->meta.workspace.c_str(), Command(run->meta.argv).c_str());
-  for (const policy::Change& c : run->changes) {
-    if (c.op == policy::ChangeOp::kMove || c.op == policy::ChangeOp::kSwap) {
-      std::printf("  %-28s %s -> %s\n", Verb(c), c.path.c_str(), c.to.c_str());
-    } else {
-      std::printf("  %-28s %s\n", Verb(c), c.path.c_str());
+  auto workspace = WorkspaceOf(workspace_arg);
+  if (!workspace) return kExitCordonError;
+  std::optional<policy::RunRecord> rec;
+  if (!id.empty()) {
+    auto loaded = supervisor::LoadRunRecord(id);
+    if (!loaded) {
+      spdlog::error("{} (cordon runs list shows the runs)", Describe(loaded.error()));
+      return kExitCordonError;
+    }
+    rec = std::move(loaded.value());
+  } else {
+    for (supervisor::ListedRun& r : supervisor::ListRunRecords()) {
+      if (r.record && r.record->meta.workspace == *workspace) rec = std::move(r.record);
+    }
+    if (!rec) {
+      spdlog::error("no run recorded for {}", *workspace);
+      return kExitCordonError;
     }
   }
-  return 0;
+  const policy::RunMeta& m = rec->meta;
+  std::printf("run %s  %s  %s\n  workspace %s\n  command %s\n", m.id.c_str(),
+              When(m.started_s).c_str(),
+              rec->ended_s ? ("exit " + std::to_string(rec->exit_status)).c_str() : "unfinished",
+              m.workspace.c_str(), Command(m.argv).c_str());
+  if (rec->audit_path.empty()) {
+    std::printf("  no audit log (--audit none): its changes were not recorded\n");
+    return 0;
+  }
+  auto bytes = supervisor::ReadAuditLog(rec->audit_path);
+  if (!bytes) {
+    spdlog::error("run {}: its audit log: {}", m.id, Describe(bytes.error()));
+    return kExitCordonError;
+  }
+  const policy::VerifyReport chain = policy::VerifyAuditBytes(bytes.value());
+  std::string whole = chain.intact ? "" : "BROKEN at record " + std::to_string(chain.broken_line) +
+                                              ": " + chain.why;
+  if (whole.empty() && rec->anchor) whole = policy::CheckAnchor(bytes.value(), *rec->anchor);
+  size_t refused = 0;
+  const std::vector<policy::RunLogRecord> records = policy::RunRecordsIn(bytes.value(), m.id);
+  for (const policy::RunLogRecord& r : records) {
+    if (r.kind == "decision" && r.refused) ++refused;
+    if (r.kind != "change") continue;
+    if (r.to.empty()) std::printf("  %-24s %s\n", Verb(r.change, r.kept), r.path.c_str());
+    else std::printf("  %-24s %s -> %s\n", Verb(r.change, r.kept), r.path.c_str(), r.to.c_str());
+  }
+  std::printf("  %zu call(s) refused\n  audit log %s: %s\n", refused, rec->audit_path.c_str(),
+              whole.empty() ? (rec->anchor ? "intact, anchored" : "intact (the run did not end)")
+                            : whole.c_str());
+  return whole.empty() ? 0 : 1;
 }
 
 // "30d", "12h", "45m", "10s" (a bare number: days) in seconds; -1 if bad.
@@ -250,7 +318,20 @@ int Prune(const std::string& workspace_arg, const std::string& older_than) {
       }
     }
   }
-  std::printf("%zu run journal(s) removed\n", removed);
+  // The run records (and their default logs) of this workspace's older runs.
+  size_t records = 0;
+  for (const supervisor::ListedRun& r : supervisor::ListRunRecords()) {
+    if (!r.record || r.record->meta.workspace != *workspace || r.record->meta.started_s > cutoff) {
+      continue;
+    }
+    if (Status s = supervisor::RemoveRunRecord(r.id); !s) {
+      spdlog::error("run {}: {}", r.id, Describe(s.error()));
+      ++failed;
+    } else {
+      ++records;
+    }
+  }
+  std::printf("%zu run journal(s) removed, %zu run record(s) removed\n", removed, records);
   return failed ? kExitCordonError : 0;
 }
 
@@ -274,7 +355,7 @@ void RegisterRuns(CLI::App& app, int& exit_code) {
     bool all = false;
   };
   auto* o = new Opts;
-  CLI::App* runs = app.add_subcommand("runs", "the recoverable runs of a workspace");
+  CLI::App* runs = app.add_subcommand("runs", "the runs of a workspace: what each changed");
   runs->require_subcommand(1);
   runs->add_option("--workspace", o->workspace, "the workspace (default: the current directory)");
   CLI::App* list = runs->add_subcommand("list", "the runs recorded, oldest first");
@@ -283,7 +364,8 @@ void RegisterRuns(CLI::App& app, int& exit_code) {
   CLI::App* show = runs->add_subcommand("show", "what a run changed");
   show->add_option("run", o->run, "the run (default: the last one)");
   show->callback([o, &exit_code] { exit_code = Show(o->workspace, o->run); });
-  CLI::App* prune = runs->add_subcommand("prune", "remove the journals of older runs");
+  CLI::App* prune = runs->add_subcommand(
+      "prune", "remove the journals, records and default audit logs of this workspace's older runs");
   prune->add_option("--older-than", o->older_than, "an age: 30d, 12h, 45m, 10s")->required();
   prune->callback([o, &exit_code] { exit_code = Prune(o->workspace, o->older_than); });
 }

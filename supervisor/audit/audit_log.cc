@@ -15,7 +15,7 @@ constexpr size_t kMaxLogBytes = size_t{1} << 30;
 
 }  // namespace
 
-Result<VerifyReport> VerifyAuditLog(const std::string& path) {
+Result<std::string> ReadAuditLog(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return Errno("open", path);
   std::string bytes;
@@ -30,10 +30,16 @@ Result<VerifyReport> VerifyAuditLog(const std::string& path) {
     bytes.append(buf, static_cast<size_t>(n));
     if (bytes.size() > kMaxLogBytes) return SysError{EFBIG, "read", path};
   }
-  return policy::VerifyAuditBytes(bytes);
+  return bytes;
 }
 
-Result<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& path) {
+Result<VerifyReport> VerifyAuditLog(const std::string& path) {
+  Result<std::string> bytes = ReadAuditLog(path);
+  if (!bytes) return bytes.error();
+  return policy::VerifyAuditBytes(bytes.value());
+}
+
+Result<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& path, bool sync) {
   Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return Errno("open", path);
   struct stat st;
@@ -51,11 +57,12 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& path) {
     prev = report->last_hash;
     next_seq = report->records + 1;
   }
-  return std::unique_ptr<AuditLog>(new AuditLog(path, std::move(fd), std::move(prev), next_seq));
+  return std::unique_ptr<AuditLog>(new AuditLog(path, std::move(fd), std::move(prev), next_seq, sync));
 }
 
-AuditLog::AuditLog(std::string path, Fd fd, std::string prev, uint64_t next_seq)
-    : path_(std::move(path)), fd_(std::move(fd)), prev_(std::move(prev)), next_seq_(next_seq) {}
+AuditLog::AuditLog(std::string path, Fd fd, std::string prev, uint64_t next_seq, bool sync)
+    : path_(std::move(path)), fd_(std::move(fd)), prev_(std::move(prev)), next_seq_(next_seq),
+      sync_(sync) {}
 
 AuditLog::~AuditLog() { (void)Close(); }
 
@@ -81,16 +88,27 @@ Status AuditLog::Append(std::string_view kind, nlohmann::json fields) {
     }
     done += static_cast<size_t>(n);
   }
+  if (anchor_.first_seq == 0) {
+    anchor_.first_seq = next_seq_;
+    anchor_.first_hash = rec.line_hash;
+  }
+  anchor_.last_seq = next_seq_;
+  anchor_.last_hash = rec.line_hash;
   prev_ = std::move(rec.line_hash);
   ++next_seq_;
   return Ok();
+}
+
+policy::AuditAnchor AuditLog::Anchor() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return anchor_;
 }
 
 Status AuditLog::Close() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!fd_) return Ok();
   // The log is evidence: it reaches the disk before cordon reports success.
-  int rc = ::fsync(fd_.get());
+  int rc = sync_ ? ::fsync(fd_.get()) : 0;
   int err = errno;
   fd_.reset();
   if (rc != 0) return SysError{err, "fsync", path_};

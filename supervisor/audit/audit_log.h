@@ -26,7 +26,10 @@ class AuditLog {
   // Opens (creating 0600) `path` for appending. An existing log is verified
   // first and continued; a broken one is refused (EBADMSG) rather than
   // extended, so tampering is never papered over by new records.
-  static Result<std::unique_ptr<AuditLog>> Open(const std::string& path);
+  // `sync`: fsync at Close. A log the user named is; a run's default log
+  // is not (an fsync costs a launch 4 ms or more; the page cache holds it
+  // once cordon has written it, whatever becomes of cordon).
+  static Result<std::unique_ptr<AuditLog>> Open(const std::string& path, bool sync = true);
 
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
@@ -42,8 +45,11 @@ class AuditLog {
 
   const std::string& path() const { return path_; }
 
+  // The stretch of the log this process wrote (first_seq 0: none yet).
+  policy::AuditAnchor Anchor();
+
  private:
-  AuditLog(std::string path, Fd fd, std::string prev, uint64_t next_seq);
+  AuditLog(std::string path, Fd fd, std::string prev, uint64_t next_seq, bool sync);
 
   std::mutex mu_;
   std::string path_;
@@ -51,7 +57,12 @@ class AuditLog {
   std::string prev_;  // hash of the last line written
   uint64_t next_seq_;
   bool failed_ = false;
+  bool sync_ = true;
+  policy::AuditAnchor anchor_;
 };
+
+// The log's bytes (up to 1 GiB).
+Result<std::string> ReadAuditLog(const std::string& path);
 
 // Reads and verifies the log at `path`; an error only when it cannot be read.
 Result<VerifyReport> VerifyAuditLog(const std::string& path);

@@ -100,23 +100,11 @@ std::vector<std::string> JournalCandidates(const std::string& workspace) {
   return out;
 }
 
-// The directory the state home lives in, which cordon never creates: a
-// HOME that does not exist (HOME=/nonexistent) holds no journal.
-bool StateAnchorExists() {
-  const char* xdg = std::getenv("XDG_STATE_HOME");
-  std::string anchor = xdg != nullptr && xdg[0] == '/' ? xdg : DefaultStateHome();
-  if (anchor == DefaultStateHome() && anchor.ends_with("/.local/state")) {
-    anchor.resize(anchor.size() - std::string_view("/.local/state").size());
-  }
-  struct stat st;
-  return !anchor.empty() && ::stat(anchor.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 Result<JournalPlace> OpenJournalPlace(const std::string& workspace) {
   std::string why;
   const std::vector<std::string> candidates = JournalCandidates(workspace);
   for (const std::string& c : candidates) {
-    if (c == candidates.front() && !StateAnchorExists()) {
+    if (c == candidates.front() && !StateHomeUsable()) {
       why = "the state home's directory does not exist";
       continue;
     }

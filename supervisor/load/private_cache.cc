@@ -35,6 +35,8 @@ void AddPrivateCache(policy::Policy& p, bool create, std::vector<std::string>& w
     warnings.push_back("no private cache: no absolute state directory (HOME is not absolute)");
     return;
   }
+  // A home that does not exist is not made for a cache (HOME=/nonexistent).
+  if (create && !StateHomeUsable()) return;
   const std::string dir = policy::PrivateCacheDir(state, p.workspace);
   std::string canonical;
   if (create) {

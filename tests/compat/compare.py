@@ -96,6 +96,9 @@ def run_pass(label, argv_prefix, python, modules, jobs, root, match=None):
     log = os.path.join(root, label + ".log")
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    # cordon's run record, audit log and journal go to the scratch root,
+    # not the developer's state home.
+    env["XDG_STATE_HOME"] = os.path.join(root, "state")
     if not argv_prefix:
         tmp = os.path.join(root, label + ".tmp")
         os.makedirs(tmp)

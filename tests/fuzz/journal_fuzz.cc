@@ -3,7 +3,8 @@
 // names only workspace-relative paths (no "..", not absolute), so a journal
 // edited by hand can never point undo outside the workspace, and a parsed
 // change written out again parses to the same change. The planner runs on
-// what parsed, against an empty workspace.
+// what parsed, against an empty workspace. The same bytes as a run's
+// record (run.json) and as an audit log read by `cordon runs show`.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 
 #include "policy/journal_change.h"
 #include "policy/journal_run.h"
+#include "policy/run_record.h"
 #include "policy/undo_plan.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -32,5 +34,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   (void)ParseMeta(text, nullptr);
+  // A run's record and its log (issue 27 item 5): an anchor parses only
+  // ordered, a record round-trips, and reading a log's records never throws.
+  if (auto r = ParseRunRecord(text, nullptr)) {
+    if (r->anchor && (r->anchor->first_seq == 0 || r->anchor->last_seq < r->anchor->first_seq)) {
+      std::abort();
+    }
+    if (!r->audit_path.empty() && r->audit_path[0] != '/') std::abort();
+    auto again = ParseRunRecord(RunRecordJson(*r), nullptr);
+    if (!again || again->anchor != r->anchor || again->audit_path != r->audit_path) std::abort();
+  }
+  (void)RunRecordsIn(text, "A");
+  (void)CheckAnchor(text, AuditAnchor{1, 3, std::string(64, 'a'), std::string(64, 'b')});
   return 0;
 }

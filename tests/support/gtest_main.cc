@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
   // not change what the tests see. Tests that want one set their own.
   if (const char* base = std::getenv("CORDON_TEST_TMPDIR"); base != nullptr) {
     ::setenv("XDG_CONFIG_HOME", (std::string(base) + "/no-xdg-config").c_str(), 1);
+    // Every run leaves its record and audit log in the state home
+    // (tools/run_services.h): the tests' go to their scratch tree, not the
+    // developer's. Tests that want one of their own set it.
+    ::setenv("XDG_STATE_HOME", (std::string(base) + "/xdg-state").c_str(), 1);
   }
   int rc = RUN_ALL_TESTS();
   if (!dir.empty() && std::system(("chmod -R u+rwx '" + dir + "'; rm -rf '" + dir + "'").c_str())) {

@@ -1,0 +1,101 @@
+#include "supervisor/audit/run_records.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "supervisor/owned_dir.h"
+#include "supervisor/remove_tree.h"
+#include "supervisor/walk/dir_listing.h"
+#include "supervisor/workspace_store.h"
+
+namespace cordon::supervisor {
+namespace {
+
+constexpr char kRecord[] = "run.json";
+constexpr size_t kMaxRecord = 1 << 20;
+
+// The root when it exists (never created here).
+Result<Fd> OpenRoot() {
+  Fd fd(::open(RunsRoot().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return Errno("open", RunsRoot());
+  if (Status s = CheckOwned(fd.get(), ::geteuid(), RunsRoot(), S_IFDIR); !s) return s.error();
+  return fd;
+}
+
+Result<policy::RunRecord> ReadRecord(int run_dir, const std::string& id) {
+  auto text = ReadOwnedFileAt(run_dir, kRecord, kMaxRecord);
+  if (!text) return text.error();
+  std::string why;
+  auto r = policy::ParseRunRecord(text.value(), &why);
+  if (!r) return SysError{EBADMSG, "run record", id + ": " + why};
+  if (r->meta.id != id) return SysError{EBADMSG, "run record", id + ": names run " + r->meta.id};
+  return std::move(*r);
+}
+
+}  // namespace
+
+std::string RunsRoot() { return DefaultStateHome() + "/cordon/runs"; }
+
+Result<RunDir> CreateRunDir(const std::string& id) {
+  if (!policy::ValidRunId(id)) return SysError{EINVAL, "run record", "bad run id " + id};
+  if (!StateHomeUsable()) {
+    return SysError{ENOENT, "run records", "the state home's directory does not exist"};
+  }
+  Result<OwnedDir> root = OpenOwnedDirPath(RunsRoot(), "run records");
+  if (!root) return root.error();
+  if (::mkdirat(root->fd.get(), id.c_str(), 0700) != 0) return Errno("mkdir", root->path + "/" + id);
+  Result<Fd> dir = OpenDirAt(root->fd.get(), id);
+  if (!dir) return dir.error();
+  return RunDir{root->path + "/" + id, std::move(dir.value())};
+}
+
+Status WriteRunRecord(const RunDir& dir, const policy::RunRecord& r) {
+  // Not fsync'd, as the default log is not (audit_log.h): 4 ms a run.
+  return ReplaceFileAt(dir.fd.get(), kRecord, policy::RunRecordJson(r), /*sync=*/false);
+}
+
+std::vector<ListedRun> ListRunRecords() {
+  std::vector<ListedRun> out;
+  Result<Fd> root = OpenRoot();
+  if (!root) return out;
+  auto names = ListNames(root->get());
+  if (!names) return out;
+  for (const std::string& name : names.value()) {
+    if (!policy::ValidRunId(name)) continue;
+    ListedRun l;
+    l.id = name;
+    l.dir = RunsRoot() + "/" + name;
+    Result<Fd> dir = OpenDirAt(root->get(), name);
+    Result<policy::RunRecord> r = dir ? ReadRecord(dir->get(), name) : Result<policy::RunRecord>(dir.error());
+    if (r) l.record = std::move(r.value());
+    else l.error = Describe(r.error());
+    out.push_back(std::move(l));
+  }
+  std::sort(out.begin(), out.end(), [](const ListedRun& a, const ListedRun& b) {
+    const int64_t ta = a.record ? a.record->meta.started_s : 0;
+    const int64_t tb = b.record ? b.record->meta.started_s : 0;
+    return ta != tb ? ta < tb : a.id < b.id;
+  });
+  return out;
+}
+
+Result<policy::RunRecord> LoadRunRecord(const std::string& id) {
+  if (!policy::ValidRunId(id)) return SysError{EINVAL, "run", "\"" + id + "\" is not a run id"};
+  Result<Fd> root = OpenRoot();
+  if (!root) return root.error();
+  Result<Fd> dir = OpenDirAt(root->get(), id);
+  if (!dir) return SysError{ENOENT, "run", "no run " + id + " is recorded in " + RunsRoot()};
+  return ReadRecord(dir->get(), id);
+}
+
+Status RemoveRunRecord(const std::string& id) {
+  if (!policy::ValidRunId(id)) return SysError{EINVAL, "run", "\"" + id + "\" is not a run id"};
+  Result<RemoveStats> removed = RemoveTree(RunsRoot() + "/" + id);
+  if (!removed) return removed.error();
+  return Ok();
+}
+
+}  // namespace cordon::supervisor

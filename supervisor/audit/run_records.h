@@ -1,0 +1,50 @@
+// The run records on disk (policy/run_record.h): one directory a run,
+//
+//   ${XDG_STATE_HOME:-~/.local/state}/cordon/runs/<id>/run.json
+//   ${XDG_STATE_HOME:-~/.local/state}/cordon/runs/<id>/audit.jsonl  (the default log)
+//
+// owned by the user, mode 0700, never a link; the run's tool is denied all
+// of it. `cordon runs` and `cordon audit verify` read them back.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/fd.h"
+#include "base/result.h"
+#include "policy/run_record.h"
+
+namespace cordon::supervisor {
+
+// DefaultStateHome() + "/cordon/runs".
+std::string RunsRoot();
+
+struct RunDir {
+  std::string path;  // RunsRoot()/<id>
+  Fd fd;
+};
+
+// Makes RunsRoot()/<id> (creating the root, 0700, as OpenOwnedDirPath).
+Result<RunDir> CreateRunDir(const std::string& id);
+
+// run.json in `dir`, whole or not at all.
+Status WriteRunRecord(const RunDir& dir, const policy::RunRecord& r);
+
+struct ListedRun {
+  std::string id;
+  std::string dir;
+  std::optional<policy::RunRecord> record;  // absent: unreadable (error says why)
+  std::string error;
+};
+
+// Every run recorded under RunsRoot(), oldest first; none when it is missing.
+std::vector<ListedRun> ListRunRecords();
+
+// The record of run `id`, read and checked.
+Result<policy::RunRecord> LoadRunRecord(const std::string& id);
+
+// Removes the run's directory (its record and default log).
+Status RemoveRunRecord(const std::string& id);
+
+}  // namespace cordon::supervisor
