@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "policy/fd_alias.h"
+#include "policy/protected_paths.h"
 #include "policy/refusal_hint.h"
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/walk/dir_listing.h"
@@ -250,8 +251,8 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
 bool Emulator::Protected(const Located& loc) const { return RepoPlace(loc).protected_path; }
 
 Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
-  if (!loc.root->workspace || !opts_.is_protected || loc.rel.empty()) return {};
-  if (!opts_.is_protected(loc.rel)) return {};
+  if (!loc.root->workspace || opts_.protected_patterns.empty() || loc.rel.empty()) return {};
+  if (!policy::MatchesProtected(opts_.protected_patterns, loc.rel)) return {};
   constexpr RepoFacts kProtected{true, false};
   // A repository created in this run is the tool's own: git init and
   // commit must write its config. Its hooks that would run stay protected.

@@ -106,12 +106,11 @@ struct EmulatorOptions {
   // user's files before they are removed or replaced in the workspace and
   // records every change to a name there (null: not recoverable).
   std::shared_ptr<Journal> journal;
-  // Workspace-relative paths that stay read-only (policy protectedPaths):
-  // checked for every change in the workspace, files created later too.
-  std::function<bool(std::string_view rel)> is_protected;
-  // True when a protected path could lie beneath that directory
-  // (policy::LeadsToProtected): renaming it is refused with EXDEV.
-  std::function<bool(std::string_view rel, bool any_depth)> leads_to_protected;
+  // Workspace-relative patterns that stay read-only (policy protectedPaths,
+  // policy/protected_paths.h): checked for every change in the workspace,
+  // files created later too; a directory a protected path could lie
+  // beneath is not renamed (EXDEV).
+  std::vector<std::string> protected_patterns;
   // Deny globs (policy/deny_glob.h), relative to `deny_globs_workspace`
   // (the workspace's realpath): no change there may make a match; with
   // `deny_globs_follow_parents` no directory there is renamed.

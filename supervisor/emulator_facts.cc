@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "policy/deny_glob.h"
+#include "policy/protected_paths.h"
 #include "supervisor/emulator.h"
 #include "supervisor/walk/dir_listing.h"
 
@@ -32,9 +33,9 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
     f.deny_glob = policy::MatchesDenyGlob(opts_.deny_globs, rel);
     f.deny_glob_parents = opts_.deny_globs_follow_parents;
   }
-  if (leads && loc.root->workspace && opts_.leads_to_protected) {
-    f.leads_to_protected = opts_.leads_to_protected(loc.rel, false);
-    f.leads_to_protected_any_depth = opts_.leads_to_protected(loc.rel, true);
+  if (leads && loc.root->workspace && !opts_.protected_patterns.empty()) {
+    f.leads_to_protected = policy::LeadsToProtected(opts_.protected_patterns, loc.rel, false);
+    f.leads_to_protected_any_depth = policy::LeadsToProtected(opts_.protected_patterns, loc.rel, true);
   }
   return f;
 }

@@ -392,13 +392,7 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
                                                  req.argv[0]);
   }
   e.on_shutdown = [approver = services.approver] { approver->CancelAll(); };
-  e.is_protected = [protected_patterns = p.protected_patterns](std::string_view rel) {
-    return policy::MatchesProtected(protected_patterns, rel);
-  };
-  e.leads_to_protected = [protected_patterns = p.protected_patterns](std::string_view rel,
-                                                                     bool any_depth) {
-    return policy::LeadsToProtected(protected_patterns, rel, any_depth);
-  };
+  e.protected_patterns = p.protected_patterns;
   e.deny_globs = p.deny_globs;
   e.deny_globs_workspace = p.workspace;
   e.deny_globs_follow_parents = policy::DenyGlobsFollowParents(p.deny_globs);
