@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "supervisor/kernel_audit.h"
 #include "supervisor/launcher.h"
 #include "supervisor/probe.h"
 
@@ -17,6 +18,12 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
     KernelProbe k = ProbeKernel();
     Rung rung = ChooseRung(k, false);
     bool full = rung == Rung::kLandlockNotify;
+    const KernelAudit audit = k.landlock_abi >= 7 ? ProbeKernelAudit() : KernelAudit::kUnavailable;
+    const char* denial_log =
+        k.landlock_abi < 7                ? "no (Landlock ABI 7 logs its denials; this kernel's is older)"
+        : audit == KernelAudit::kOn       ? "kernel audit is on; cordon's log does not attach Landlock's records yet"
+        : audit == KernelAudit::kOff      ? "no: kernel audit is off (auditctl -e 1 turns it on; cordon does not)"
+                                          : "no: no audit netlink here (CONFIG_AUDIT, or not permitted)";
     auto yes = [](bool b) { return b ? "yes" : "no"; };
     if (json) {
       nlohmann::json j = {
@@ -32,6 +39,7 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
           {"preload_applies_to_glibc_tools", k.glibc},
           {"rung", RungName(rung)},
           {"full_confinement", full},
+          {"kernel_audit", KernelAuditName(audit)},
       };
       std::printf("%s\n", j.dump(2).c_str());
     } else {
@@ -47,6 +55,7 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
       std::printf("io_uring on host       %s (always refused to tools)\n", yes(k.io_uring));
       std::printf("user namespaces        %s (not needed; refused to tools)\n", yes(k.user_namespaces));
       std::printf("preload (glibc tools)  %s\n", yes(k.glibc));
+      std::printf("landlock denial log    %s\n", denial_log);
       std::printf("enforcement rung       %s\n", RungName(rung));
       std::printf("%s\n", full ? "full confinement available"
                                : "full confinement NOT available on this kernel");
