@@ -77,6 +77,11 @@ KernelProbe ProbeKernel() {
   k.io_uring = !(ring < 0 && errno == ENOSYS);
   k.user_namespaces = InChild([] { return ::unshare(CLONE_NEWUSER) == 0 ? 0 : 1; }) == 0;
   k.glibc = gnu_get_libc_version() != nullptr;
+  {
+    Fd self(static_cast<int>(::syscall(uapi::kNrPidfdOpen, ::getpid(), 0)));
+    Fd copy(self ? static_cast<int>(::syscall(uapi::kNrPidfdGetfd, self.get(), 0, 0)) : -1);
+    k.pidfd_getfd = copy.valid();
+  }
   return k;
 }
 

@@ -25,6 +25,11 @@ struct KernelProbe {
   bool io_uring = false;       // present on the host (cordon refuses it to tools)
   bool user_namespaces = false;
   bool glibc = false;          // the preload can apply to glibc tools
+  // pidfd_getfd(2) works here (5.6+, and not refused by a container's
+  // seccomp profile: Docker's default allows it only with CAP_SYS_PTRACE).
+  // Without it the supervisor reaches a tool's files through
+  // /proc/PID/fd, and cannot take its sockets or inotify instances.
+  bool pidfd_getfd = false;
   std::string kernel;
 };
 

@@ -40,6 +40,7 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
           {"rung", RungName(rung)},
           {"full_confinement", full},
           {"kernel_audit", KernelAuditName(audit)},
+          {"pidfd_getfd", k.pidfd_getfd},
       };
       std::printf("%s\n", j.dump(2).c_str());
     } else {
@@ -55,6 +56,12 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
       std::printf("io_uring on host       %s (always refused to tools)\n", yes(k.io_uring));
       std::printf("user namespaces        %s (not needed; refused to tools)\n", yes(k.user_namespaces));
       std::printf("preload (glibc tools)  %s\n", yes(k.glibc));
+      std::printf("pidfd_getfd            %s\n",
+                  k.pidfd_getfd ? "yes"
+                                : "no (a container's seccomp profile?): the supervisor reaches the "
+                                  "tool's files through /proc/PID/fd; calls it must perform on the "
+                                  "tool's own socket or inotify instance (an AF_UNIX bind in the "
+                                  "workspace, an inotify watch) fail with EBADF");
       std::printf("landlock denial log    %s\n", denial_log);
       std::printf("enforcement rung       %s\n", RungName(rung));
       std::printf("%s\n", full ? "full confinement available"

@@ -45,6 +45,20 @@ TEST(Doctor, JsonNamesTheRungAndTheKernelAuditAsTheKernelSaysIt) {
   EXPECT_EQ(j["kernel_audit"], AuditStateFromPython());
   RunResult text = RunCordon({"doctor"});
   EXPECT_THAT(text.out, ::testing::HasSubstr("landlock denial log"));
+  EXPECT_EQ(j["pidfd_getfd"], true) << "bare, as root";
+}
+
+// Under Docker's default seccomp profile and capabilities (the test
+// launcher), pidfd_getfd is refused: doctor says cordon falls back, and what
+// a tool then meets.
+TEST(Doctor, SaysWhichFallbackIsInUseUnderTheDockerDefaultProfile) {
+  RunResult r = RunCordon({"doctor", "--json"}, "", {}, CONTAINER_LAUNCHER);
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+  EXPECT_EQ(j["pidfd_getfd"], false);
+  RunResult text = RunCordon({"doctor"}, "", {}, CONTAINER_LAUNCHER);
+  EXPECT_THAT(text.out, ::testing::HasSubstr("through /proc/PID/fd"));
+  EXPECT_THAT(text.out, ::testing::HasSubstr("EBADF"));
 }
 
 }  // namespace
