@@ -274,7 +274,9 @@ int Show(const std::string& workspace_arg, const std::string& id) {
     if (r.to.empty()) std::printf("  %-24s %s\n", Verb(r.change, r.kept), r.path.c_str());
     else std::printf("  %-24s %s -> %s\n", Verb(r.change, r.kept), r.path.c_str(), r.to.c_str());
   }
-  std::printf("  %zu call(s) refused\n  audit log %s: %s\n", refused, rec->audit_path.c_str(),
+  std::printf("  %zu call(s) refused by the supervisor (what the kernel refused alone is not "
+              "in the log)\n  audit log %s: %s\n",
+              refused, rec->audit_path.c_str(),
               whole.empty() ? (rec->anchor ? "intact, anchored" : "intact (the run did not end)")
                             : whole.c_str());
   return whole.empty() ? 0 : 1;
