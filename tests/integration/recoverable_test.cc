@@ -270,6 +270,40 @@ TEST_F(RecoverableTest, AnInPlaceWriteTooLargeToKeepIsAskedAbout) {
   EXPECT_EQ(ReadFile(t_.Ws("big.log")), big + "y\nz\n");
 }
 
+// On a filesystem that shares extents the kept copy is a reflink, whatever
+// its size: a write in place past limits.journalCopyBytes is kept, not
+// asked about, and undo takes it back. The workspace is a directory of a
+// fresh btrfs on a loop device (the journal goes to the top of that mount).
+TEST_F(RecoverableTest, OnAReflinkFilesystemAnInPlaceWriteIsKeptWhateverItsSize) {
+  const std::string mnt = t_.root() + "/btrfs";
+  ASSERT_EQ(::mkdir(mnt.c_str(), 0755), 0);
+  if (std::system(("command -v mkfs.btrfs >/dev/null && truncate -s 128M " + mnt + ".img && " +
+                   "mkfs.btrfs -q -f " + mnt + ".img >/dev/null 2>&1 && mount -o loop " + mnt +
+                   ".img " + mnt + " 2>/dev/null")
+                      .c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a btrfs image on a loop device here";
+  }
+  const std::string ws = mnt + "/ws";
+  ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
+  const std::string big(64 << 10, 'b');
+  WriteFile(ws + "/big.log", big);
+  WriteFile(t_.root() + "/p.json", R"({"limits": {"journalCopyBytes": 1024}})");
+  RunResult explain = RunCordon(
+      {"policy", "explain", t_.root() + "/p.json", "--profile", "workspace-write", "--workspace", ws},
+      ws, env_);
+  EXPECT_THAT(explain.out, HasSubstr("a reflink copy, any size")) << explain.err;
+  RunResult r = RunCordon({"run", "--profile", "workspace-write", "--workspace", ws, "--policy",
+                           t_.root() + "/p.json", "--approvals", "deny", "--", "sh", "-c",
+                           "echo y >> big.log"},
+                          ws, env_);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(ws + "/big.log"), big + "y\n");
+  RunResult undo = RunCordon({"undo", "--workspace", ws}, ws, env_);
+  EXPECT_EQ(undo.status, 0) << undo.out << undo.err;
+  EXPECT_EQ(ReadFile(ws + "/big.log"), big);
+  ::umount2(mnt.c_str(), MNT_DETACH);
+}
+
 TEST_F(RecoverableTest, BadInputToUndoTouchesNothing) {
   WriteFile(t_.Ws("mine.txt"), "mine\n");
   // No run at all yet.
