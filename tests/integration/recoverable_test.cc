@@ -251,6 +251,14 @@ TEST_F(RecoverableTest, AnInPlaceWriteTooLargeToKeepIsAskedAbout) {
   EXPECT_THAT(r.err, HasSubstr("larger than limits.journalCopyBytes"));
   EXPECT_THAT(r.err, HasSubstr("approval denied"));
   EXPECT_THAT(r.err, HasSubstr("raise limits.journalCopyBytes (1024 bytes)"));
+  // truncate(2) by path, from a static binary (no preload): the same.
+  r = RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--policy",
+                 t_.root() + "/p.json", "--approvals", "deny", "--ro", ProbeDir(), "--",
+                 PROBE_STATIC, "truncate", "big.log"},
+                t_.ws(), env_);
+  EXPECT_EQ(r.status, EACCES) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("larger than limits.journalCopyBytes"));
+  EXPECT_EQ(ReadFile(t_.Ws("big.log")), big);
   // An approver that allows writes to *.log once each.
   WriteFile(t_.root() + "/rules.json", R"([{"glob": "*.log", "op": "write"}])");
   r = RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--policy",
