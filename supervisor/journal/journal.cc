@@ -129,8 +129,9 @@ void Journal::AppendKept(policy::ChangeOp op, const std::string& rel, const stru
 bool Journal::Reserve(uint64_t bytes) {
   if (bytes_ + bytes > limits_.max_bytes) {
     if (refused_++ == 0) {
-      spdlog::warn("the run's journal is full (limits.journalBytes = {}): further changes to "
-                   "files that existed before the run need approval",
+      spdlog::warn("the run's journal is full (limits.journalBytes = {}): what it kept stays "
+                   "kept, and further deletes or replacements of files that existed before the "
+                   "run are refused (raise the bound, or use sensitive.delete \"ask\")",
                    limits_.max_bytes);
     }
     return false;

@@ -216,6 +216,7 @@ TEST_F(RecoverableTest, FillingTheJournalToItsBoundPushesOutNothingKeptBefore) {
                     {"--policy", t_.root() + "/p.json"});
   EXPECT_THAT(r.out, HasSubstr("done")) << "the run's own files come and go past the bound";
   EXPECT_THAT(r.err, HasSubstr("limits.journalBytes"));
+  EXPECT_THAT(r.err, HasSubstr("what it kept stays kept"));
   int gone = 0;
   for (int i = 0; i < 8; ++i) gone += !Exists(t_.Ws("f" + std::to_string(i) + ".bin"));
   EXPECT_GT(gone, 0);
