@@ -7,7 +7,9 @@ namespace cordon::policy {
 std::string DeletePreview::Digest() const {
   // Not JSON: a fixed field order with NUL and newline separators, so the
   // digest never depends on a serialiser's choices.
-  std::string s = directory ? "cordon-delete-preview/directory-1" : "cordon-delete-preview/1";
+  std::string s = directory        ? "cordon-delete-preview/directory-1"
+                  : write_in_place ? "cordon-write-preview/1"
+                                   : "cordon-delete-preview/1";
   s += '\0';
   s += rel_path;
   s += '\0';
@@ -25,6 +27,7 @@ nlohmann::json DeletePreview::ToJson() const {
                       {"dev", dev},       {"ino", ino},           {"mtime_ns", mtime_ns},
                       {"ctime_ns", ctime_ns}};
   if (directory) j["kind"] = "directory";
+  if (write_in_place) j["kind"] = "write";
   return j;
 }
 
@@ -39,8 +42,9 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
   }
   DeletePreview p;
   if (j.contains("kind")) {
-    if (j["kind"] != "directory") return std::nullopt;
-    p.directory = true;
+    if (j["kind"] == "directory") p.directory = true;
+    else if (j["kind"] == "write") p.write_in_place = true;
+    else return std::nullopt;
   }
   p.rel_path = j["path"].get<std::string>();
   p.sha256 = j["sha256"].get<std::string>();

@@ -1,5 +1,6 @@
 // Approvals for the sensitive operation (deleting a file that existed
-// before the run): the preview a person or host is shown, the request and
+// before the run, or writing in place to one a recoverable run cannot
+// keep): the preview a person or host is shown, the request and
 // the outcomes. Pure; the Approver every approval source implements (and
 // its waiting) is supervisor/approvals/approver.h.
 //
@@ -26,6 +27,10 @@ struct DeletePreview {
   // An empty directory (rmdir): path and identity only, no content (size 0,
   // sha256 empty). A file's preview is the seed-002 one, unchanged.
   bool directory = false;
+  // A write in place to a file of the user's that the run's journal cannot
+  // keep (larger than limits.journalCopyBytes, no reflink): path, size and
+  // identity, no content (the file may be far larger than a delete's bound).
+  bool write_in_place = false;
 
   // SHA-256 over a canonical, versioned serialisation of every field.
   std::string Digest() const;

@@ -16,6 +16,7 @@ std::string Join(const std::string& dir, const std::string& name) {
 struct Hole {
   const std::string* path;
   bool denied;
+  bool unlisted = false;  // a denial nothing may list into (PathRule::unlisted)
 };
 
 // One PlanGrants call: its lister, every denial in force (a link may lead
@@ -60,7 +61,10 @@ void Expand(const PathRule& allowed, const std::string& dir, const std::vector<H
             const Plan& plan) {
   std::vector<Grant>& out = plan.out;
   bool any_denied = std::any_of(holes.begin(), holes.end(), [](const Hole& h) { return h.denied; });
-  if (any_denied) {
+  bool unlisted = std::any_of(holes.begin(), holes.end(), [](const Hole& h) { return h.unlisted; });
+  if (unlisted) {
+    // No right at all: READ_DIR here would reach the unlisted hole.
+  } else if (any_denied) {
     out.push_back({dir, allowed.access, false, true, EntryType::kDirectory});
   } else {
     out.push_back({dir, Access::kReadOnly, allowed.executable, false, EntryType::kDirectory});
@@ -108,8 +112,10 @@ std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirListe
     });
     if (covered) continue;
     std::vector<Hole> below;
-    for (const std::string* d : denied) {
-      if (IsWithin(*d, r.path) && *d != r.path) below.push_back({d, true});
+    for (const PathRule& d : rules) {
+      if (d.access == Access::kDenied && IsWithin(d.path, r.path) && d.path != r.path) {
+        below.push_back({&d.path, true, d.unlisted});
+      }
     }
     if (r.access == Access::kReadWrite) {
       for (const PathRule& o : rules) {

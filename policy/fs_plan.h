@@ -10,6 +10,9 @@
 // read-write, the read-only path and the directories on the way down to it
 // are granted read-only. So a directory holding a protected path accepts no
 // new entries at the kernel layer (the price of Landlock's allow-only model).
+// An unlisted denial (PathRule::unlisted: the run journals) is carved
+// without the listing right: the directories on the way down to it get no
+// grant of their own, so nothing beneath them can be listed either.
 //
 // A carved entry that is a symlink is granted by what it resolves to (the
 // ruleset opens the grant's path, following links), not by where it sits.

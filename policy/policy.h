@@ -58,11 +58,21 @@ struct PathRule {
   // replacing what an earlier run left there needs no approval; the
   // directory itself stays (policy/decide.h).
   bool disposable = false;
+  // A denial whose names no grant may list either (the run journals): the
+  // directories on the way down to it get no listing right, since Landlock
+  // passes a directory's right down its whole tree. They stay traversable
+  // and their other entries keep their grants; only listing them is lost.
+  bool unlisted = false;
 
   static PathRule ReadOnly(std::string p) { return {std::move(p), Access::kReadOnly, true}; }
   static PathRule ReadOnlyNoExec(std::string p) { return {std::move(p), Access::kReadOnly, false}; }
   static PathRule ReadWrite(std::string p) { return {std::move(p), Access::kReadWrite, true}; }
   static PathRule Denied(std::string p) { return {std::move(p), Access::kDenied, false}; }
+  static PathRule DeniedUnlisted(std::string p, std::string source) {
+    PathRule r{std::move(p), Access::kDenied, false, std::move(source)};
+    r.unlisted = true;
+    return r;
+  }
 };
 
 struct DroppedPath {

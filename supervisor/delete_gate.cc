@@ -20,11 +20,8 @@ bool WantsDirectory(const Request& req) {
   return req.nr == SCMP_SYS(unlinkat) && (req.args[2] & AT_REMOVEDIR) != 0;
 }
 
-}  // namespace
-
-DeleteGate MakeApprovalGate(std::shared_ptr<supervisor::Approver> approver,
-                            std::chrono::milliseconds timeout, std::string tool_argv0) {
-  auto asks = std::make_shared<JoinedAsks>(std::move(approver));
+DeleteGate MakeDeleteGate(std::shared_ptr<JoinedAsks> asks, std::chrono::milliseconds timeout,
+                          std::string tool_argv0) {
   return [asks, timeout, argv0 = std::move(tool_argv0)](
              const Request& req, int parent_fd, const std::string& name,
              const std::string& rel_path, const std::function<bool()>& still_valid,
@@ -79,6 +76,50 @@ DeleteGate MakeApprovalGate(std::shared_ptr<supervisor::Approver> approver,
     }
     return true;
   };
+}
+
+WriteGate MakeWriteGate(std::shared_ptr<JoinedAsks> asks, std::chrono::milliseconds timeout,
+                        std::string tool_argv0) {
+  return [asks, timeout, argv0 = std::move(tool_argv0)](
+             const Request& req, int fd, const std::string& rel_path,
+             const std::function<bool()>& still_valid, std::string& why) -> bool {
+    std::optional<SupervisorPermissions> raised;
+    raised.emplace();
+    auto preview = MakeWritePreview(fd, rel_path);
+    if (!preview) {
+      why += " (" + Describe(preview.error()) + ", refused without asking)";
+      return false;
+    }
+    policy::ApprovalRequest ask;
+    ask.request_id = req.id;
+    ask.preview = preview.value();
+    ask.preview_digest = ask.preview.Digest();
+    ask.tool_pid = req.tid;
+    ask.tool_argv0 = argv0;
+    JoinedAsks::Answer answer = asks->Ask("write", ask, timeout, still_valid);
+    raised.reset();
+    if (answer.outcome != policy::Outcome::kAllowedOnce) {
+      why += ": approval " + std::string(policy::OutcomeName(answer.outcome));
+      return false;
+    }
+    if (!answer.granted || !still_valid()) {
+      why += ": the tool is gone (stale request)";
+      return false;
+    }
+    if (Status s = Recheck(fd, -1, nullptr, ask.preview); !s) {
+      why += ": the file changed after the preview (" + Describe(s.error()) + ")";
+      return false;
+    }
+    return true;
+  };
+}
+
+}  // namespace
+
+ApprovalGates MakeApprovalGates(std::shared_ptr<supervisor::Approver> approver,
+                                std::chrono::milliseconds timeout, std::string tool_argv0) {
+  auto asks = std::make_shared<JoinedAsks>(std::move(approver));
+  return {MakeDeleteGate(asks, timeout, tool_argv0), MakeWriteGate(asks, timeout, tool_argv0)};
 }
 
 }  // namespace cordon::supervisor

@@ -18,7 +18,17 @@
 
 namespace cordon::supervisor {
 
-DeleteGate MakeApprovalGate(std::shared_ptr<supervisor::Approver> approver,
-                            std::chrono::milliseconds timeout, std::string tool_argv0);
+// The gates of one run share its questions (a restarted call joins the
+// one pending), so they are made together.
+struct ApprovalGates {
+  DeleteGate del;
+  // A write in place a recoverable run's journal cannot keep: a preview of
+  // path, size and identity, one allowed-once answer, then a recheck of
+  // the identity on the fd the tool is to get.
+  WriteGate write;
+};
+
+ApprovalGates MakeApprovalGates(std::shared_ptr<supervisor::Approver> approver,
+                                std::chrono::milliseconds timeout, std::string tool_argv0);
 
 }  // namespace cordon::supervisor

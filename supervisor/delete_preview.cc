@@ -100,12 +100,31 @@ Result<policy::DeletePreview> MakeDirPreview(int fd, std::string rel_path) {
   return p;
 }
 
+Result<policy::DeletePreview> MakeWritePreview(int fd, std::string rel_path) {
+  if (rel_path.empty() || rel_path[0] == '/' || !PrintableUtf8(rel_path)) {
+    return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Errno("fstat", rel_path);
+  if (!S_ISREG(st.st_mode)) return SysError{EPERM, "preview", rel_path + ": not a regular file"};
+  policy::DeletePreview p;
+  p.rel_path = std::move(rel_path);
+  p.write_in_place = true;
+  p.size = static_cast<uint64_t>(st.st_size);
+  p.dev = st.st_dev;
+  p.ino = st.st_ino;
+  p.mtime_ns = Ns(st.st_mtim);
+  p.ctime_ns = Ns(st.st_ctim);
+  return p;
+}
+
 Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeletePreview& p) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return Errno("fstat", p.rel_path);
-  if (!SameIdentity(st, p) || (!p.directory && st.st_nlink != 1)) {
+  if (!SameIdentity(st, p) || (!p.directory && !p.write_in_place && st.st_nlink != 1)) {
     return SysError{ESTALE, "recheck", p.rel_path + ": identity changed since the preview"};
   }
+  if (p.write_in_place) return Ok();
   if (p.directory) return SameName(parent_dirfd, name, p);
   auto hash = Sha256Fd(fd, p.size);
   if (!hash) {

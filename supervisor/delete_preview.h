@@ -29,11 +29,16 @@ Result<policy::DeletePreview> MakePreview(int fd, std::string rel_path,
 // ENOTDIR.
 Result<policy::DeletePreview> MakeDirPreview(int fd, std::string rel_path);
 
+// Preview of the regular file open on `fd` before a write in place that
+// the run's journal cannot keep: path, size and identity, no content.
+Result<policy::DeletePreview> MakeWritePreview(int fd, std::string rel_path);
+
 // Immediately before unlinkat(parent_dirfd, name, 0): the held fd still has
 // the preview's identity (dev, ino, size, mtime, ctime, one link) and
 // content (re-hashed), and `name` in `parent_dirfd` still names that inode
 // (fstatat AT_SYMLINK_NOFOLLOW). A directory's preview: its identity (an
-// entry added or removed since changes its mtime). Any difference is ESTALE: a new preview
+// entry added or removed since changes its mtime). A write's preview: the
+// held fd's identity only (the fd is what the tool gets). Any difference is ESTALE: a new preview
 // and a new approval are needed.
 Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeletePreview& preview);
 

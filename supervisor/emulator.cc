@@ -173,9 +173,9 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
   const uint64_t* a = r.args;
   auto i = [&](int k) { return static_cast<int>(a[k]); };
   switch (r.nr) {
-    case SCMP_SYS(open): return Open(r, AT_FDCWD, a[0], a[1], a[2], valid);
-    case SCMP_SYS(openat): return Open(r, i(0), a[1], a[2], a[3], valid);
-    case SCMP_SYS(creat): return Open(r, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, a[1], valid);
+    case SCMP_SYS(open): return Open(r, AT_FDCWD, a[0], a[1], a[2], valid, may_block);
+    case SCMP_SYS(openat): return Open(r, i(0), a[1], a[2], a[3], valid, may_block);
+    case SCMP_SYS(creat): return Open(r, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, a[1], valid, may_block);
     case SCMP_SYS(unlink): return Unlink(r, AT_FDCWD, a[0], 0, valid, may_block);
     case SCMP_SYS(rmdir): return Unlink(r, AT_FDCWD, a[0], AT_REMOVEDIR, valid, may_block);
     case SCMP_SYS(unlinkat): return Unlink(r, i(0), a[1], i(2), valid, may_block);
@@ -197,16 +197,16 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
     case SCMP_SYS(utime):
     case SCMP_SYS(utimes):
     case SCMP_SYS(setxattr):
-    case SCMP_SYS(removexattr): return Attr(r, AT_FDCWD, a[0], 0, r.nr, valid);
+    case SCMP_SYS(removexattr): return Attr(r, AT_FDCWD, a[0], 0, r.nr, valid, may_block);
     case SCMP_SYS(lchown):
     case SCMP_SYS(lsetxattr):
-    case SCMP_SYS(lremovexattr): return Attr(r, AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, r.nr, valid);
+    case SCMP_SYS(lremovexattr): return Attr(r, AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, r.nr, valid, may_block);
     case SCMP_SYS(fchmodat):
-    case SCMP_SYS(futimesat): return Attr(r, i(0), a[1], 0, r.nr, valid);
-    case SCMP_SYS(fchownat): return Attr(r, i(0), a[1], i(4), r.nr, valid);
+    case SCMP_SYS(futimesat): return Attr(r, i(0), a[1], 0, r.nr, valid, may_block);
+    case SCMP_SYS(fchownat): return Attr(r, i(0), a[1], i(4), r.nr, valid, may_block);
     case SCMP_SYS(utimensat):
       if (a[1] == 0) return FdAttr(r, i(0), r.nr, valid);  // futimens(fd)
-      return Attr(r, i(0), a[1], i(3), r.nr, valid);
+      return Attr(r, i(0), a[1], i(3), r.nr, valid, may_block);
     case SCMP_SYS(fchmod):
     case SCMP_SYS(fchown):
     case SCMP_SYS(fsetxattr):
@@ -242,7 +242,7 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
       return cont;
     }
     default:
-      if (r.nr == uapi::kNrFchmodat2) return Attr(r, i(0), a[1], i(3), r.nr, valid);
+      if (r.nr == uapi::kNrFchmodat2) return Attr(r, i(0), a[1], i(3), r.nr, valid, may_block);
       // setxattrat, removexattrat, file_setattr: libc falls back on ENOSYS.
       return Reply::Errno(ENOSYS, "syscall not emulated");
   }

@@ -94,6 +94,14 @@ using DeleteGate = std::function<bool(const Request&, int parent_fd, const std::
                                       const std::string& rel_path,
                                       const std::function<bool()>& still_valid, std::string& why)>;
 
+// Decides whether the tool may write in place to a file of the user's
+// that the run's journal cannot keep (larger than limits.journalCopyBytes,
+// no reflink): `fd` is the file opened for the tool, `rel_path` where it
+// is in the workspace. True only for an explicit allowed-once, rechecked
+// on `fd`. The default (no gate) refuses.
+using WriteGate = std::function<bool(const Request&, int fd, const std::string& rel_path,
+                                     const std::function<bool()>& still_valid, std::string& why)>;
+
 struct ReadFence;
 
 struct EmulatorOptions {
@@ -102,6 +110,9 @@ struct EmulatorOptions {
   policy::Network network = policy::Network::kNone;
   bool sensitive_delete_allowed = false;  // sensitive.delete: allow
   DeleteGate delete_gate;
+  // sensitive.delete: recoverable: asked for a write in place the journal
+  // cannot keep (null: such a write is refused).
+  WriteGate write_gate;
   // sensitive.delete: recoverable: the run's journal, which keeps the
   // user's files before they are removed or replaced in the workspace and
   // records every change to a name there (null: not recoverable).
@@ -203,7 +214,7 @@ class Emulator {
   Result<Path> Resolve(const Request& req, int dirfd_arg, std::string path, bool empty_ok,
                        Change change = Change::kEntry);
   Reply Open(const Request& req, int dirfd, uint64_t path, uint64_t flags, uint64_t mode,
-             const std::function<bool()>& valid);
+             const std::function<bool()>& valid, bool may_block);
   Reply Unlink(const Request& req, int dirfd, uint64_t path, int flags,
                const std::function<bool()>& valid, bool may_block);
   Reply Rename(const Request& req, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
@@ -213,7 +224,7 @@ class Emulator {
   Reply Link(const Request& req, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
              int flags, const std::function<bool()>& valid);
   Reply Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
-             const std::function<bool()>& valid);
+             const std::function<bool()>& valid, bool may_block);
   // `opath_ok`: the call takes an O_PATH descriptor (a path through
   // /proc/self/fd, AT_EMPTY_PATH); fchmod, futimens and the other fd-only
   // calls answer EBADF for one, as the kernel's fdget() does.
@@ -272,7 +283,12 @@ class Emulator {
   std::optional<Reply> Keep(const Located& loc, int parent, const std::string& name,
                             const struct stat& st, const char* why);
   // Keeps a copy of the file `fd` (at `loc`) before it is written in place.
-  std::optional<Reply> KeepCopy(const Located& loc, int fd, const struct stat& st);
+  // One the journal cannot keep (larger than limits.journalCopyBytes, no
+  // reflink) is asked about (WriteGate) for the call `req`: with
+  // `may_block` false the reply says `defer`.
+  std::optional<Reply> KeepCopy(const Located& loc, int fd, const struct stat& st,
+                                const Request& req, const std::function<bool()>& valid,
+                                bool may_block);
   // open(O_TRUNC) of a file of the user's: a new empty file with the same
   // mode takes its name, and the old one goes into the journal.
   Reply TruncateKept(const Located& loc, uint64_t flags, const struct stat& old);
@@ -340,6 +356,9 @@ class Emulator {
   // Inodes this supervisor created for the tool: the run's own whatever
   // their birth time says (a coarse timestamp can predate run_start_ns_).
   InodeSet created_;
+  // Files of the user's an approval let the tool write in place unkept:
+  // not asked about again in this run.
+  InodeSet written_unkept_;
   // The pseudo-terminal pairs this run made (their numbers).
   std::mutex ptys_mu_;
   std::set<int> ptys_;

@@ -194,7 +194,7 @@ Result<Fd> Emulator::FollowLinks(Path& p, Fd link) {
 }
 
 Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
-                     const std::function<bool()>& valid) {
+                     const std::function<bool()>& valid, bool may_block) {
   auto raw = ReadToolString(req.tid, path, PATH_MAX);
   if (!raw) return Reply::Errno(raw.error().err, "unreadable path");
   // "/proc/self/fd/N": the file the tool holds as fd N (glibc's fchmodat
@@ -250,7 +250,7 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
     // The kept copy is read from the file itself (an O_PATH fd reads nothing).
     Fd readable(::open(ProcPath(fd->get()).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     if (!readable) return Reply::Errno(errno);
-    if (auto refused = KeepCopy(p->loc, readable.get(), st)) return std::move(*refused);
+    if (auto refused = KeepCopy(p->loc, readable.get(), st, req, valid, may_block)) return std::move(*refused);
   }
   if (S_ISLNK(st.st_mode)) {
     // The link itself, not what it points to: tar and cp -a give each link

@@ -3,7 +3,8 @@
 // kept in the run's journal before the call that removes or replaces it,
 // and every change to a name there is recorded, so `cordon undo` can take
 // the run back. What policy::Decide says to keep (Decision::keep) is kept
-// here, before the call is made; a file that cannot be kept is not changed.
+// here, before the call is made; a file that cannot be kept is not changed,
+// except a write in place too large to copy, which an approver may allow.
 #include "supervisor/emulator.h"
 
 #include <spdlog/spdlog.h>
@@ -80,11 +81,42 @@ std::optional<Reply> Emulator::Keep(const Located& loc, int parent, const std::s
   return std::nullopt;
 }
 
-std::optional<Reply> Emulator::KeepCopy(const Located& loc, int fd, const struct stat& st) {
-  if (opts_.journal->Kept(st)) return std::nullopt;
-  if (Status s = opts_.journal->Copy(fd, loc.rel, st); !s) return NotKept(loc, s.error());
-  Observe("modified", loc, nullptr, true);
-  return std::nullopt;
+std::optional<Reply> Emulator::KeepCopy(const Located& loc, int fd, const struct stat& st,
+                                        const Request& req, const std::function<bool()>& valid,
+                                        bool may_block) {
+  if (opts_.journal->Kept(st) || written_unkept_.Contains(st.st_dev, st.st_ino)) {
+    return std::nullopt;
+  }
+  Status s = opts_.journal->Copy(fd, loc.rel, st);
+  if (s) {
+    Observe("modified", loc, nullptr, true);
+    return std::nullopt;
+  }
+  if (s.error().err != EFBIG) return NotKept(loc, s.error());
+  // Too large to copy and no reflink: the write needs a person's or a
+  // host's word, as a delete does under sensitive.delete "ask".
+  const std::string path = loc.root->path + "/" + loc.rel;
+  const std::string bound = std::to_string(opts_.journal->limits().max_copy_bytes);
+  const std::string todo = "; to let such writes go unkept raise limits.journalCopyBytes (" +
+                           bound + " bytes) or use --sensitive-delete allow";
+  std::string why = "write in place to " + path + " (existed before the run): larger than " +
+                    "limits.journalCopyBytes, so the journal cannot keep a copy";
+  if (!opts_.write_gate) {
+    return Reply::Errno(EACCES, why + todo,
+                        policy::RefusalHint(policy::Refusal::kNeedsApproval, path));
+  }
+  if (!may_block) {
+    Reply later;
+    later.defer = true;
+    return later;
+  }
+  if (opts_.write_gate(req, fd, loc.rel, valid, why)) {
+    written_unkept_.Insert(st.st_dev, st.st_ino);
+    Observe("modified", loc, nullptr, false);
+    spdlog::warn("{}: written in place unkept, as approved: cordon undo cannot take it back", path);
+    return std::nullopt;
+  }
+  return Reply::Errno(EACCES, why + todo, policy::RefusalHint(policy::Refusal::kNeedsApproval, path));
 }
 
 }  // namespace cordon::supervisor

@@ -155,7 +155,7 @@ Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t
 
 
 Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t flags,
-                     uint64_t mode, const std::function<bool()>& valid) {
+                     uint64_t mode, const std::function<bool()>& valid, bool may_block) {
   auto s = ReadToolString(req.tid, path_addr, PATH_MAX);
   if (!s) return Reply::Errno(s.error().err, "unreadable path");
   if (!valid()) return Reply::Errno(EACCES, "stale");
@@ -298,7 +298,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (probed && !RestoreStatusFlags(fd->get(), open_flags)) return Reply::Errno(errno);
   if (decided.keep == policy::Keep::kMove) return TruncateKept(*loc, flags, st);
   if (decided.keep == policy::Keep::kCopy) {
-    if (auto refused = KeepCopy(*loc, fd->get(), st)) return std::move(*refused);
+    if (auto refused = KeepCopy(*loc, fd->get(), st, req, valid, may_block)) return std::move(*refused);
   }
   if (!created) {
     const bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);

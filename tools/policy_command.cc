@@ -163,10 +163,23 @@ std::string DeleteLine(policy::SensitiveDelete d) {
     case policy::SensitiveDelete::kRecoverable:
       return "recoverable: kept in the run's journal first, and `cordon undo` brings them back (a "
              "file written in place: a copy kept first, a reflink where the filesystem has them, "
-             "else copied up to limits.journalCopyBytes, larger ones refused); where no journal "
-             "can be kept beside the workspace: ask";
+             "else copied up to limits.journalCopyBytes, larger ones asked about); where no "
+             "journal can be kept beside the workspace: ask";
   }
   return "?";
+}
+
+// How a recoverable run keeps a file of the user's written in place: a
+// reflink, a copy up to the bound, else an approval.
+std::string InPlaceLine(const policy::Policy& p) {
+  const std::string bound = std::to_string(p.limits.max_journal_copy_bytes) +
+                            " bytes (limits.journalCopyBytes)";
+  const std::string ask = "an approval (--approvals; under deny: refused)";
+  if (supervisor::HasReflinks(p.workspace)) {
+    return "a reflink copy, any size (this filesystem shares extents); where a reflink fails, a "
+           "copy up to " + bound + ", larger ones " + ask;
+  }
+  return "a copy up to " + bound + " (no reflinks on this filesystem), larger ones " + ask;
 }
 
 // What the supervisor decides under this policy (the same mapping RunTool
@@ -315,11 +328,7 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
                           return c;
                         }() +
                         " on its mount; files written in place: " +
-                        (supervisor::HasReflinks(p.workspace)
-                             ? std::string("a reflink copy (this filesystem shares extents)")
-                             : "copied first, up to " +
-                                   std::to_string(p.limits.max_journal_copy_bytes >> 20) +
-                                   " MiB (limits.journalCopyBytes); larger ones refused"));
+                        InPlaceLine(p));
   }
   line("Links", p.links == policy::LinkMode::kStrict
                     ? "strict: writes and deletes through symlinks, on hard-linked files and "

@@ -387,9 +387,14 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
   using policy::SensitiveDelete;
   supervisor::EmulatorOptions& e = req.emulator;
   e.sensitive_delete_allowed = p.sensitive_delete == SensitiveDelete::kAllow;
-  if (p.sensitive_delete == SensitiveDelete::kAsk) {
-    e.delete_gate = supervisor::MakeApprovalGate(services.approver, services.approval_timeout,
-                                                 req.argv[0]);
+  if (p.sensitive_delete == SensitiveDelete::kAsk ||
+      p.sensitive_delete == SensitiveDelete::kRecoverable) {
+    supervisor::ApprovalGates gates =
+        supervisor::MakeApprovalGates(services.approver, services.approval_timeout, req.argv[0]);
+    // Under recoverable a delete is kept, never asked about; a write in
+    // place too large to keep a copy of is asked about.
+    if (p.sensitive_delete == SensitiveDelete::kAsk) e.delete_gate = std::move(gates.del);
+    e.write_gate = std::move(gates.write);
   }
   e.on_shutdown = [approver = services.approver] { approver->CancelAll(); };
   e.protected_patterns = p.protected_patterns;

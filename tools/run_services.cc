@@ -167,7 +167,9 @@ bool OpenRunServices(const RunOptions& o, const policy::Policy& p, const std::st
 
 void DenyRunRecords(const RunServices& s, policy::Policy& p) {
   if (s.run_dir) {
-    p.paths.push_back({supervisor::RunsRoot(), policy::Access::kDenied, false, "the run records"});
+    // Unlisted: a grant of a directory above does not let the tool list
+    // the runs (policy/fs_plan.h).
+    p.paths.push_back(policy::PathRule::DeniedUnlisted(supervisor::RunsRoot(), "the run records"));
   }
   if (s.audit && !s.record.audit_path.empty() &&
       (!s.run_dir || s.record.audit_path.rfind(s.run_dir->path + "/", 0) != 0)) {

@@ -27,7 +27,7 @@ std::unique_ptr<RulesApprover> RulesApprover::FromText(const std::string& text,
       return nullptr;
     }
     for (const auto& [key, value] : r.items()) {
-      if (key != "glob" && key != "max_bytes") {
+      if (key != "glob" && key != "max_bytes" && key != "op") {
         *error = where + "unknown key \"" + key + "\"";
         return nullptr;
       }
@@ -47,6 +47,13 @@ std::unique_ptr<RulesApprover> RulesApprover::FromText(const std::string& text,
         return nullptr;
       }
       rule.max_bytes = r["max_bytes"].get<uint64_t>();
+    }
+    if (r.contains("op")) {
+      if (r["op"] != "delete" && r["op"] != "write") {
+        *error = where + "\"op\" must be \"delete\" or \"write\"";
+        return nullptr;
+      }
+      rule.write_in_place = r["op"] == "write";
     }
     rules.push_back(std::move(rule));
   }
@@ -70,7 +77,8 @@ std::unique_ptr<RulesApprover> RulesApprover::FromFile(const std::string& path,
 Outcome RulesApprover::Decide(const ApprovalRequest& req, std::chrono::steady_clock::time_point,
                               int, std::string* note) {
   for (const AllowRule& r : rules_) {
-    if (::fnmatch(r.glob.c_str(), req.preview.rel_path.c_str(), FNM_PATHNAME) == 0 &&
+    if (r.write_in_place == req.preview.write_in_place &&
+        ::fnmatch(r.glob.c_str(), req.preview.rel_path.c_str(), FNM_PATHNAME) == 0 &&
         req.preview.size <= r.max_bytes) {
       *note = "rule " + r.glob;
       return Outcome::kAllowedOnce;

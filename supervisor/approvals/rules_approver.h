@@ -2,7 +2,9 @@
 // array of {"glob": "build/*.o", "max_bytes": 1048576}; a delete is allowed
 // once when its workspace-relative path matches a glob (fnmatch(3) with
 // FNM_PATHNAME: '*' stays within one directory) and its size is at most
-// max_bytes (no limit when absent). Anything else is denied.
+// max_bytes (no limit when absent). A rule with "op": "write" allows a
+// write in place that a recoverable run's journal cannot keep instead (a
+// rule for deletes never allows a write). Anything else is denied.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,7 @@ namespace cordon::supervisor {
 struct AllowRule {
   std::string glob;
   uint64_t max_bytes = UINT64_MAX;
+  bool write_in_place = false;  // "op": "write" (else "delete", the default)
 };
 
 class RulesApprover final : public Approver {

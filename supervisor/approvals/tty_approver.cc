@@ -48,6 +48,16 @@ std::string PromptText(const ApprovalRequest& req) {
            "To remove it this once, type its name (" + ConfirmationWord(req) +
            "); anything else keeps it: ";
   }
+  if (p.write_in_place) {
+    return "\ncordon: " + Printable(req.tool_argv0) + " (pid " + std::to_string(req.tool_pid) +
+           ") wants to write in place to a file that existed before the run, too large for the "
+           "run's journal to keep a copy of (limits.journalCopyBytes):\n" +
+           "  path    " + Printable(p.rel_path) + "\n" + "  size    " + std::to_string(p.size) +
+           " bytes\n" + "  inode   " + std::to_string(p.dev) + ":" + std::to_string(p.ino) + "\n" +
+           "  request " + std::to_string(req.request_id) + "  preview " + req.preview_digest +
+           "\n" + "To let it write this once (undo cannot take it back), type its name (" +
+           ConfirmationWord(req) + "); anything else refuses: ";
+  }
   return "\ncordon: " + Printable(req.tool_argv0) + " (pid " + std::to_string(req.tool_pid) +
          ") wants to delete a file that existed before the run:\n" + "  path    " +
          Printable(p.rel_path) + "\n" + "  size    " + std::to_string(p.size) + " bytes\n" +

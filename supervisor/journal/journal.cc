@@ -31,10 +31,12 @@ Status WriteFileAt(int dir, const char* name, const std::string& text) {
 }
 
 // Copies the whole of `src` into `dst`: a reflink when the filesystem
-// shares extents (btrfs, XFS), else copy_file_range (which the kernel may
-// turn into a server-side or extent copy itself).
-Status CopyBytes(int src, int dst, uint64_t size) {
+// shares extents (btrfs, XFS), whatever the size; else, up to `max_copy`
+// bytes (EFBIG past it), copy_file_range (which the kernel may turn into a
+// server-side or extent copy itself).
+Status CopyBytes(int src, int dst, uint64_t size, uint64_t max_copy) {
   if (::ioctl(dst, FICLONE, src) == 0) return Ok();
+  if (size > max_copy) return SysError{EFBIG, "journal", "limits.journalCopyBytes"};
   loff_t in = 0, out = 0;
   while (static_cast<uint64_t>(in) < size) {
     ssize_t n = ::copy_file_range(src, &in, dst, &out, size - static_cast<uint64_t>(in), 0);
@@ -126,8 +128,9 @@ void Journal::AppendKept(policy::ChangeOp op, const std::string& rel, const stru
 bool Journal::Reserve(uint64_t bytes) {
   if (bytes_ + bytes > limits_.max_bytes) {
     if (refused_++ == 0) {
-      spdlog::warn("the run's journal is full (limits.journalBytes = {}): further changes to "
-                   "files that existed before the run need approval",
+      spdlog::warn("the run's journal is full (limits.journalBytes = {}): what it kept stays "
+                   "kept, and further deletes or replacements of files that existed before the "
+                   "run are refused (raise the bound, or use sensitive.delete \"ask\")",
                    limits_.max_bytes);
     }
     return false;
@@ -160,7 +163,6 @@ bool Journal::Kept(const struct stat& st) const {
 Status Journal::Copy(int fd, const std::string& rel, const struct stat& st) {
   if (!S_ISREG(st.st_mode)) return SysError{EINVAL, "journal", rel + " is not a regular file"};
   const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size > limits_.max_copy_bytes) return SysError{EFBIG, "journal", "limits.journalCopyBytes"};
   // The tool's descriptor may be write-only: the same inode, opened again
   // for reading.
   // O_NOATIME: keeping a copy is not a read of the tool's (the owner may).
@@ -179,7 +181,8 @@ Status Journal::Copy(int fd, const std::string& rel, const struct stat& st) {
   const std::string slot_name = std::to_string(slot);
   Fd dst(::openat(slots_.get(), slot_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                   0600));
-  Status s = dst ? CopyBytes(src.get(), dst.get(), size) : Status(Errno("create", slot_name));
+  Status s = dst ? CopyBytes(src.get(), dst.get(), size, limits_.max_copy_bytes)
+                 : Status(Errno("create", slot_name));
   if (s) {
     const struct timespec times[2] = {st.st_atim, st.st_mtim};
     if (::fchmod(dst.get(), st.st_mode & 07777) != 0 || ::futimens(dst.get(), times) != 0) {
@@ -189,6 +192,7 @@ Status Journal::Copy(int fd, const std::string& rel, const struct stat& st) {
   if (!s) {
     (void)::unlinkat(slots_.get(), slot_name.c_str(), 0);
     bytes_ -= size;
+    if (next_slot_ == slot + 1) next_slot_ = slot;  // nothing kept: no gap in the slots
     return s;
   }
   AppendKept(policy::ChangeOp::kCopy, rel, st, slot, size, "");

@@ -11,8 +11,9 @@
 //   PLACE/runs/<id>/end.json       how each name stood when the run ended
 //
 // Bounded: limits.journalBytes for what one run keeps, limits.journalCopyBytes
-// for one copy. Past a bound nothing is dropped: the change is not made
-// journaled, and the caller falls back to the approval rule.
+// for one copy (not a reflink). Past a bound nothing is dropped, of this run
+// or an earlier one: past the journal's the change is refused, past the
+// copy bound the write is asked about (emulator_journal.cc).
 //
 // Thread-safe: the emulator's threads record concurrently; a save and its
 // record are made under one lock, so the record's order is the order of
@@ -68,8 +69,9 @@ class Journal {
   Status Save(int parent, const std::string& name, const std::string& rel, const struct stat& st,
               const char* why);
   // Keeps a copy of the regular file `fd` (at `rel`, fstat `st`) before it
-  // is written in place: once per inode a run. EFBIG past the copy bound,
-  // ENOSPC past the journal's (nothing kept).
+  // is written in place: once per inode a run. A reflink whatever the size
+  // where the filesystem shares extents; else a copy, EFBIG past the copy
+  // bound (the caller asks instead), ENOSPC past the journal's (nothing kept).
   Status Copy(int fd, const std::string& rel, const struct stat& st);
   // Whether the file's old content is kept already (Copy, or it was saved).
   bool Kept(const struct stat& st) const;

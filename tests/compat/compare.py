@@ -151,6 +151,11 @@ def main():
 
     root = tempfile.mkdtemp(prefix="cordon-compat-")
     os.chmod(root, 0o755)
+    # The runs' journals and private caches stay in the scratch tree, not
+    # in the developer's state home.
+    state = os.path.join(root, "state")
+    os.mkdir(state, 0o700)
+    os.environ["XDG_STATE_HOME"] = state
     cordon = ([a.launcher] if a.launcher else []) + [
         a.cordon, "run", "--profile", "workspace-write", "--approvals", "deny",
         "--workspace"]

@@ -140,6 +140,31 @@ int main(int argc, char** argv) {
     if (write(fd, "probe\n", 6) != 6) return errno;
     return close(fd) < 0 ? errno : 0;
   }
+  if (!strcmp(op, "list")) { /* the names in directory A (getdents64) */
+    int fd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    char buf[4096];
+    return result(syscall(SYS_getdents64, fd, buf, sizeof buf));
+  }
+  if (!strcmp(op, "opath-reopen")) { /* A held as O_PATH, reopened through /proc/self/fd: B r|w */
+    int held = open(a, O_PATH | O_CLOEXEC);
+    if (held < 0) return errno;
+    char alias[64];
+    snprintf(alias, sizeof alias, "/proc/self/fd/%d", held);
+    int fd = open(alias, (!strcmp(b, "r") ? O_RDONLY : O_WRONLY | O_APPEND) | O_CLOEXEC);
+    if (fd < 0) return errno;
+    if (!strcmp(b, "r")) {
+      char buf[64];
+      return read(fd, buf, sizeof buf) < 0 ? errno : 0;
+    }
+    return write(fd, "poison\n", 7) == 7 ? 0 : errno;
+  }
+  if (!strcmp(op, "rm-then-write")) { /* A held open for writing, removed, written through the fd */
+    int fd = open(a, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return errno;
+    if (unlink(a) != 0) return errno;
+    return write(fd, "poison\n", 7) == 7 ? 0 : errno;
+  }
   if (!strcmp(op, "openat-from")) {
     int dirfd = open(a, O_RDONLY | O_CLOEXEC);
     if (dirfd < 0) return errno;

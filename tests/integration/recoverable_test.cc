@@ -203,6 +203,116 @@ TEST_F(RecoverableTest, AtTheJournalsBoundNothingIsDroppedAndTheChangeIsRefused)
   EXPECT_EQ(ReadFile(t_.Ws("small.txt")), "s\n");
 }
 
+// A tool that churns deletes until the journal's bound is hit pushes out
+// nothing kept before, in this run or an earlier one: past the bound each
+// delete is refused (and said so), and undo brings every kept file back.
+TEST_F(RecoverableTest, FillingTheJournalToItsBoundPushesOutNothingKeptBefore) {
+  WriteFile(t_.Ws("first.txt"), "first\n");
+  ASSERT_EQ(Run("rm first.txt").status, 0);
+  const std::string block(8192, 'x');
+  for (int i = 0; i < 8; ++i) WriteFile(t_.Ws("f" + std::to_string(i) + ".bin"), block);
+  WriteFile(t_.root() + "/p.json", R"({"limits": {"journalBytes": 32768}})");
+  RunResult r = Run("for f in f*.bin; do rm $f; done; echo x > new && rm new && echo done",
+                    {"--policy", t_.root() + "/p.json"});
+  EXPECT_THAT(r.out, HasSubstr("done")) << "the run's own files come and go past the bound";
+  EXPECT_THAT(r.err, HasSubstr("limits.journalBytes"));
+  EXPECT_THAT(r.err, HasSubstr("what it kept stays kept"));
+  int gone = 0;
+  for (int i = 0; i < 8; ++i) gone += !Exists(t_.Ws("f" + std::to_string(i) + ".bin"));
+  EXPECT_GT(gone, 0);
+  EXPECT_LT(gone, 8) << "past the bound a delete is refused";
+  RunResult list = Cordon({"runs", "list"});
+  ASSERT_EQ(list.status, 0) << list.err;
+  const std::string first = list.out.substr(0, list.out.find(' '));
+  EXPECT_EQ(Cordon({"undo"}).status, 0) << "the run that hit the bound";
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(ReadFile(t_.Ws("f" + std::to_string(i) + ".bin")), block);
+  RunResult undo = Cordon({"undo", first});
+  EXPECT_EQ(undo.status, 0) << undo.out << undo.err;
+  EXPECT_EQ(ReadFile(t_.Ws("first.txt")), "first\n");
+}
+
+// A write in place to a file too large for the journal to keep a copy of
+// (limits.journalCopyBytes, no reflink) is asked about, as a delete is
+// under "ask": under --approvals deny refused with one line that says why
+// and what to do; allowed once by an approver, it goes through unkept.
+TEST_F(RecoverableTest, AnInPlaceWriteTooLargeToKeepIsAskedAbout) {
+  const std::string big(4096, 'b');
+  WriteFile(t_.Ws("big.log"), big);
+  WriteFile(t_.Ws("small.log"), "s\n");
+  WriteFile(t_.root() + "/p.json", R"({"limits": {"journalCopyBytes": 1024}})");
+  const std::vector<std::string> policy = {"--policy", t_.root() + "/p.json"};
+  RunResult r = Run("echo x >> small.log; echo y >> big.log; truncate -s 1 big.log; echo done",
+                    policy);
+  EXPECT_THAT(r.out, HasSubstr("done"));
+  EXPECT_EQ(ReadFile(t_.Ws("small.log")), "s\nx\n") << "under the bound: copied, written";
+  if (ReadFile(t_.Ws("big.log")) != big) {
+    // A filesystem that shares extents keeps a reflink whatever the size.
+    GTEST_SKIP() << "the workspace's filesystem has reflinks: nothing to ask";
+  }
+  EXPECT_THAT(r.err, HasSubstr("larger than limits.journalCopyBytes"));
+  EXPECT_THAT(r.err, HasSubstr("approval denied"));
+  EXPECT_THAT(r.err, HasSubstr("raise limits.journalCopyBytes (1024 bytes)"));
+  // truncate(2) by path, from a static binary (no preload): the same.
+  r = RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--policy",
+                 t_.root() + "/p.json", "--approvals", "deny", "--ro", ProbeDir(), "--",
+                 PROBE_STATIC, "truncate", "big.log"},
+                t_.ws(), env_);
+  EXPECT_EQ(r.status, EACCES) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("larger than limits.journalCopyBytes"));
+  EXPECT_EQ(ReadFile(t_.Ws("big.log")), big);
+  // An approver that allows writes to *.log once each.
+  WriteFile(t_.root() + "/rules.json", R"([{"glob": "*.log", "op": "write"}])");
+  r = RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--policy",
+                 t_.root() + "/p.json", "--approvals", "rules:" + t_.root() + "/rules.json", "--",
+                 "sh", "-c", "echo y >> big.log && echo z >> big.log"},
+                t_.ws(), env_);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(t_.Ws("big.log")), big + "y\nz\n") << "asked once, then written";
+  EXPECT_THAT(r.err, HasSubstr("cordon undo cannot take it back"));
+  // A delete rule does not allow a write.
+  WriteFile(t_.root() + "/rules.json", R"([{"glob": "*.log"}])");
+  r = RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--policy",
+                 t_.root() + "/p.json", "--approvals", "rules:" + t_.root() + "/rules.json", "--",
+                 "sh", "-c", "echo w >> big.log"},
+                t_.ws(), env_);
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(ReadFile(t_.Ws("big.log")), big + "y\nz\n");
+}
+
+// On a filesystem that shares extents the kept copy is a reflink, whatever
+// its size: a write in place past limits.journalCopyBytes is kept, not
+// asked about, and undo takes it back. The workspace is a directory of a
+// fresh btrfs on a loop device (the journal goes to the top of that mount).
+TEST_F(RecoverableTest, OnAReflinkFilesystemAnInPlaceWriteIsKeptWhateverItsSize) {
+  const std::string mnt = t_.root() + "/btrfs";
+  ASSERT_EQ(::mkdir(mnt.c_str(), 0755), 0);
+  if (std::system(("command -v mkfs.btrfs >/dev/null && truncate -s 128M " + mnt + ".img && " +
+                   "mkfs.btrfs -q -f " + mnt + ".img >/dev/null 2>&1 && mount -o loop " + mnt +
+                   ".img " + mnt + " 2>/dev/null")
+                      .c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a btrfs image on a loop device here";
+  }
+  const std::string ws = mnt + "/ws";
+  ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
+  const std::string big(64 << 10, 'b');
+  WriteFile(ws + "/big.log", big);
+  WriteFile(t_.root() + "/p.json", R"({"limits": {"journalCopyBytes": 1024}})");
+  RunResult explain = RunCordon(
+      {"policy", "explain", t_.root() + "/p.json", "--profile", "workspace-write", "--workspace", ws},
+      ws, env_);
+  EXPECT_THAT(explain.out, HasSubstr("a reflink copy, any size")) << explain.err;
+  RunResult r = RunCordon({"run", "--profile", "workspace-write", "--workspace", ws, "--policy",
+                           t_.root() + "/p.json", "--approvals", "deny", "--", "sh", "-c",
+                           "echo y >> big.log"},
+                          ws, env_);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(ws + "/big.log"), big + "y\n");
+  RunResult undo = RunCordon({"undo", "--workspace", ws}, ws, env_);
+  EXPECT_EQ(undo.status, 0) << undo.out << undo.err;
+  EXPECT_EQ(ReadFile(ws + "/big.log"), big);
+  ::umount2(mnt.c_str(), MNT_DETACH);
+}
+
 TEST_F(RecoverableTest, BadInputToUndoTouchesNothing) {
   WriteFile(t_.Ws("mine.txt"), "mine\n");
   // No run at all yet.
@@ -324,7 +434,9 @@ TEST_F(RecoverableTest, ExplainSaysWhereTheJournalIsAndHowInPlaceWritesAreKept) 
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("recoverable: kept in the run's journal"));
   EXPECT_THAT(r.out, HasSubstr(Journals()));
-  EXPECT_THAT(r.out, ::testing::AnyOf(HasSubstr("a reflink copy"), HasSubstr("copied first, up to 64 MiB")));
+  EXPECT_THAT(r.out, ::testing::AnyOf(HasSubstr("a reflink copy, any size"),
+                                      HasSubstr("a copy up to 67108864 bytes")));
+  EXPECT_THAT(r.out, HasSubstr("larger ones an approval"));
   r = Cordon({"policy", "explain", "--profile", "workspace-write", "--sensitive-delete", "ask"});
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("Journal ")));
 }

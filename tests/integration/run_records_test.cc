@@ -135,7 +135,7 @@ TEST_F(RunRecordsTest, TheToolCannotReachTheRecordsOrItsLog) {
   const std::string record = ReadFile(dir + "/run.json");
   const std::vector<std::string> rw = {"--rw", t_.root()};
   for (const std::string& attack :
-       {"cat " + log, "cat " + dir + "/run.json", ": > " + log, "echo x >> " + log,
+       {"cat " + log, "cat " + dir + "/run.json", "ls " + Runs(), ": > " + log, "echo x >> " + log,
         "echo '{}' > " + dir + "/run.json", "rm -rf " + dir, "mv " + dir + " " + t_.root() + "/moved",
         "echo x > f && ln f " + dir + "/f2", "echo x > f && mv f " + Runs() + "/"}) {
     RunResult r = Run(attack, rw);

@@ -59,6 +59,22 @@ TEST(PlanGrants, DeepDenialExpandsEveryLevelOnTheWay) {
   EXPECT_THAT(Paths(g, true), UnorderedElementsAre("/etc", "/etc/ssh"));
 }
 
+// The run journals: Landlock passes a directory's listing right down its
+// whole tree, so the directories on the way to an unlisted denial get no
+// right of their own; their other entries keep the rule's.
+TEST(PlanGrants, AnUnlistedDenialLeavesNoListingRightOnTheWayDown) {
+  auto list = Tree({{"/h", {"a", "state"}}, {"/h/state", {"cordon"}},
+                    {"/h/state/cordon", {"caches", "journal"}}});
+  auto g = PlanGrants({PathRule::ReadWrite("/h"),
+                       PathRule::DeniedUnlisted("/h/state/cordon/journal", "the run journals")},
+                      list);
+  EXPECT_THAT(Paths(g, false), UnorderedElementsAre("/h/a", "/h/state/cordon/caches"));
+  EXPECT_THAT(Paths(g, true), ::testing::IsEmpty()) << "READ_DIR on /h would list the journal";
+  // A plain denial beside it keeps the listing right on its own way down.
+  g = PlanGrants({PathRule::ReadWrite("/h"), PathRule::Denied("/h/state/cordon/journal")}, list);
+  EXPECT_THAT(Paths(g, true), UnorderedElementsAre("/h", "/h/state", "/h/state/cordon"));
+}
+
 TEST(PlanGrants, DenialOfTheRuleItselfRemovesIt) {
   auto g = PlanGrants({PathRule::ReadOnly("/opt"), PathRule::Denied("/opt")}, Tree({}));
   EXPECT_TRUE(g.empty());

@@ -168,11 +168,34 @@ TEST(RulesApprover, AllowsByGlobAndSize) {
   EXPECT_EQ(a->Ask(Request(5, "notes.txt", 1), 1s), Outcome::kDenied);
 }
 
+// A write in place the journal cannot keep is allowed only by a rule that
+// says "op": "write"; a rule for deletes never allows one, nor the reverse.
+TEST(RulesApprover, AWriteInPlaceNeedsAWriteRule) {
+  std::string err;
+  auto a = RulesApprover::FromText(
+      R"([{"glob": "*.log", "op": "write", "max_bytes": 100}, {"glob": "*.o"}])", &err);
+  ASSERT_TRUE(a) << err;
+  auto write = [](uint64_t id, std::string path, uint64_t size) {
+    ApprovalRequest r = Request(id, std::move(path), size);
+    r.preview.sha256.clear();
+    r.preview.write_in_place = true;
+    r.preview_digest = r.preview.Digest();
+    return r;
+  };
+  EXPECT_EQ(a->Ask(write(1, "big.log", 100), 1s), Outcome::kAllowedOnce);
+  EXPECT_EQ(a->Ask(write(2, "big.log", 101), 1s), Outcome::kDenied) << "over max_bytes";
+  EXPECT_EQ(a->Ask(write(3, "x.o", 1), 1s), Outcome::kDenied) << "a delete rule";
+  EXPECT_EQ(a->Ask(Request(4, "a.log", 1), 1s), Outcome::kDenied) << "a write rule";
+  EXPECT_EQ(a->Ask(Request(5, "x.o", 1), 1s), Outcome::kAllowedOnce);
+  EXPECT_NE(write(6, "x.o", 1).preview_digest, Request(6, "x.o", 1).preview_digest);
+}
+
 TEST(RulesApprover, MalformedRulesAreRefused) {
   for (const char* bad :
        {"", "{", "{}", R"([1])", R"([{"max_bytes": 1}])", R"([{"glob": ""}])",
         R"([{"glob": "/abs/*"}])", R"([{"glob": "a", "max_bytes": -1}])",
-        R"([{"glob": "a", "max_bytes": "1"}])", R"([{"glob": "a", "extra": 1}])"}) {
+        R"([{"glob": "a", "max_bytes": "1"}])", R"([{"glob": "a", "extra": 1}])",
+        R"([{"glob": "a", "op": "rename"}])"}) {
     std::string err;
     EXPECT_EQ(RulesApprover::FromText(bad, &err), nullptr) << bad;
     EXPECT_FALSE(err.empty()) << bad;

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <string>
 
@@ -24,10 +25,14 @@ int main(int argc, char** argv) {
   // not change what the tests see. Tests that want one set their own.
   if (const char* base = std::getenv("CORDON_TEST_TMPDIR"); base != nullptr) {
     ::setenv("XDG_CONFIG_HOME", (std::string(base) + "/no-xdg-config").c_str(), 1);
-    // Every run leaves its record and audit log in the state home
-    // (tools/run_services.h): the tests' go to their scratch tree, not the
-    // developer's. Tests that want one of their own set it.
-    ::setenv("XDG_STATE_HOME", (std::string(base) + "/xdg-state").c_str(), 1);
+    // Nor may a run's record, audit log, journal or private cache land in the developer's
+    // state home, or at the top of the root mount (/.cordon-journal-UID)
+    // when a test runs with HOME=/nonexistent: the run's directory holds
+    // them. Tests of the other journal places set their own.
+    const std::string state = std::string(base) + "/state";
+    if (::mkdir(state.c_str(), 0700) == 0 || errno == EEXIST) {
+      ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+    }
   }
   int rc = RUN_ALL_TESTS();
   if (!dir.empty() && std::system(("chmod -R u+rwx '" + dir + "'; rm -rf '" + dir + "'").c_str())) {
