@@ -169,7 +169,9 @@ void DenyRunRecords(const RunServices& s, policy::Policy& p) {
   if (s.run_dir) {
     // Unlisted: a grant of a directory above does not let the tool list
     // the runs (policy/fs_plan.h).
-    p.paths.push_back(policy::PathRule::DeniedUnlisted(supervisor::RunsRoot(), "the run records"));
+    // The realpath (OwnedDir's), as the ruleset opens it.
+    const std::string& dir = s.run_dir->path;
+    p.paths.push_back(policy::PathRule::DeniedUnlisted(dir.substr(0, dir.rfind('/')), "the run records"));
   }
   if (s.audit && !s.record.audit_path.empty() &&
       (!s.run_dir || s.record.audit_path.rfind(s.run_dir->path + "/", 0) != 0)) {
