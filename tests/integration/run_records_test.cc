@@ -179,7 +179,9 @@ TEST_F(RunRecordsTest, TheEventsStreamCarriesTheSameAnchor) {
 }
 
 TEST_F(RunRecordsTest, NoStateHomeStillRunsAndSaysItHasNoLog) {
-  std::vector<std::string> env = {"HOME=/nonexistent", "XDG_STATE_HOME="};
+  // As HOME=/nonexistent is for a service account, in the scratch tree.
+  const std::string home = t_.root() + "/no-such-home";
+  std::vector<std::string> env = {"HOME=" + home, "XDG_STATE_HOME="};
   RunResult r = RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(),
                            "--sensitive-delete", "ask", "--", "sh", "-c", "echo x > y"},
                           t_.ws(), env);
@@ -187,7 +189,7 @@ TEST_F(RunRecordsTest, NoStateHomeStillRunsAndSaysItHasNoLog) {
   EXPECT_THAT(r.err, HasSubstr("this run has no audit log"));
   EXPECT_EQ(ReadFile(t_.Ws("y")), "x\n");
   struct stat st;
-  EXPECT_NE(::stat("/nonexistent", &st), 0) << "cordon never makes the home it was given";
+  EXPECT_NE(::stat(home.c_str(), &st), 0) << "cordon never makes the home it was given";
 }
 
 TEST_F(RunRecordsTest, RunsListShowsEveryRunNotOnlyRecoverableOnes) {
