@@ -354,17 +354,11 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.emulator.journal = journal;
   ConfigureDecisions(run_policy, services, req);
   // The preload (issue 5): glibc tools get early, precise refusals.
-  std::shared_ptr<ReportTally> preload = AttachPreload(run_policy, req, services.audit);
+  const PreloadAccount preload = AttachPreload(run_policy, req, services.audit);
   req.policy = &run_policy;
   int status = Launch(req);
   CloseRunJournal(journal, run_policy, status);
-  if (preload) {
-    spdlog::info("{}", preload->Summary());
-    if (services.audit) {
-      (void)services.audit->Append(
-          "hint", {{"source", "preload"}, {"trusted", false}, {"summary", preload->Summary()}});
-    }
-  }
+  ReportPreload(preload, req.argv[0], services.audit.get());
   if (!CloseRunServices(services, status)) return kExitCordonError;
   return status;
 }
