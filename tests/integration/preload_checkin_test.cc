@@ -107,6 +107,20 @@ TEST_F(PreloadCheckIn, AChildStartedWithoutLdPreloadIsNamed) {
   EXPECT_EQ(AbsentFor(PreloadRecords(), PROBE_DYNAMIC), 1) << ReadFile(log_);
 }
 
+// execvp tries each PATH entry: the names that are no executable file fail
+// and start no image, so they are not counted; the exec that runs is.
+TEST_F(PreloadCheckIn, FailedExecsOfAPathSearchAreNoImages) {
+  const std::string name = std::string(PROBE_STATIC).substr(ProbeDir().size() + 1);
+  RunResult r = Run({"/bin/sh", "-c",
+                     "PATH=/nonexistent-a:/nonexistent-b:" + ProbeDir() + " /usr/bin/env " + name +
+                         " write " + t_.Ws("s.txt") + "; nosuchcommand; true"},
+                    "info", false);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.err, WithoutLine(PROBE_STATIC))) << r.err;
+  EXPECT_TRUE(Has(r.err, "exec'd images checked in, 1 ran without it")) << r.err;
+  EXPECT_FALSE(Has(r.err, "nonexistent")) << r.err;
+}
+
 // Every image checked in: nothing is named, and the summary says so.
 TEST_F(PreloadCheckIn, DynamicImagesAloneNameNothing) {
   RunResult r = Run({"/bin/sh", "-c", std::string(PROBE_DYNAMIC) + " write " + t_.Ws("a.txt") +
