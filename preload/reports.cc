@@ -119,19 +119,24 @@ void FlushHeld(unsigned slot) {
 bool TryHold(Slot* s) { return !s->busy.exchange(true); }
 void Release(Slot* s) { s->busy.store(false, std::memory_order_release); }
 
-// The image's last record: its totals, so the supervisor can tell a dropped
-// record from one that was never made. Waits briefly for room (only here;
-// the call path never waits).
-void SendFinal() {
-  wire::Report r;
-  Fill(&r, wire::Call::kExit, AdmitOp::kRead, wire::ReportVerdict::kAdmitted, PathClass::kWorkspace,
-       0, nullptr, 0, g_ch.seq.load(std::memory_order_relaxed));
+// Sends one record, waiting briefly for room (only for the image's first
+// and last records; the call path never waits).
+void SendWaiting(const wire::Report& r) {
   for (int tries = 0; tries < 40; ++tries) {
     if (::send(g_ch.fd, &r, sizeof r, MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof r) break;
     if (errno != EAGAIN && errno != ENOBUFS) break;
     pollfd p{g_ch.fd, POLLOUT, 0};
     ::poll(&p, 1, 50);
   }
+}
+
+// The image's last record: its totals, so the supervisor can tell a dropped
+// record from one that was never made.
+void SendFinal() {
+  wire::Report r;
+  Fill(&r, wire::Call::kExit, AdmitOp::kRead, wire::ReportVerdict::kAdmitted, PathClass::kWorkspace,
+       0, nullptr, 0, g_ch.seq.load(std::memory_order_relaxed));
+  SendWaiting(r);
 }
 
 }  // namespace
@@ -141,6 +146,15 @@ void StartReports(int fd, uint32_t image, bool refused_only) {
   g_ch.image = image;
   g_ch.refused_only = refused_only;
   g_ch.fd = fd;
+  if (fd < 0 || refused_only) return;
+  // The check-in: this image runs with the preload. One readlink per image,
+  // and only when someone tallies the run.
+  char exe[wire::kReportPathMax];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe);
+  wire::Report r;
+  Fill(&r, wire::Call::kCheckIn, AdmitOp::kRead, wire::ReportVerdict::kAdmitted,
+       PathClass::kWorkspace, 0, exe, n > 0 ? static_cast<size_t>(n) : 0, 0);
+  SendWaiting(r);
 }
 
 __attribute__((hot)) void Note(wire::Call call, AdmitOp op, wire::ReportVerdict v, PathClass cls,

@@ -36,7 +36,9 @@ namespace cordon::preload {
 // Called once by Initialize(), before main: `fd` is the channel (-1: the
 // records are only counted), `image` tells exec'd images of one pid apart.
 // `refused_only` (wire::kEnvReportMode): refusals alone are sent, one by
-// one, and an image's end sends nothing.
+// one, and an image's end sends nothing. Otherwise the image checks in
+// first (wire::Call::kCheckIn: its pid and /proc/self/exe), so the
+// supervisor can say which exec'd images ran without the preload.
 void StartReports(int fd, uint32_t image, bool refused_only);
 
 // Records one interposed call. A refusal flushes the thread's batch.

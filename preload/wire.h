@@ -44,6 +44,11 @@ enum class Call : uint16_t {
   kCreat, kCreat64, kFopen, kFopen64, kFreopen, kUnlink, kUnlinkat, kRemove,
   kRename, kRenameat, kRenameat2,
   kExit,  // not a call: the process's last record, carrying its final counts
+  // Not a call: the image's first record, sent once from the library's
+  // constructor; path[] holds /proc/self/exe as the image reads it. The
+  // supervisor uses it for attribution only (which exec'd images ran
+  // without the preload), never to grant: a tool can fake or skip it.
+  kCheckIn,
   kCount,
 };
 
@@ -82,7 +87,7 @@ inline const char* CallName(uint16_t c) {
   static constexpr const char* kNames[] = {
       "open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2",
       "__openat64_2", "creat", "creat64", "fopen", "fopen64", "freopen", "unlink",
-      "unlinkat", "remove", "rename", "renameat", "renameat2", "exit"};
+      "unlinkat", "remove", "rename", "renameat", "renameat2", "exit", "checkin"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<unsigned>(Call::kCount));
   return c < static_cast<uint16_t>(Call::kCount) ? kNames[c] : "?";
 }

@@ -101,7 +101,14 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
   Reply cont;
   cont.continue_syscall = true;
   if (!read_fence_ && opts_.pins.empty() && !opts_.exec_gate) {
-    return cont;  // Landlock's EXECUTE rights are the fence
+    // Landlock's EXECUTE rights are the fence. Noting the exec (attribution
+    // only) changes no answer: whatever it cannot read or resolve goes on.
+    if (opts_.on_exec) {
+      auto s = ReadToolString(req.tid, path, PATH_MAX);
+      auto abs = s && valid() ? Absolute(req.tid, dirfd, s.value()) : Result<std::string>(SysError{});
+      if (abs) NoteExec(req.tid, abs.value(), ForTool(abs.value(), req.tid));
+    }
+    return cont;
   }
   // Without Landlock the check and the kernel's exec are not atomic: a
   // racing thread could swap the path in between (seccomp_unotify(2)). The
@@ -142,7 +149,21 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
       return Reply::Errno(EACCES, "execute " + abs + ": " + Describe(g.error()));
     }
   }
+  if (opts_.on_exec) NoteExec(req.tid, abs, target);
   return cont;
+}
+
+void Emulator::NoteExec(pid_t tid, const std::string& abs, const std::string& target) {
+  // A name that is no executable regular file makes the exec fail (execvp
+  // tries each PATH entry): no image to account for. Other late failures
+  // (ENOEXEC, a Landlock EXECUTE refusal) still count as an image.
+  // As the tool (this thread's permissions): what it cannot reach it cannot run.
+  struct stat st;
+  if (::stat(target.c_str(), &st) != 0) return;
+  if (!S_ISREG(st.st_mode) || (st.st_mode & 0111) == 0) return;
+  auto creds = ReadToolCreds(tid);
+  if (!creds) return;  // gone
+  opts_.on_exec(creds->tgid, abs);
 }
 
 Result<Emulator::Path> Emulator::ResolvePath(const Request& req, int dirfd, uint64_t addr,

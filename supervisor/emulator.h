@@ -134,6 +134,11 @@ struct EmulatorOptions {
   // the exec with EACCES. cordon grep waits here for its tree check, which
   // runs while the sandbox is built: ripgrep starts only once it has passed.
   std::function<Status()> exec_gate;
+  // Told of each exec let through whose file exists as an executable
+  // regular file (one expected to succeed): the caller's pid (its thread
+  // group) and the path as resolved here. Before the reply, so it sees the
+  // exec before the new image can run (preload_checkin.h). May be empty.
+  std::function<void(pid_t pid, const std::string& path)> on_exec;
   // Told every enforced decision and every change made (the audit log);
   // may be null.
   std::shared_ptr<RunObserver> observer;
@@ -262,6 +267,8 @@ class Emulator {
   Reply OpenTerminal(const Request& req, const policy::TerminalPath& t, uint64_t flags,
                      const std::function<bool()>& valid);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
+  // Tells opts_.on_exec of an exec of `abs` (`target`: as the tool sees it).
+  void NoteExec(pid_t tid, const std::string& abs, const std::string& target);
   bool BornInRun(const EntryStat& e);
   // The journal's part (emulator_journal.cc): whether it covers `loc` (the
   // workspace), and the records of what changed there.

@@ -129,7 +129,7 @@ Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const 
 // server that answers it. EPIPE: the child died before sending it.
 Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Policy& p,
                                             const LaunchRequest& req, const std::string& tmp,
-                                            int64_t run_start_ns) {
+                                            int64_t run_start_ns, ReportChannel& reports) {
   auto listener = ReceiveFd(notify_sock);
   if (!listener) return listener.error();
   auto roots = WriteRoots::Open(policy::EffectiveRules(p, tmp), p.workspace, req.shared_dirs);
@@ -141,6 +141,15 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
     fence = std::move(f.value());
   }
   EmulatorOptions opts = req.emulator;
+  if (req.checkins && req.on_report) {
+    // The queued check-ins first: one an image sent before this exec is
+    // then never taken for the image this exec starts (preload_checkin.h).
+    opts.on_exec = [&reports, on_report = req.on_report, checkins = req.checkins](
+                       pid_t pid, const std::string& path) {
+      reports.Drain(on_report);
+      checkins->Exec(pid, path);
+    };
+  }
   opts.read_fence_factory = [p, tmp]() -> std::unique_ptr<ReadFence> {
     auto f = MakeReadFence(p, tmp);
     if (!f) spdlog::warn("read fence: {}", Describe(f.error()));
@@ -401,7 +410,7 @@ int Launch(const LaunchRequest& req) {
   std::thread window;
   if (exec_notified) {
     window =
-        std::thread([&] { served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns); });
+        std::thread([&] { served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns, reports); });
   }
   const pid_t pid = SpawnChild(spec);
   // The child has exec'd or died: our copies of its ends go, so a child that
@@ -413,7 +422,7 @@ int Launch(const LaunchRequest& req) {
   if (window.joinable()) {
     window.join();
   } else if (notifies && pid >= 0) {
-    served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns);
+    served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns, reports);
   }
   if (pid < 0) return Fail(std::string("clone: ") + std::strerror(-pid));
 

@@ -12,6 +12,7 @@
 
 #include "policy/policy.h"
 #include "supervisor/emulator.h"
+#include "supervisor/preload_checkin.h"
 #include "supervisor/probe.h"
 #include "supervisor/refusal_log.h"
 #include "supervisor/tool_filter.h"
@@ -37,6 +38,11 @@ struct LaunchRequest {
   // environment, and every record the tool sends is handed here (untrusted
   // hints, never decisions).
   std::function<void(const void* data, size_t len)> on_report;
+  // With on_report: every exec the supervisor sees is recorded here, after
+  // the records queued on the channel have been handed to on_report (whose
+  // owner records the check-ins: preload_checkin.h). The filter must notify
+  // exec (ToolFilterOptions::notify_exec).
+  std::shared_ptr<PreloadCheckins> checkins;
   // Where refusals are said to the user, once each with a hint: the
   // supervisor's own and the preload's (tools/run_preload.cc).
   std::shared_ptr<RefusalLog> refusals = std::make_shared<RefusalLog>();

@@ -156,6 +156,11 @@ bool DecodeReport(const void* data, size_t len, std::string* out) {
     *out = "malformed preload report (" + std::to_string(len) + " bytes)";
     return false;
   }
+  if (r->call == static_cast<uint16_t>(wire::Call::kCheckIn)) {
+    *out = "tool hint: pid " + std::to_string(r->pid) + " checked in as " + RecordPath(*r) +
+           (r->truncated ? "..." : "");
+    return true;
+  }
   if (r->call == static_cast<uint16_t>(wire::Call::kExit)) {
     *out = "tool hint: pid " + std::to_string(r->pid) + " exited after " + std::to_string(r->seq) +
            " interposed calls, " + std::to_string(r->dropped) + " reports dropped";
@@ -186,7 +191,10 @@ bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out) {
   j["tid"] = r->tid;
   j["seq"] = r->seq;
   j["dropped"] = r->dropped;
-  if (r->call != static_cast<uint16_t>(wire::Call::kExit)) {
+  if (r->call == static_cast<uint16_t>(wire::Call::kCheckIn)) {
+    j["exe"] = RecordPath(*r);
+    j["truncated"] = r->truncated != 0;
+  } else if (r->call != static_cast<uint16_t>(wire::Call::kExit)) {
     j["path"] = RecordPath(*r);
     j["truncated"] = r->truncated != 0;
     j["op"] = r->op ? "mutate" : "read";
@@ -200,7 +208,7 @@ bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out) {
 bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint) {
   const wire::Report* r = AsReport(data, len);
   if (r == nullptr || r->verdict != static_cast<uint8_t>(wire::ReportVerdict::kRefused) ||
-      r->call == static_cast<uint16_t>(wire::Call::kExit)) {
+      r->call >= static_cast<uint16_t>(wire::Call::kExit)) {
     return false;
   }
   const auto cls = static_cast<policy::PathClass>(r->path_class);
@@ -225,11 +233,22 @@ bool DescribeRefusal(const void* data, size_t len, std::string* what, std::strin
   return true;
 }
 
+bool CheckInPid(const void* data, size_t len, int32_t* pid) {
+  const wire::Report* r = AsReport(data, len);
+  if (r == nullptr || r->call != static_cast<uint16_t>(wire::Call::kCheckIn)) return false;
+  *pid = r->pid;
+  return true;
+}
+
 bool ReportTally::Add(const void* data, size_t len) {
   const wire::Report* r = AsReport(data, len);
   if (r == nullptr) {
     ++malformed_;
     return false;
+  }
+  if (r->call == static_cast<uint16_t>(wire::Call::kCheckIn)) {
+    ++checkins_;  // not a call (preload_checkin.h decides what it means)
+    return true;
   }
   Process& p = procs_[{r->pid, r->image}];
   p.dropped = std::max(p.dropped, r->dropped);

@@ -65,6 +65,10 @@ bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out);
 // other record.
 bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint);
 
+// True for an image's check-in record (wire::Call::kCheckIn), with the pid
+// it names (the tool's word: attribution only, preload_checkin.h).
+bool CheckInPid(const void* data, size_t len, int32_t* pid);
+
 // Tallies the report stream of one run. The preload counts what it could
 // not send; a process's exit record carries its totals, so `unaccounted`
 // is zero when every call is either received or counted as dropped.
@@ -75,6 +79,7 @@ class ReportTally {
   uint64_t received() const { return received_; }  // call records
   uint64_t refused() const { return refused_; }
   uint64_t malformed() const { return malformed_; }
+  uint64_t checkins() const { return checkins_; }  // wire::Call::kCheckIn records
   uint64_t dropped() const;      // sum over processes of their drop counts
   uint64_t unaccounted() const;  // exit-reported calls minus received minus dropped
   std::string Summary() const;   // one line
@@ -90,6 +95,7 @@ class ReportTally {
   uint64_t received_ = 0;
   uint64_t refused_ = 0;
   uint64_t malformed_ = 0;
+  uint64_t checkins_ = 0;
 };
 
 }  // namespace cordon::supervisor

@@ -35,6 +35,7 @@ Status ReportChannel::Open() {
 
 void ReportChannel::Drain(const std::function<void(const void* data, size_t len)>& on_record) {
   if (!ours_) return;
+  std::lock_guard<std::mutex> l(drain_mu_);
   ssize_t n;
   while ((n = ::recv(ours_.get(), buf_.get(), kBufferBytes, MSG_DONTWAIT)) > 0) {
     size_t len = static_cast<size_t>(n);

@@ -9,12 +9,16 @@
 // pair that buffer is the only limit (net.unix.max_dgram_qlen does not
 // apply).
 //
-// Not thread-safe: the launcher's poll loop owns it.
+// Drain() may be called from several threads (the launcher's poll loop, and
+// the notify loop before it records an exec: preload_checkin.h); one drain
+// runs at a time, so records are handed over in the order they were sent.
+// The rest is the launcher's, before the tool starts.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "base/fd.h"
 #include "base/result.h"
@@ -35,12 +39,14 @@ class ReportChannel {
   int poll_fd() const { return ours_.get(); }
   // Reads every queued datagram without blocking and hands each record to
   // `on_record`; a datagram that is not a whole number of records is handed
-  // over whole (the decoder counts it as malformed).
+  // over whole (the decoder counts it as malformed). `on_record` runs with
+  // the channel's lock held.
   void Drain(const std::function<void(const void* data, size_t len)>& on_record);
 
  private:
   Fd ours_;
   Fd tool_;
+  std::mutex drain_mu_;
   std::unique_ptr<char[]> buf_;
 };
 

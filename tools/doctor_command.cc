@@ -1,10 +1,12 @@
 #include "tools/doctor_command.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "supervisor/kernel_audit.h"
 #include "supervisor/launcher.h"
+#include "supervisor/preload_checkin.h"
 #include "supervisor/probe.h"
 
 namespace cordon::tools {
@@ -24,6 +26,15 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
         : audit == KernelAudit::kOn       ? "kernel audit is on; cordon's log does not attach Landlock's records yet"
         : audit == KernelAudit::kOff      ? "no: kernel audit is off (auditctl -e 1 turns it on; cordon does not)"
                                           : "no: no audit netlink here (CONFIG_AUDIT, or not permitted)";
+    // Whether the preload loads into a dynamic program here and checks in
+    // (a missing or broken library, a loader that refuses it).
+    const char* path_env = std::getenv("PATH");
+    const std::string probe = ResolveCommand("true", path_env ? path_env : "/usr/bin:/bin");
+    std::string why;
+    const bool checks_in = !probe.empty() && ProbePreloadCheckIn(probe, &why);
+    if (probe.empty()) why = "no dynamic probe: `true` not found on PATH";
+    const std::string static_note =
+        "static and musl binaries run without it (the kernel layers alone hold there)";
     auto yes = [](bool b) { return b ? "yes" : "no"; };
     if (json) {
       nlohmann::json j = {
@@ -37,6 +48,9 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
           {"io_uring_on_host", k.io_uring},
           {"user_namespaces", k.user_namespaces},
           {"preload_applies_to_glibc_tools", k.glibc},
+          {"preload_checks_in", checks_in},
+          {"preload_probe", probe},
+          {"preload_note", checks_in ? static_note : why},
           {"rung", RungName(rung)},
           {"full_confinement", full},
           {"kernel_audit", KernelAuditName(audit)},
@@ -56,6 +70,12 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
       std::printf("io_uring on host       %s (always refused to tools)\n", yes(k.io_uring));
       std::printf("user namespaces        %s (not needed; refused to tools)\n", yes(k.user_namespaces));
       std::printf("preload (glibc tools)  %s\n", yes(k.glibc));
+      if (checks_in) {
+        std::printf("  check-in             yes (%s checked in); %s\n", probe.c_str(),
+                    static_note.c_str());
+      } else {
+        std::printf("  check-in             no: %s\n", why.c_str());
+      }
       std::printf("pidfd_getfd            %s\n",
                   k.pidfd_getfd ? "yes"
                                 : "no (a container's seccomp profile?): the supervisor reaches the "

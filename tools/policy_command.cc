@@ -211,6 +211,15 @@ std::vector<policy::PathRule> CarveOuts(const policy::Policy& p) {
   return out;
 }
 
+// What the preload is and is not, and when a run follows its check-ins
+// (tools/run_preload.h).
+constexpr char kPreloadLine[] =
+    "glibc dynamic programs take libcordon_preload.so: early refusals and untrusted reports, "
+    "never a grant. With --audit or --log-level info each image checks in, execve and "
+    "execveat are notified too, and the run ends by naming every exec'd image that ran "
+    "without it (static or musl binaries, LD_PRELOAD cleared): the kernel layers held there "
+    "alone";
+
 // The shared directories where a run may use its own files (/dev/shm).
 std::vector<std::string> SharedDirs(const policy::Policy& p) {
   return supervisor::SharedDirs(p, Decided(p));
@@ -286,6 +295,7 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
                       {"removed_here", std::move(removed)}};
   j["rung"] = rung;
   j["notified_syscalls"] = Notified(p);
+  j["preload"] = kPreloadLine;
   j["own_files_only"] = SharedDirs(p);
   return j;
 }
@@ -342,6 +352,7 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
   std::string notified;
   for (const auto& n : Notified(p)) notified += (notified.empty() ? "" : " ") + n;
   line("Decided by", "the supervisor, one round trip each (reads stay at kernel speed): " + notified);
+  line("Preload", kPreloadLine);
 
   std::printf("\nPaths from the policy and the command line:\n");
   if (p.paths.empty()) std::printf("  (none)\n");

@@ -362,21 +362,17 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.emulator.journal = journal;
   ConfigureDecisions(run_policy, services, req);
   // The preload (issue 5): glibc tools get early, precise refusals.
-  // The preload's hints (untrusted, per call) go to a log the user named;
-  // the default log holds the supervisor's records only, and a plain run
-  // opens no report channel (its cost per call, README "Speed").
-  std::shared_ptr<ReportTally> preload =
-      AttachPreload(run_policy, req, o.audit.empty() ? nullptr : services.audit);
+  // The preload's hints and check-ins (untrusted, per call and per exec)
+  // go to a log the user named; the default log holds the supervisor's
+  // records only, and a plain run opens no report channel and follows no
+  // exec (their cost, README "Speed").
+  supervisor::AuditLog* named_log = o.audit.empty() ? nullptr : services.audit.get();
+  const PreloadAccount preload =
+      AttachPreload(run_policy, req, named_log ? services.audit : nullptr);
   req.policy = &run_policy;
   int status = Launch(req);
   CloseRunJournal(journal, run_policy, status);
-  if (preload) {
-    spdlog::info("{}", preload->Summary());
-    if (services.audit && !o.audit.empty()) {
-      (void)services.audit->Append(
-          "hint", {{"source", "preload"}, {"trusted", false}, {"summary", preload->Summary()}});
-    }
-  }
+  ReportPreload(preload, req.argv[0], named_log);
   const bool recoverable = journal && journal->Stats().changes > 0;
   if (!CloseRunServices(services, status, recoverable)) return kExitCordonError;
   return status;

@@ -28,9 +28,9 @@ policy::Policy PreloadView(const policy::Policy& p, const std::vector<std::strin
 
 }  // namespace
 
-std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_policy,
-                                                       supervisor::LaunchRequest& req,
-                                                       std::shared_ptr<supervisor::AuditLog> audit) {
+PreloadAccount AttachPreload(policy::Policy& run_policy, supervisor::LaunchRequest& req,
+                             std::shared_ptr<supervisor::AuditLog> audit) {
+  PreloadAccount account;
   const std::string& exe = req.argv.at(0);
   // Refusals are said by the supervisor with their hint
   // (supervisor/refusal_log.h); --log-level info or the caller's
@@ -49,7 +49,8 @@ std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_polic
   if (!supervisor::UsesGlibcLoader(exe, &why)) {
     spdlog::info("preload not applied ({}): kernel enforcement only", why);
     if (!caller_ld_preload.empty()) req.env.push_back("LD_PRELOAD=" + caller_ld_preload);
-    return nullptr;
+    if (tallied) account.not_applied = why;
+    return account;
   }
   std::string library = supervisor::FindPreloadLibrary();
   supervisor::PreloadEnv env;
@@ -63,13 +64,25 @@ std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_polic
     }
     spdlog::info("preload applied: {}", library);
     auto tally = tallied ? std::make_shared<supervisor::ReportTally>() : nullptr;
-    req.on_report = [tally, audit, refusals = req.refusals](const void* data, size_t len) {
+    // Every exec followed, to say which images ran without the preload:
+    // one round trip per exec, paid only when someone reads the account.
+    // On the preload-only rung no filter sees an exec.
+    std::shared_ptr<supervisor::PreloadCheckins> checkins;
+    if (tallied && req.rung != supervisor::Rung::kPreloadOnly) {
+      checkins = std::make_shared<supervisor::PreloadCheckins>();
+      req.checkins = checkins;
+      req.filter.notify_exec = true;
+    }
+    req.on_report = [tally, checkins, audit, refusals = req.refusals](const void* data,
+                                                                       size_t len) {
       std::string what, hint;
       if (refusals && supervisor::DescribeRefusal(data, len, &what, &hint)) {
         refusals->Refused(what, hint);
       }
       if (!tally) return;
       tally->Add(data, len);
+      int32_t pid = 0;
+      if (checkins && supervisor::CheckInPid(data, len, &pid)) checkins->CheckIn(pid);
       if (audit) {
         // The tool's own account: kept, but marked untrusted ("trusted":
         // false) and never used to decide anything.
@@ -85,11 +98,58 @@ std::shared_ptr<supervisor::ReportTally> AttachPreload(policy::Policy& run_polic
         spdlog::debug("{}", line);
       }
     };
-    return tally;
+    account.tally = std::move(tally);
+    account.checkins = std::move(checkins);
+    return account;
   }
   spdlog::info("preload not applied ({}): kernel enforcement only", why);
   if (!caller_ld_preload.empty()) req.env.push_back("LD_PRELOAD=" + caller_ld_preload);
-  return nullptr;
+  if (tallied) account.not_applied = why;
+  return account;
+}
+
+void ReportPreload(const PreloadAccount& account, const std::string& cmd,
+                   supervisor::AuditLog* audit) {
+  auto record = [audit](nlohmann::json fields) {
+    if (audit && !audit->Append("preload", std::move(fields))) {
+      spdlog::warn("audit log append failed");
+    }
+  };
+  if (!account.not_applied.empty()) {
+    // No exec is followed then: nothing the tool starts gets the preload.
+    record({{"preload", "absent"}, {"path", cmd}, {"why", account.not_applied}});
+  }
+  if (account.tally) {
+    spdlog::info("{}", account.tally->Summary());
+    if (audit) {
+      (void)audit->Append("hint", {{"source", "preload"},
+                                   {"trusted", false},
+                                   {"summary", account.tally->Summary()}});
+    }
+  }
+  if (!account.checkins) return;
+  size_t absent = 0;
+  const auto images = account.checkins->Images();
+  for (const auto& image : images) {
+    if (image.checked_in) {
+      spdlog::debug("ran with the preload: {} (pid {})", image.path, image.pid);
+      continue;
+    }
+    ++absent;
+    spdlog::info("ran without the preload: {} (pid {}); the kernel layers still held", image.path,
+                 image.pid);
+    record({{"preload", "absent"},
+            {"pid", image.pid},
+            {"exec", image.generation},
+            {"path", image.path}});
+  }
+  spdlog::info("preload check-in: {} of {} exec'd images checked in, {} ran without it",
+               images.size() - absent, images.size(), absent);
+  record({{"preload", "summary"},
+          {"execs", images.size()},
+          {"checked_in", images.size() - absent},
+          {"absent", absent},
+          {"unmatched", account.checkins->unmatched()}});
 }
 
 }  // namespace cordon::tools

@@ -531,6 +531,10 @@ TEST(PolicyCommand, ExplainSaysWhatEachRelaxationLeavesToTheKernel) {
   EXPECT_THAT(out, HasSubstr("Shared mem   none: the kernel takes writes under this policy"));
   decided_by("{}");
   EXPECT_THAT(out, HasSubstr("Shared mem   /dev/shm: files the run makes there, and only those"));
+  // The preload's check-in: when exec is followed, and what it never does.
+  EXPECT_THAT(out, HasSubstr("Preload      glibc dynamic programs take libcordon_preload.so"));
+  EXPECT_THAT(out, HasSubstr("never a grant"));
+  EXPECT_THAT(out, HasSubstr("execve and execveat are notified too"));
 }
 
 // explain shows what a run does when the protected-path scan stops at its

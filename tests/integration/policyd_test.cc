@@ -428,30 +428,36 @@ TEST(RunApprovalOptions, AuditLogHoldsHeaderAndEndAndRefusesATamperedLog) {
   std::string bytes = ReadFile(log);
   policy::VerifyReport v = policy::VerifyAuditBytes(bytes);
   ASSERT_TRUE(v.intact) << v.why;
-  // header, the preload's untrusted hints (the probe's exit record, then
-  // the tally), end. The tool's execve needs no decision (no exec
-  // allowlist), so it is not notified and not recorded.
-  ASSERT_EQ(v.records, 4u);
+  // header, the tool's execve (let through: with an audit log every exec
+  // is followed for the preload's check-in), the preload's untrusted hints
+  // (its check-in, the probe's exit record, then the tally), the check-in
+  // summary, end.
+  ASSERT_EQ(v.records, 7u);
   std::vector<nlohmann::json> lines = JsonLines(bytes);
-  ASSERT_EQ(lines.size(), 4u);
+  ASSERT_EQ(lines.size(), 7u);
   const nlohmann::json& header = lines[0];
   EXPECT_EQ(header["kind"], "header");
   EXPECT_EQ(header["argv"][1], "exit");
   EXPECT_EQ(header["approvals"], "deny");
   EXPECT_EQ(header["policy"]["workspace"], t.ws());
   EXPECT_FALSE(header["rung"].get<std::string>().empty());
-  for (int i : {1, 2}) {
+  EXPECT_EQ(lines[1]["kind"], "decision");
+  EXPECT_EQ(lines[1]["syscall"], "execve");
+  for (int i : {2, 3, 4}) {
     EXPECT_EQ(lines[i]["kind"], "hint");
     EXPECT_EQ(lines[i]["trusted"], false);
   }
-  EXPECT_EQ(lines[2]["summary"].get<std::string>().find("preload reports:"), 0u);
-  const nlohmann::json& end = lines[3];
+  EXPECT_EQ(lines[2]["report"]["call"], "checkin");
+  EXPECT_EQ(lines[4]["summary"].get<std::string>().find("preload reports:"), 0u);
+  EXPECT_EQ(lines[5]["kind"], "preload");
+  EXPECT_EQ(lines[5]["checked_in"], 1);
+  const nlohmann::json& end = lines[6];
   EXPECT_EQ(end["kind"], "end");
   EXPECT_EQ(end["exit_status"], 3);
 
   r = RunCordon(args);  // a second session continues the chain
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(policy::VerifyAuditBytes(ReadFile(log)).records, 8u);
+  EXPECT_EQ(policy::VerifyAuditBytes(ReadFile(log)).records, 14u);
 
   bytes = ReadFile(log);
   bytes[bytes.find("\"exit\"") + 1] = 'E';
