@@ -50,6 +50,18 @@ std::string CheckLine(std::string_view line, const std::string& prev, uint64_t s
   return {};
 }
 
+// Calls `fn` with each newline-terminated line of a log (an unterminated
+// tail is no record) while it returns true.
+template <class Fn>
+void ForEachRecordLine(std::string_view bytes, Fn fn) {
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    const size_t nl = bytes.find('\n', pos);
+    if (nl == std::string_view::npos || !fn(bytes.substr(pos, nl - pos))) return;
+    pos = nl + 1;
+  }
+}
+
 }  // namespace
 
 const std::string kAuditZeroHash(64, '0');
@@ -109,21 +121,21 @@ VerifyReport VerifyAuditBytes(std::string_view bytes) {
 }
 
 std::string CheckAnchor(std::string_view bytes, const AuditAnchor& a) {
-  size_t pos = 0;
   uint64_t seq = 0;
-  while (pos < bytes.size() && seq < a.last_seq) {
-    size_t nl = bytes.find('\n', pos);
-    if (nl == std::string_view::npos) break;  // an unterminated tail is no record
+  std::string replaced;
+  ForEachRecordLine(bytes, [&](std::string_view line) {
     ++seq;
     if (seq == a.first_seq || seq == a.last_seq) {
-      const std::string want = seq == a.first_seq ? a.first_hash : a.last_hash;
-      if (!DigestEquals(Sha256Hex(bytes.substr(pos, nl - pos)), want)) {
-        return "replaced: record " + std::to_string(seq) + " is not the one the run wrote " +
-               "(the log was rewritten)";
+      const std::string& want = seq == a.first_seq ? a.first_hash : a.last_hash;
+      if (!DigestEquals(Sha256Hex(line), want)) {
+        replaced = "replaced: record " + std::to_string(seq) + " is not the one the run wrote " +
+                   "(the log was rewritten)";
+        return false;
       }
     }
-    pos = nl + 1;
-  }
+    return seq < a.last_seq;
+  });
+  if (!replaced.empty()) return replaced;
   if (seq < a.last_seq) {
     return "truncated: the run wrote records " + std::to_string(a.first_seq) + " to " +
            std::to_string(a.last_seq) + ", the log ends at record " + std::to_string(seq);
@@ -148,20 +160,16 @@ bool Bool(const nlohmann::json& j, const char* key) {
 std::vector<RunLogRecord> RunRecordsIn(std::string_view bytes, std::string_view id) {
   std::vector<RunLogRecord> out;
   bool in_run = false;
-  size_t pos = 0;
-  while (pos < bytes.size()) {
-    size_t nl = bytes.find('\n', pos);
-    if (nl == std::string_view::npos) break;
-    const nlohmann::json j = nlohmann::json::parse(bytes.substr(pos, nl - pos), nullptr, false);
-    pos = nl + 1;
-    if (!j.is_object()) continue;
+  ForEachRecordLine(bytes, [&](std::string_view line) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) return true;
     const std::string kind = Str(j, "kind");
     if (kind == "header") {
       in_run = Str(j, "run") == id;
-      continue;
+      return true;
     }
-    if (!in_run) continue;
-    if (kind == "end") break;
+    if (!in_run) return true;
+    if (kind == "end") return false;
     RunLogRecord r;
     r.kind = kind;
     r.change = Str(j, "change");
@@ -170,7 +178,8 @@ std::vector<RunLogRecord> RunRecordsIn(std::string_view bytes, std::string_view 
     r.kept = Bool(j, "kept");
     r.refused = Str(j, "result") == "refused";
     out.push_back(std::move(r));
-  }
+    return true;
+  });
   return out;
 }
 
