@@ -61,13 +61,13 @@ void Emulator::NoteWritten(const Located& loc, const struct stat& st, bool trunc
 namespace {
 
 Reply NotKept(const Located& loc, const SysError& e) {
-  std::string why = loc.root->path + "/" + loc.rel + ": the run's journal could not keep it (" +
+  std::string why = AbsOf(loc) + ": the run's journal could not keep it (" +
                     Describe(e) + "), so it is left as it was";
   if (e.err == ENOSPC || e.err == EFBIG) {
     why += "; raise the bound (" + std::string(e.detail) + ") or use sensitive.delete \"ask\"";
   }
   return Reply::Errno(EACCES, why,
-                      policy::RefusalHint(policy::Refusal::kNeedsApproval, loc.root->path + "/" + loc.rel));
+                      policy::RefusalHint(policy::Refusal::kNeedsApproval, AbsOf(loc)));
 }
 
 }  // namespace
@@ -95,7 +95,7 @@ std::optional<Reply> Emulator::KeepCopy(const Located& loc, int fd, const struct
   if (s.error().err != EFBIG) return NotKept(loc, s.error());
   // Too large to copy and no reflink: the write needs a person's or a
   // host's word, as a delete does under sensitive.delete "ask".
-  const std::string path = loc.root->path + "/" + loc.rel;
+  const std::string path = AbsOf(loc);
   const std::string bound = std::to_string(opts_.journal->limits().max_copy_bytes);
   const std::string todo = "; to let such writes go unkept raise limits.journalCopyBytes (" +
                            bound + " bytes) or use --sensitive-delete allow";
