@@ -1,19 +1,18 @@
 #include "tools/audit_command.h"
 
-#include <limits.h>
-#include <stdlib.h>
-
 #include <cstdio>
 
 #include "supervisor/audit/audit_log.h"
 #include "supervisor/audit/run_records.h"
+#include "supervisor/load/normalise.h"
 
 namespace cordon::tools {
 namespace {
 
-std::string RealPath(const std::string& path) {
-  char real[PATH_MAX];
-  return ::realpath(path.c_str(), real) ? std::string(real) : path;
+// The log as the run records name it (a realpath), or as given.
+std::string LogPath(const std::string& path) {
+  std::string real = supervisor::RealPathOrEmpty(path);
+  return real.empty() ? path : real;
 }
 
 // The chain first (an edit anywhere), then every run record that names
@@ -30,12 +29,12 @@ int Verify(const std::string& file) {
                 report.broken_line, report.why.c_str());
     return 1;
   }
-  const std::string real = RealPath(file);
+  const std::string real = LogPath(file);
   size_t anchored = 0, unfinished = 0;
   bool broken = false;
   for (const supervisor::ListedRun& run : supervisor::ListRunRecords()) {
     if (!run.record || run.record->audit_path.empty()) continue;
-    if (RealPath(run.record->audit_path) != real) continue;
+    if (LogPath(run.record->audit_path) != real) continue;
     if (!run.record->anchor) {
       ++unfinished;
       continue;
