@@ -20,6 +20,18 @@ bool WantsDirectory(const Request& req) {
   return req.nr == SCMP_SYS(unlinkat) && (req.args[2] & AT_REMOVEDIR) != 0;
 }
 
+// The question for the approver: the tool's request and what it would change.
+policy::ApprovalRequest Question(const Request& req, const policy::DeletePreview& preview,
+                                 const std::string& argv0) {
+  policy::ApprovalRequest ask;
+  ask.request_id = req.id;
+  ask.preview = preview;
+  ask.preview_digest = ask.preview.Digest();
+  ask.tool_pid = req.tid;
+  ask.tool_argv0 = argv0;
+  return ask;
+}
+
 DeleteGate MakeDeleteGate(std::shared_ptr<JoinedAsks> asks, std::chrono::milliseconds timeout,
                           std::string tool_argv0) {
   return [asks, timeout, argv0 = std::move(tool_argv0)](
@@ -45,12 +57,7 @@ DeleteGate MakeDeleteGate(std::shared_ptr<JoinedAsks> asks, std::chrono::millise
       why = "delete " + rel_path + ": " + Describe(preview.error()) + " (refused without asking)";
       return false;
     }
-    policy::ApprovalRequest ask;
-    ask.request_id = req.id;
-    ask.preview = preview.value();
-    ask.preview_digest = ask.preview.Digest();
-    ask.tool_pid = req.tid;
-    ask.tool_argv0 = argv0;
+    const policy::ApprovalRequest ask = Question(req, preview.value(), argv0);
     // A call restarted after a signal joins the question its first try
     // asked; the answer goes to the live one (joined_asks.h).
     JoinedAsks::Answer answer = asks->Ask(dir ? "rmdir" : "unlink", ask, timeout, still_valid);
@@ -90,12 +97,7 @@ WriteGate MakeWriteGate(std::shared_ptr<JoinedAsks> asks, std::chrono::milliseco
       why += " (" + Describe(preview.error()) + ", refused without asking)";
       return false;
     }
-    policy::ApprovalRequest ask;
-    ask.request_id = req.id;
-    ask.preview = preview.value();
-    ask.preview_digest = ask.preview.Digest();
-    ask.tool_pid = req.tid;
-    ask.tool_argv0 = argv0;
+    const policy::ApprovalRequest ask = Question(req, preview.value(), argv0);
     JoinedAsks::Answer answer = asks->Ask("write", ask, timeout, still_valid);
     raised.reset();
     if (answer.outcome != policy::Outcome::kAllowedOnce) {

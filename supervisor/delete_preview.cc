@@ -51,70 +51,66 @@ Status SameName(int parent_dirfd, const char* name, const policy::DeletePreview&
 
 }  // namespace
 
-Result<policy::DeletePreview> MakePreview(int fd, std::string rel_path, uint64_t max_bytes) {
+namespace {
+
+// The start of every preview: the name checked, the fd's identity taken.
+Result<policy::DeletePreview> Identified(int fd, std::string rel_path, struct stat& st) {
   if (rel_path.empty() || rel_path[0] == '/' || !PrintableUtf8(rel_path)) {
     return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
   }
-  struct stat st;
   if (::fstat(fd, &st) != 0) return Errno("fstat", rel_path);
-  if (!S_ISREG(st.st_mode)) return SysError{EPERM, "preview", rel_path + ": not a regular file"};
-  if (st.st_nlink != 1) {
-    return SysError{EMLINK, "preview", rel_path + ": has " + std::to_string(st.st_nlink) + " links"};
-  }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return SysError{EFBIG, "preview", rel_path + ": larger than " + std::to_string(max_bytes)};
-  }
-  auto hash = Sha256Fd(fd, max_bytes);
-  if (!hash) return hash.error();
   policy::DeletePreview p;
   p.rel_path = std::move(rel_path);
-  p.size = static_cast<uint64_t>(st.st_size);
-  p.sha256 = std::move(hash.value());
   p.dev = st.st_dev;
   p.ino = st.st_ino;
   p.mtime_ns = Ns(st.st_mtim);
   p.ctime_ns = Ns(st.st_ctim);
+  return p;
+}
+
+}  // namespace
+
+Result<policy::DeletePreview> MakePreview(int fd, std::string rel_path, uint64_t max_bytes) {
+  struct stat st;
+  Result<policy::DeletePreview> identified = Identified(fd, std::move(rel_path), st);
+  if (!identified) return identified.error();
+  policy::DeletePreview& p = identified.value();
+  if (!S_ISREG(st.st_mode)) return SysError{EPERM, "preview", p.rel_path + ": not a regular file"};
+  if (st.st_nlink != 1) {
+    return SysError{EMLINK, "preview", p.rel_path + ": has " + std::to_string(st.st_nlink) + " links"};
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return SysError{EFBIG, "preview", p.rel_path + ": larger than " + std::to_string(max_bytes)};
+  }
+  auto hash = Sha256Fd(fd, max_bytes);
+  if (!hash) return hash.error();
+  p.size = static_cast<uint64_t>(st.st_size);
+  p.sha256 = std::move(hash.value());
   // A write during hashing would make the digest describe no real state.
   struct stat after;
   if (::fstat(fd, &after) != 0) return Errno("fstat", p.rel_path);
   if (!SameIdentity(after, p) || after.st_nlink != 1) {
     return SysError{EAGAIN, "preview", p.rel_path + ": changed while hashing"};
   }
-  return p;
+  return identified;
 }
 
 Result<policy::DeletePreview> MakeDirPreview(int fd, std::string rel_path) {
-  if (rel_path.empty() || rel_path[0] == '/' || !PrintableUtf8(rel_path)) {
-    return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
-  }
   struct stat st;
-  if (::fstat(fd, &st) != 0) return Errno("fstat", rel_path);
-  if (!S_ISDIR(st.st_mode)) return SysError{ENOTDIR, "preview", rel_path + ": not a directory"};
-  policy::DeletePreview p;
-  p.rel_path = std::move(rel_path);
-  p.directory = true;
-  p.dev = st.st_dev;
-  p.ino = st.st_ino;
-  p.mtime_ns = Ns(st.st_mtim);
-  p.ctime_ns = Ns(st.st_ctim);
+  Result<policy::DeletePreview> p = Identified(fd, std::move(rel_path), st);
+  if (!p) return p.error();
+  if (!S_ISDIR(st.st_mode)) return SysError{ENOTDIR, "preview", p->rel_path + ": not a directory"};
+  p->directory = true;
   return p;
 }
 
 Result<policy::DeletePreview> MakeWritePreview(int fd, std::string rel_path) {
-  if (rel_path.empty() || rel_path[0] == '/' || !PrintableUtf8(rel_path)) {
-    return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
-  }
   struct stat st;
-  if (::fstat(fd, &st) != 0) return Errno("fstat", rel_path);
-  if (!S_ISREG(st.st_mode)) return SysError{EPERM, "preview", rel_path + ": not a regular file"};
-  policy::DeletePreview p;
-  p.rel_path = std::move(rel_path);
-  p.write_in_place = true;
-  p.size = static_cast<uint64_t>(st.st_size);
-  p.dev = st.st_dev;
-  p.ino = st.st_ino;
-  p.mtime_ns = Ns(st.st_mtim);
-  p.ctime_ns = Ns(st.st_ctim);
+  Result<policy::DeletePreview> p = Identified(fd, std::move(rel_path), st);
+  if (!p) return p.error();
+  if (!S_ISREG(st.st_mode)) return SysError{EPERM, "preview", p->rel_path + ": not a regular file"};
+  p->write_in_place = true;
+  p->size = static_cast<uint64_t>(st.st_size);
   return p;
 }
 
