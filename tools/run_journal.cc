@@ -164,6 +164,7 @@ void CloseRunJournal(const std::shared_ptr<supervisor::Journal>& j, const policy
   if (!j) return;
   const supervisor::JournalStats stats = j->Stats();
   if (stats.changes == 0) {
+    if (!j->Materialized()) return;
     if (auto removed = supervisor::RemoveTree(j->dir()); !removed) {
       spdlog::warn("cannot remove the empty journal {}: {}", j->dir(), Describe(removed.error()));
     }

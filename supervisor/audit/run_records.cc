@@ -52,9 +52,21 @@ Result<RunDir> CreateRunDir(const std::string& id) {
   return RunDir{root->path + "/" + id, std::move(dir.value())};
 }
 
-Status WriteRunRecord(const RunDir& dir, const policy::RunRecord& r) {
+Status WriteRunRecord(RunDir& dir, const policy::RunRecord& r) {
   // Not fsync'd, as the default log is not (audit_log.h): 4 ms a run.
-  return ReplaceFileAt(dir.fd.get(), kRecord, policy::RunRecordJson(r), /*sync=*/false);
+  const std::string text = policy::RunRecordJson(r);
+  if (!dir.record) {
+    dir.record = Fd(::openat(dir.fd.get(), kRecord,
+                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!dir.record) return Errno("create", dir.path + "/" + kRecord);
+  } else if (::lseek(dir.record.get(), 0, SEEK_SET) != 0) {
+    return Errno("seek", dir.path + "/" + kRecord);
+  }
+  if (Status s = WriteAll(dir.record.get(), text); !s) return s;
+  if (::ftruncate(dir.record.get(), static_cast<off_t>(text.size())) != 0) {
+    return Errno("truncate", dir.path + "/" + kRecord);
+  }
+  return Ok();
 }
 
 std::vector<ListedRun> ListRunRecords() {

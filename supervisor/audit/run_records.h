@@ -23,13 +23,19 @@ std::string RunsRoot();
 struct RunDir {
   std::string path;  // RunsRoot()/<id>
   Fd fd;
+  Fd record;  // run.json, once written
 };
 
 // Makes RunsRoot()/<id> (creating the root, 0700, as OpenOwnedDirPath).
 Result<RunDir> CreateRunDir(const std::string& id);
 
-// run.json in `dir`, whole or not at all.
-Status WriteRunRecord(const RunDir& dir, const policy::RunRecord& r);
+// run.json in `dir`: made at the first call, rewritten in place at the
+// next (the record only grows, from the run's start to its end). In place,
+// not a new file renamed over it: every inode a launch makes costs ext4 a
+// scan for recently deleted ones, the largest part of a run's own launch
+// cost once measured. A reader that meets a record being rewritten sees
+// one that does not parse, as it would after a crash: `runs list` says so.
+Status WriteRunRecord(RunDir& dir, const policy::RunRecord& r);
 
 struct ListedRun {
   std::string id;

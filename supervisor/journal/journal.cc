@@ -69,45 +69,67 @@ std::string NewRunId() {
 Result<std::shared_ptr<Journal>> Journal::Create(JournalPlace place, const policy::RunMeta& meta,
                                                  JournalLimits limits) {
   if (!policy::ValidRunId(meta.id)) return SysError{EINVAL, "journal", "bad run id " + meta.id};
-  if (::mkdirat(place.runs.get(), meta.id.c_str(), 0700) != 0) return Errno("mkdir", meta.id);
-  Result<Fd> run = OpenDirAt(place.runs.get(), meta.id);
-  if (!run) return run.error();
-  // Held while the run lasts: undo waits for no run, it refuses one that
-  // is still going (run_reader.cc).
-  if (::flock(run->get(), LOCK_EX | LOCK_NB) != 0) return Errno("lock", meta.id);
-  if (::mkdirat(run->get(), kSlots, 0700) != 0) return Errno("mkdir", kSlots);
-  Result<Fd> slots = OpenDirAt(run->get(), kSlots);
-  if (!slots) return slots.error();
-  if (Status s = WriteFileAt(run->get(), kMeta, policy::MetaJson(meta)); !s) return s.error();
-  Fd changes(::openat(run->get(), kChanges,
-                      O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!changes) return Errno("create", kChanges);
-  std::string dir = place.root + "/runs/" + meta.id;
-  return std::shared_ptr<Journal>(new Journal(std::move(place), std::move(run.value()),
-                                              std::move(slots.value()), std::move(changes), dir,
-                                              meta, limits));
+  // Nothing is made yet: a run that changes nothing leaves no journal and
+  // costs no inode (ext4 scans for recently deleted ones on every create:
+  // the run's largest launch cost once it was measured). The place is
+  // checked now, so that a run that cannot keep a journal says so at launch.
+  if (::faccessat(place.runs.get(), ".", W_OK | X_OK, AT_EACCESS) != 0) {
+    return Errno("write in", place.root + "/runs");
+  }
+  return std::shared_ptr<Journal>(new Journal(std::move(place), meta, limits));
 }
 
-Journal::Journal(JournalPlace place, Fd run, Fd slots, Fd changes, std::string dir,
-                 policy::RunMeta meta, JournalLimits limits)
+Journal::Journal(JournalPlace place, policy::RunMeta meta, JournalLimits limits)
     : place_root_(std::move(place.root)),
       runs_(std::move(place.runs)),
-      run_(std::move(run)),
-      slots_(std::move(slots)),
-      changes_(std::move(changes)),
-      dir_(std::move(dir)),
+      dir_(place_root_ + "/runs/" + meta.id),
       meta_(std::move(meta)),
       limits_(limits) {}
+
+bool Journal::Materialize() {
+  if (run_) return true;
+  if (write_failed_) return false;
+  auto fail = [&](const SysError& e) {
+    spdlog::error("journal {}: {}", dir_, Describe(e));
+    write_failed_ = true;
+    return false;
+  };
+  if (::mkdirat(runs_.get(), meta_.id.c_str(), 0700) != 0) return fail(Errno("mkdir", meta_.id));
+  Result<Fd> run = OpenDirAt(runs_.get(), meta_.id);
+  if (!run) return fail(run.error());
+  // Held while the run lasts: undo waits for no run, it refuses one that
+  // is still going (run_reader.cc).
+  if (::flock(run->get(), LOCK_EX | LOCK_NB) != 0) return fail(Errno("lock", meta_.id));
+  if (::mkdirat(run->get(), kSlots, 0700) != 0) return fail(Errno("mkdir", kSlots));
+  Result<Fd> slots = OpenDirAt(run->get(), kSlots);
+  if (!slots) return fail(slots.error());
+  if (Status s = WriteFileAt(run->get(), kMeta, policy::MetaJson(meta_)); !s) {
+    return fail(s.error());
+  }
+  Fd changes(::openat(run->get(), kChanges,
+                      O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!changes) return fail(Errno("create", kChanges));
+  run_ = std::move(run.value());
+  slots_ = std::move(slots.value());
+  changes_ = std::move(changes);
+  return true;
+}
+
+bool Journal::Materialized() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return static_cast<bool>(run_);
+}
 
 Journal::~Journal() = default;
 
 void Journal::Append(const policy::Change& c) {
   names_.Apply(c);
+  ++lines_;
+  if (!Materialize()) return;  // said once; saves and copies now refuse
   if (Status s = WriteAll(changes_.get(), policy::ChangeLine(c) + "\n"); !s) {
     if (!write_failed_) spdlog::error("journal {}: {}", dir_, Describe(s.error()));
     write_failed_ = true;
   }
-  ++lines_;
 }
 
 void Journal::AppendKept(policy::ChangeOp op, const std::string& rel, const struct stat& st,
@@ -145,6 +167,10 @@ Status Journal::Save(int parent, const std::string& name, const std::string& rel
   if (write_failed_) return SysError{EIO, "journal", "the journal could not be written"};
   const uint64_t bytes = static_cast<uint64_t>(st.st_blocks) * 512;
   if (!Reserve(bytes)) return SysError{ENOSPC, "journal", "limits.journalBytes"};
+  if (!Materialize()) {
+    bytes_ -= bytes;
+    return SysError{EIO, "journal", "the journal could not be written"};
+  }
   const uint64_t slot = next_slot_++;
   const std::string slot_name = std::to_string(slot);
   if (::renameat2(parent, name.c_str(), slots_.get(), slot_name.c_str(), RENAME_NOREPLACE) != 0) {
@@ -177,6 +203,10 @@ Status Journal::Copy(int fd, const std::string& rel, const struct stat& st) {
   if (kept_.count({st.st_dev, st.st_ino})) return Ok();
   if (write_failed_) return SysError{EIO, "journal", "the journal could not be written"};
   if (!Reserve(size)) return SysError{ENOSPC, "journal", "limits.journalBytes"};
+  if (!Materialize()) {
+    bytes_ -= size;
+    return SysError{EIO, "journal", "the journal could not be written"};
+  }
   const uint64_t slot = next_slot_++;
   const std::string slot_name = std::to_string(slot);
   Fd dst(::openat(slots_.get(), slot_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
@@ -231,6 +261,7 @@ Status Journal::Seal(int workspace_fd, int exit_status) {
   std::lock_guard<std::mutex> l(mu_);
   if (sealed_) return Ok();
   sealed_ = true;
+  if (!Materialize()) return SysError{EIO, "journal", "the journal could not be written"};
   policy::RunEnd end;
   end.ended_s = std::time(nullptr);
   end.exit_status = exit_status;

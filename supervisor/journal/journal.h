@@ -52,7 +52,9 @@ struct JournalStats {
 
 class Journal {
  public:
-  // Creates runs/<meta.id> in `place` for the workspace at meta.workspace.
+  // The journal of run meta.id in `place` for the workspace at
+  // meta.workspace. runs/<meta.id> is made on the first change; EACCES now
+  // when `place` cannot take it.
   static Result<std::shared_ptr<Journal>> Create(JournalPlace place, const policy::RunMeta& meta,
                                                  JournalLimits limits);
   ~Journal();
@@ -60,6 +62,8 @@ class Journal {
   Journal& operator=(const Journal&) = delete;
 
   const std::string& dir() const { return dir_; }
+  // Whether dir() exists: the run changed something, or tried to.
+  bool Materialized() const;
   const std::string& place() const { return place_root_; }
   const policy::RunMeta& meta() const { return meta_; }
   const JournalLimits& limits() const { return limits_; }
@@ -91,8 +95,10 @@ class Journal {
   JournalStats Stats() const;
 
  private:
-  Journal(JournalPlace place, Fd run, Fd slots, Fd changes, std::string dir, policy::RunMeta meta,
-          JournalLimits limits);
+  Journal(JournalPlace place, policy::RunMeta meta, JournalLimits limits);
+  // With mu_ held: makes dir() on first use. False when it cannot be made
+  // or written (said once, and write_failed_ is set).
+  bool Materialize();
   void Append(const policy::Change& c);  // with mu_ held
   // With mu_ held: `st`, at `rel`, is kept as `slot` (a save or a copy).
   void AppendKept(policy::ChangeOp op, const std::string& rel, const struct stat& st,

@@ -29,20 +29,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The names in `dir` (no "." or ".."), from outside the sandbox.
-std::vector<std::string> Names(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return out;
-  while (dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
-      out.push_back(e->d_name);
-    }
-  }
-  ::closedir(d);
-  return out;
-}
-
 // (probe, mount-top place)
 class JournalReachTest : public ::testing::TestWithParam<std::tuple<const char*, bool>> {
  protected:
@@ -72,7 +58,7 @@ class JournalReachTest : public ::testing::TestWithParam<std::tuple<const char*,
     RunResult first = Run("workspace-write", {"unlink", "mine.txt"}, {});
     ASSERT_EQ(first.status, 0) << first.err;
     ASSERT_FALSE(Exists(ws_ + "/mine.txt"));
-    std::vector<std::string> runs = Names(journal_ + "/runs");
+    std::vector<std::string> runs = ListDir(journal_ + "/runs");
     ASSERT_EQ(runs.size(), 1u) << "the first run's journal at " << journal_;
     run_ = journal_ + "/runs/" + runs[0];
     slot_ = run_ + "/slots/1";
@@ -106,7 +92,7 @@ class JournalReachTest : public ::testing::TestWithParam<std::tuple<const char*,
   void ExpectJournalWholeAndUndoWorks() {
     EXPECT_EQ(ReadFile(slot_), "mine\n");
     EXPECT_EQ(ReadFile(run_ + "/changes.jsonl"), changes_);
-    EXPECT_EQ(Names(run_ + "/slots"), std::vector<std::string>{"1"});
+    EXPECT_EQ(ListDir(run_ + "/slots"), std::vector<std::string>{"1"});
     const std::string id = run_.substr(run_.rfind('/') + 1);
     RunResult undo = RunCordon({"undo", "--workspace", ws_, id}, ws_, env_);
     EXPECT_EQ(undo.status, 0) << undo.out << undo.err;
@@ -139,7 +125,7 @@ TEST_P(JournalReachTest, NoNameInTheJournalCanBeListed) {
     }
   }
   // No journal entry carries a name of the workspace's: slots are numbers.
-  for (const std::string& name : Names(run_ + "/slots")) EXPECT_EQ(name.find("mine"), std::string::npos);
+  for (const std::string& name : ListDir(run_ + "/slots")) EXPECT_EQ(name.find("mine"), std::string::npos);
   ExpectJournalWholeAndUndoWorks();
 }
 

@@ -357,6 +357,34 @@ TEST_F(RecoverableTest, BadInputToUndoTouchesNothing) {
   EXPECT_FALSE(Exists(runs + "/" + id));
 }
 
+// The journal is made on the run's first change: a run that changes
+// nothing makes none (an inode a launch makes costs ext4 a scan), looked at
+// from outside while the run goes (the tool cannot see the journals); one
+// that changes something has one from that change on.
+TEST_F(RecoverableTest, ARunThatChangesNothingMakesNoJournal) {
+  WriteFile(t_.Ws("mine.txt"), "mine\n");
+  std::string cmd = "cd '" + t_.ws() + "' && env";
+  for (const auto& e : env_) cmd += " '" + e + "'";
+  cmd += std::string(" ") + CORDON_BIN + " run --profile workspace-write --workspace '" + t_.ws() +
+         "' -- sh -c 'cat mine.txt && sleep 1'";
+  FILE* run = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(run, nullptr);
+  char line[64] = {};
+  ASSERT_NE(std::fgets(line, sizeof line, run), nullptr);
+  EXPECT_STREQ(line, "mine\n");
+  EXPECT_EQ(ListDir(Journals() + "/runs"), std::vector<std::string>{});
+  EXPECT_EQ(::pclose(run), 0);
+  EXPECT_EQ(ListDir(Journals() + "/runs"), std::vector<std::string>{});
+  RunResult r = Run("rm mine.txt");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> runs = ListDir(Journals() + "/runs");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(Exists(Journals() + "/runs/" + runs[0] + "/meta.json"));
+  RunResult u = Cordon({"undo"});
+  EXPECT_EQ(u.status, 0) << u.err;
+  EXPECT_EQ(ReadFile(t_.Ws("mine.txt")), "mine\n");
+}
+
 TEST_F(RecoverableTest, ARunStillGoingIsNotUndone) {
   WriteFile(t_.Ws("mine.txt"), "mine\n");
   const std::string flag = t_.Ws("removed");

@@ -43,6 +43,8 @@ RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd
 void WriteFile(const std::string& path, const std::string& content);
 std::string ReadFile(const std::string& path);  // "<missing>" when absent
 bool Exists(const std::string& path);
+// The names in `dir` (no "." or ".."), sorted; none when it is missing.
+std::vector<std::string> ListDir(const std::string& dir);
 
 // The private TMPDIR of the run whose cordon is `cordon` (read from its
 // tool's environment; empty if none). A SIGKILLed cordon leaves it behind
