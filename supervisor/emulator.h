@@ -16,6 +16,7 @@
 // Thread-safe: Handle() may run on several threads at once.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -39,6 +40,7 @@
 #include "supervisor/blocking_calls.h"
 #include "supervisor/journal/journal.h"
 #include "supervisor/run_observer.h"
+#include "supervisor/socket_stand_in.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/write_roots.h"
 
@@ -56,6 +58,9 @@ struct Reply {
   int error = 0;          // errno for the tool; 0 on success
   Fd install;             // an fd to install in the tool (opens)
   uint32_t install_flags = 0;  // O_CLOEXEC or 0
+  // >= 0: `install` goes in at this descriptor number, over what the tool
+  // holds there (as dup2), and the call returns `val`, not the number.
+  int install_at = -1;
   // O_TRUNC of an existing file: done once `install` is in the tool and
   // before its call returns, so a call that fails to install (EMFILE)
   // leaves the file as it was.
@@ -252,6 +257,10 @@ class Emulator {
   Reply UnixName(const Request& req, int sock, const std::string& path, bool bind,
                  const std::function<bool()>& valid);
   // listen(2) under network none (emulator_socket.cc): on loopback only.
+  // SocketName where the tool's socket cannot be taken (no pidfd_getfd):
+  // an AF_UNIX call made on a stand-in (supervisor/socket_stand_in.h).
+  Reply StandInName(const Request& req, pid_t tgid, int tool_fd, const sockaddr_storage& addr,
+                    uint64_t len, bool bind, const std::function<bool()>& valid, bool may_block);
   Reply Listen(const Request& req, int fd, int backlog);
 
   // The facts policy::Decide needs, gathered here (emulator_facts.cc).
@@ -379,6 +388,7 @@ class Emulator {
   void Gone(const struct stat& st);
   UmaskCache umask_;
   BlockingCalls blocking_;
+  StandIns stand_ins_;
 };
 
 }  // namespace cordon::supervisor

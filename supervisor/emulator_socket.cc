@@ -36,13 +36,18 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <optional>
+
+#include <spdlog/spdlog.h>
 
 #include "supervisor/caps.h"
 #include "policy/loopback.h"
 #include "supervisor/emulator.h"
 #include "supervisor/loopback_facts.h"
+#include "supervisor/socket_stand_in.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
 #include "supervisor/tool_memory.h"
@@ -74,6 +79,26 @@ Reply Later() {
   return r;
 }
 
+Reply AbstractRefused(const std::string& what) {
+  return Reply::Errno(EACCES, what +
+                                  " to an abstract Unix socket name: only names beneath the "
+                                  "writable paths are reachable");
+}
+
+// A call on a socket that is not AF_UNIX, where the supervisor cannot take
+// the tool's socket: said once a run, as the tool sees only EBADF.
+Reply NoStandIn(const std::string& what) {
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true)) {
+    spdlog::warn("{} on a network socket fails with EBADF here: this container's seccomp profile "
+                 "refuses pidfd_getfd, and the supervisor needs the tool's socket to make it; "
+                 "run the container with --cap-add SYS_PTRACE (Docker's default profile then "
+                 "allows pidfd_getfd)",
+                 what);
+  }
+  return Reply::Errno(EBADF);
+}
+
 }  // namespace
 
 Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, uint64_t len,
@@ -86,6 +111,9 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!creds) return Reply::Errno(ESRCH);
   auto sock = GetToolFd(creds->tgid, tool_fd);
+  if (!sock && sock.error().err != EBADF && sock.error().err != ESRCH) {
+    return StandInName(req, creds->tgid, tool_fd, addr, len, bind, valid, may_block);
+  }
   if (!sock) return Reply::Errno(EBADF);
   int domain = 0;
   socklen_t dlen = sizeof domain;
@@ -107,11 +135,7 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
                  ? Reply{}
                  : Reply::Errno(errno);
     }
-    if (sun.sun_path[0] == '\0') {
-      return Reply::Errno(EACCES, what +
-                                      " to an abstract Unix socket name: only names beneath "
-                                      "the writable paths are reachable");
-    }
+    if (sun.sun_path[0] == '\0') return AbstractRefused(what);
     if (blocking && !may_block) return Later();
     return UnixName(req, sock->get(), std::string(sun.sun_path, ::strnlen(sun.sun_path, n)), bind,
                     valid);
@@ -226,10 +250,83 @@ Reply Emulator::UnixName(const Request& req, int sock, const std::string& path, 
   return Reply{};
 }
 
+Reply Emulator::StandInName(const Request& req, pid_t tgid, int tool_fd,
+                            const sockaddr_storage& addr, uint64_t len, bool bind,
+                            const std::function<bool()>& valid, bool may_block) {
+  const std::string what = bind ? "bind" : "connect";
+  auto tool = ReadToolUnixSocket(tgid, tool_fd);
+  if (!valid()) return Reply::Errno(EACCES, "stale");
+  if (!tool && tool.error().err == EAFNOSUPPORT) return NoStandIn(what);
+  if (!tool) return Reply::Errno(tool.error().err == ENOTSOCK ? ENOTSOCK : EBADF);
+  const auto& sun = reinterpret_cast<const sockaddr_un&>(addr);
+  if (len < kPathOffset || len > sizeof sun || sun.sun_family != AF_UNIX) {
+    return Reply::Errno(EINVAL);
+  }
+  const int type = tool->line.type;
+  if (type != SOCK_STREAM && type != SOCK_SEQPACKET) return Reply::Errno(EBADF);
+  // A stand-in bound earlier that the tool now connects: the same socket.
+  std::optional<Fd> kept = stand_ins_.Take(tool->ino);
+  auto put_back = [&] {
+    if (kept) stand_ins_.Keep(tool->ino, std::move(*kept));
+  };
+  if (tool->line.named && (bind || !kept)) {
+    put_back();
+    return Reply::Errno(bind ? EINVAL : EBADF);  // bound already: as the kernel says for bind
+  }
+  const size_t n = len - kPathOffset;
+  if (n > 0 && sun.sun_path[0] == '\0') {
+    put_back();
+    return AbstractRefused(what);
+  }
+  if (n == 0 && !bind) return Reply::Errno(EINVAL);
+  if (!bind && !tool->nonblock && !may_block) {
+    put_back();
+    return Later();
+  }
+  Fd sock = kept ? std::move(*kept)
+                 : Fd(::socket(AF_UNIX, type | SOCK_CLOEXEC | (tool->nonblock ? SOCK_NONBLOCK : 0),
+                               0));
+  if (!sock) return Reply::Errno(errno);
+  Reply r;
+  if (n == 0) {
+    // Autobind: the kernel picks a fresh abstract name.
+    if (::bind(sock.get(), reinterpret_cast<const sockaddr*>(&sun),
+               static_cast<socklen_t>(kPathOffset)) != 0) {
+      r = Reply::Errno(errno);
+    }
+  } else {
+    r = UnixName(req, sock.get(), std::string(sun.sun_path, ::strnlen(sun.sun_path, n)), bind,
+                 valid);
+  }
+  if (r.error != 0) {
+    if (kept) stand_ins_.Keep(tool->ino, std::move(sock));
+    return r;
+  }
+  if (kept) return r;  // the tool's descriptor names it already
+  if (bind) {
+    struct stat st;
+    Fd copy(::fcntl(sock.get(), F_DUPFD_CLOEXEC, 0));
+    if (copy && ::fstat(sock.get(), &st) == 0) stand_ins_.Keep(st.st_ino, std::move(copy));
+  }
+  r.install = std::move(sock);
+  r.install_at = tool_fd;
+  r.install_flags = tool->cloexec ? O_CLOEXEC : 0;
+  return r;
+}
+
 Reply Emulator::Listen(const Request& req, int tool_fd, int backlog) {
   auto creds = ReadToolCreds(req.tid);
   if (!creds) return Reply::Errno(ESRCH);
   auto sock = GetToolFd(creds->tgid, tool_fd);
+  if (!sock && sock.error().err != EBADF && sock.error().err != ESRCH) {
+    // No pidfd_getfd: a stand-in bound here is listened on (the tool's
+    // descriptor names that very socket); nothing else can be.
+    auto ino = ToolSocketInode(creds->tgid, tool_fd);
+    if (!ino) return Reply::Errno(ino.error().err == ENOTSOCK ? ENOTSOCK : EBADF);
+    std::optional<Fd> kept = stand_ins_.Take(ino.value());
+    if (!kept) return NoStandIn("listen");
+    return ::listen(kept->get(), backlog) == 0 ? Reply{} : Reply::Errno(errno);
+  }
   if (!sock) return Reply::Errno(EBADF);
   int domain = 0;
   socklen_t dlen = sizeof domain;

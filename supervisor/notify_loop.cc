@@ -138,10 +138,16 @@ void NotifyLoop::Answer(const Request& req, Reply reply) {
     // The new fd number is the tool's syscall result: sent with the install
     // in one ioctl, unless a truncate has to come between the two.
     const bool truncate = reply.truncate_installed || reply.after_install;
-    SeccompNotifAddfd add{req.id, truncate ? 0 : kAddfdFlagSend,
-                          static_cast<uint32_t>(reply.install.get()), 0, reply.install_flags};
+    const bool at = reply.install_at >= 0;
+    SeccompNotifAddfd add{req.id, at ? kAddfdFlagSetfd : truncate ? 0 : kAddfdFlagSend,
+                          static_cast<uint32_t>(reply.install.get()),
+                          at ? static_cast<uint32_t>(reply.install_at) : 0, reply.install_flags};
     int rc;
     while ((rc = ::ioctl(listener_.get(), kIoctlNotifAddfd, &add)) < 0 && errno == EINTR) {
+    }
+    if (rc >= 0 && at) {
+      SendResponse(req, reply);  // its val, as the call returns
+      return;
     }
     if (rc >= 0 && !truncate) return;
     if (rc >= 0) {

@@ -45,9 +45,39 @@ bool Connected(const Fd& listener) {
 class UnixSocketTest : public ProbeTest {
  protected:
   void SetUp() override { WriteFile(t_.Ws("inside.txt"), "inside\n"); }
+  void OutsideIsUnreachable();
+  void InsideWorks();
+  void ProtectedNamesStayUnmade();
+  void BlockingConnectHoldsUpNothing();
 };
 
-TEST_P(UnixSocketTest, NamesOutsideTheWritablePathsAreUnreachable) {
+TEST_P(UnixSocketTest, NamesOutsideTheWritablePathsAreUnreachable) { OutsideIsUnreachable(); }
+TEST_P(UnixSocketTest, NamesInTheWorkspaceWork) { InsideWorks(); }
+TEST_P(UnixSocketTest, BindCannotMakeAProtectedName) { ProtectedNamesStayUnmade(); }
+TEST_P(UnixSocketTest, ABlockingConnectHoldsUpNothingElse) { BlockingConnectHoldsUpNothing(); }
+
+// The same, started as in a Docker container with the default seccomp
+// profile (tests/helpers/container_launcher.c): no pidfd_getfd, so the
+// calls are made on a stand-in socket installed over the tool's
+// (supervisor/socket_stand_in.h), with the same checks.
+TEST_P(UnixSocketTest, NamesOutsideTheWritablePathsAreUnreachableInAContainer) {
+  launcher_ = CONTAINER_LAUNCHER;
+  OutsideIsUnreachable();
+}
+TEST_P(UnixSocketTest, NamesInTheWorkspaceWorkInAContainer) {
+  launcher_ = CONTAINER_LAUNCHER;
+  InsideWorks();
+}
+TEST_P(UnixSocketTest, BindCannotMakeAProtectedNameInAContainer) {
+  launcher_ = CONTAINER_LAUNCHER;
+  ProtectedNamesStayUnmade();
+}
+TEST_P(UnixSocketTest, ABlockingConnectHoldsUpNothingElseInAContainer) {
+  launcher_ = CONTAINER_LAUNCHER;
+  BlockingConnectHoldsUpNothing();
+}
+
+void UnixSocketTest::OutsideIsUnreachable() {
   std::string outside = t_.Out("host.sock");
   Fd host = Listen(outside);
   std::string abstract = "cordon-test-" + std::to_string(::getpid());
@@ -74,7 +104,7 @@ TEST_P(UnixSocketTest, NamesOutsideTheWritablePathsAreUnreachable) {
   }
 }
 
-TEST_P(UnixSocketTest, NamesInTheWorkspaceWork) {
+void UnixSocketTest::InsideWorks() {
   Fd host = Listen(t_.Ws("host.sock"));
   EXPECT_EQ(Probe("workspace-write", {"connect-unix", "host.sock"}), 0) << last_.err;
   EXPECT_TRUE(Connected(host)) << "a listener in the workspace is reachable";
@@ -91,7 +121,7 @@ TEST_P(UnixSocketTest, NamesInTheWorkspaceWork) {
   EXPECT_FALSE(Exists(t_.Ws("ro.sock")));
 }
 
-TEST_P(UnixSocketTest, BindCannotMakeAProtectedName) {
+void UnixSocketTest::ProtectedNamesStayUnmade() {
   ASSERT_EQ(::mkdir(t_.Ws(".git").c_str(), 0755), 0);
   ASSERT_EQ(::mkdir(t_.Ws(".git/hooks").c_str(), 0755), 0);
   for (const char* name : {".envrc", ".git/hooks/pre-commit"}) {
@@ -113,7 +143,7 @@ TEST_P(UnixSocketTest, DatagramSocketsAreRefused) {
 
 // A connect that waits (the listener's backlog is full) runs where it holds
 // up no other call of the tool, and cordon still ends with the tool.
-TEST_P(UnixSocketTest, ABlockingConnectHoldsUpNothingElse) {
+void UnixSocketTest::BlockingConnectHoldsUpNothing() {
   Fd full = Listen(t_.Ws("full.sock"), 0);
   sockaddr_un sun{};
   sun.sun_family = AF_UNIX;

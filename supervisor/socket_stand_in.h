@@ -1,0 +1,73 @@
+// Stand-in sockets: bind(2) and connect(2) on the tool's AF_UNIX socket
+// where the supervisor cannot take that socket, because the container's
+// seccomp profile refuses pidfd_getfd (Docker's default allows it only with
+// CAP_SYS_PTRACE). The supervisor makes a socket of the tool's type itself,
+// performs the call on it (emulator_socket.cc, UnixName: the same checks as
+// on a copy of the tool's) and installs it over the tool's descriptor
+// number (SECCOMP_ADDFD_FLAG_SETFD), as dup2 would: race-free, the call is
+// made on nothing the tool can change meanwhile.
+//
+// What the tool sees differently from a copy: socket options it set before
+// the call are not carried over (the type, O_NONBLOCK and close-on-exec
+// are), and another descriptor it dup'ed from the old socket still names the
+// old, unbound one. A bound stream socket is kept here until the tool
+// listens on it, so that listen(2), which also needs the socket, is made on
+// it; other network families fail with EBADF as before (their type cannot be
+// read without the socket: `cordon doctor` says so and what to do).
+#pragma once
+
+#include <sys/types.h>
+
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "base/fd.h"
+#include "base/result.h"
+
+namespace cordon::supervisor {
+
+// One line of /proc/net/unix, for the socket with inode `ino`.
+struct UnixSocketLine {
+  int type = 0;        // SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET
+  bool listening = false;
+  bool named = false;  // bound to a name (a path or an abstract one)
+};
+
+// The line for inode `ino` in the text of /proc/net/unix; none when the
+// inode is not there (the socket is not AF_UNIX) or the line is malformed.
+std::optional<UnixSocketLine> FindUnixSocketLine(std::string_view table, ino_t ino);
+
+struct ToolUnixSocket {
+  ino_t ino = 0;
+  UnixSocketLine line;
+  bool nonblock = false;
+  bool cloexec = false;
+};
+
+// What the tool's descriptor `fd` (of thread group `tgid`) is, read from
+// /proc: ENOTSOCK when it is not a socket, EAFNOSUPPORT when it is not an
+// AF_UNIX one, EBADF when there is no such descriptor.
+Result<ToolUnixSocket> ReadToolUnixSocket(pid_t tgid, int fd);
+
+// The inode of the socket the tool's descriptor `fd` names (ENOTSOCK, EBADF).
+Result<ino_t> ToolSocketInode(pid_t tgid, int fd);
+
+// Bound stream sockets installed in the tool, until it listens on them.
+// Bounded: the oldest goes first (its listen then fails with EBADF, as
+// every listen here did before). Thread-safe.
+class StandIns {
+ public:
+  void Keep(ino_t ino, Fd sock);
+  // The socket kept for `ino`, handed over (none: not one of ours).
+  std::optional<Fd> Take(ino_t ino);
+
+ private:
+  static constexpr size_t kMax = 64;
+  std::mutex mu_;
+  std::deque<std::pair<ino_t, Fd>> kept_;  // guarded by mu_
+};
+
+}  // namespace cordon::supervisor
