@@ -11,6 +11,10 @@ TerminalPath ParseTerminalPath(const char* path) {
     t.kind = TerminalKind::kMaster;
     return t;
   }
+  if (std::strcmp(path, "/dev/tty") == 0) {
+    t.kind = TerminalKind::kControlling;
+    return t;
+  }
   constexpr const char kPts[] = "/dev/pts/";
   if (std::strncmp(path, kPts, sizeof kPts - 1) != 0) return t;
   const char* n = path + sizeof kPts - 1;
@@ -30,6 +34,7 @@ const char* TerminalRefusal(const TerminalPath& t, bool made_in_run, bool master
   switch (t.kind) {
     case TerminalKind::kNone: return "not a pseudo-terminal";
     case TerminalKind::kMaster: return nullptr;
+    case TerminalKind::kControlling: return "the controlling terminal, unresolved";
     case TerminalKind::kSubsidiary:
       if (!made_in_run) return "a terminal this run did not make (the caller's)";
       if (!master_held) return "a terminal whose master the tool no longer holds";

@@ -14,7 +14,11 @@
 
 namespace cordon::policy {
 
-enum class TerminalKind { kNone, kMaster, kSubsidiary };
+// kControlling: /dev/tty, the caller's controlling terminal. The tool starts
+// in a session of its own without one (supervisor/child.cc), so the kernel
+// answers ENXIO, unless it took one of its own pairs (TIOCSCTTY): then it
+// names that pair's subsidiary, under the same rule.
+enum class TerminalKind { kNone, kMaster, kSubsidiary, kControlling };
 
 struct TerminalPath {
   TerminalKind kind = TerminalKind::kNone;
@@ -22,7 +26,7 @@ struct TerminalPath {
 };
 
 // "/dev/ptmx" and "/dev/pts/ptmx": kMaster; "/dev/pts/N" (decimal, no
-// leading zero): kSubsidiary N; anything else kNone.
+// leading zero): kSubsidiary N; "/dev/tty": kControlling; anything else kNone.
 TerminalPath ParseTerminalPath(const char* path);
 
 // Why the tool may not open `t`, or null when it may. `made_in_run`: this

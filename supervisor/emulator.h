@@ -273,7 +273,7 @@ class Emulator {
 
   Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
   // /dev/ptmx and the tool's own /dev/pts/N (emulator_pty.cc).
-  Reply OpenTerminal(const Request& req, const policy::TerminalPath& t, uint64_t flags,
+  Reply OpenTerminal(const Request& req, policy::TerminalPath t, uint64_t flags,
                      const std::function<bool()>& valid);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
   // Tells opts_.on_exec of an exec of `abs` (`target`: as the tool sees it).

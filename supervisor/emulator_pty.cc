@@ -52,10 +52,42 @@ bool HoldsMaster(pid_t tgid, int n) {
   return held;
 }
 
+// The controlling terminal of thread `tid` (tty_nr of /proc/TID/stat, a
+// device number; 0: none). -1 when it cannot be read.
+long long ControllingTty(pid_t tid) {
+  Fd fd(::open(("/proc/" + std::to_string(tid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
+  char buf[1024];
+  ssize_t n = fd ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  // "pid (comm) state ppid pgrp session tty_nr ...": comm may hold anything.
+  const char* p = std::strrchr(buf, ')');
+  if (p == nullptr) return -1;
+  long long tty = -1;
+  char state = 0;
+  long long ppid = 0, pgrp = 0, session = 0;
+  if (std::sscanf(p + 1, " %c %lld %lld %lld %lld", &state, &ppid, &pgrp, &session, &tty) != 5) {
+    return -1;
+  }
+  return tty;
+}
+
 }  // namespace
 
-Reply Emulator::OpenTerminal(const Request& req, const policy::TerminalPath& t, uint64_t flags,
+Reply Emulator::OpenTerminal(const Request& req, policy::TerminalPath t, uint64_t flags,
                              const std::function<bool()>& valid) {
+  if (t.kind == policy::TerminalKind::kControlling) {
+    const long long tty = ControllingTty(req.tid);
+    if (!valid()) return Reply::Errno(EACCES, "stale");
+    if (tty < 0) return Reply::Errno(ESRCH);
+    if (tty == 0) return Reply::Errno(ENXIO);  // none: as the kernel answers, nothing refused
+    const auto dev = static_cast<dev_t>(tty);
+    if (major(dev) < kPtsFirstMajor || major(dev) >= kPtsFirstMajor + 8) {
+      return Reply::Errno(EACCES, "open /dev/tty: a terminal this run did not make");
+    }
+    t.kind = policy::TerminalKind::kSubsidiary;
+    t.number = static_cast<int>((major(dev) - kPtsFirstMajor) * 256 + minor(dev));
+  }
   const int kept = static_cast<int>(flags & (O_ACCMODE | O_NONBLOCK | O_APPEND));
   Reply rep;
   rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;

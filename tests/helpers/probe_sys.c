@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -96,6 +97,23 @@ static int pty_op(const char* what, const char* path) {
   if (!strcmp(what, "closed")) {
     close(m);
     RET(open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
+  }
+  if (!strcmp(what, "ctty")) {
+    /* No controlling terminal yet (a session of its own): ENXIO. Then one
+       of its own pairs taken as the controlling terminal: /dev/tty is it. */
+    close(m);
+    int none = open("/dev/tty", O_RDWR | O_CLOEXEC);
+    if (none >= 0) return 97;
+    if (errno != ENXIO) return errno;
+    m = posix_openpt(O_RDWR | O_NOCTTY);
+    if (m < 0 || grantpt(m) != 0 || unlockpt(m) != 0) return errno;
+    if (ptsname_r(m, name, sizeof name) != 0) return errno;
+    int s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (s < 0) return errno;
+    if (ioctl(s, TIOCSCTTY, 0) != 0) return errno;
+    int tty = open("/dev/tty", O_RDWR | O_CLOEXEC);
+    if (tty < 0) return errno;
+    return pty_echo(m, tty);
   }
   if (strcmp(what, "new") != 0) return 100;
   int s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);

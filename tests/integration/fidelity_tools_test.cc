@@ -44,6 +44,15 @@ TEST_P(TerminalTest, APreExistingTerminalIsRefused) {
   ::close(m);
 }
 
+// /dev/tty is the kernel's: ENXIO while the tool has no controlling
+// terminal (it starts in a session of its own), said as a refusal by
+// nobody; its own pair once it took one (TIOCSCTTY). Shells and pyenv's shims
+// open it and carry on without it, as they do bare without a terminal.
+TEST_P(TerminalTest, DevTtyIsTheToolsOwnControllingTerminalOrNone) {
+  EXPECT_EQ(Probe("workspace-write", {"sys", "pty", "ctty"}), 0) << last_.err;
+  EXPECT_EQ(last_.err.find("/dev/tty"), std::string::npos) << last_.err;
+}
+
 // A pair the tool made, its master closed: the number may be anyone's next.
 TEST_P(TerminalTest, APairWhoseMasterIsGoneIsRefused) {
   EXPECT_EQ(Probe("workspace-write", {"sys", "pty", "closed"}), EACCES) << last_.err;
