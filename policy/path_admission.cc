@@ -26,32 +26,6 @@ long AppendSegments(const char* in, std::size_t n, char* out, std::size_t len) {
   return static_cast<long>(len);
 }
 
-// Like AppendSegments for an absolute path, but ".." pops a segment
-// (lexically; never above "/"). Only used to classify system-set reads.
-long ResolveLexically(const char* in, std::size_t n, char* out) {
-  std::size_t len = 0;
-  std::size_t i = 0;
-  while (i < n) {
-    while (i < n && in[i] == '/') ++i;
-    std::size_t start = i;
-    while (i < n && in[i] != '/') ++i;
-    std::size_t seg = i - start;
-    if (seg == 0 || (seg == 1 && in[start] == '.')) continue;
-    if (seg == 2 && in[start] == '.' && in[start + 1] == '.') {
-      while (len > 0 && out[len - 1] != '/') --len;
-      if (len > 0) --len;
-      continue;
-    }
-    if (len + 1 + seg >= kAdmissionMaxPath) return -ENAMETOOLONG;
-    out[len++] = '/';
-    std::memcpy(out + len, in + start, seg);
-    len += seg;
-  }
-  if (len == 0) out[len++] = '/';
-  out[len] = '\0';
-  return static_cast<long>(len);
-}
-
 // The leading ".." segments of a relative path ("." and empty segments
 // between them skipped): how many there are, and where the rest begins.
 std::size_t LeadingParents(std::string_view path, std::size_t* rest) {
@@ -78,7 +52,7 @@ std::size_t LeadingParents(std::string_view path, std::size_t* rest) {
 // or the dirfd, a physical path, so its parent is what ".." resolves to
 // (the kernel's own walk up, mount points included): no alias. A ".." after
 // a name ("a/../b", "../a/../b") is one, since "a" may be a symlink, and is
-// refused as written. Out of line, like InReadOnlySetThroughDotDot(): the
+// refused as written (for a read, left to the kernel: AdmitPath). Out of line: the
 // absolute path every interposed call takes does not carry this 4 KiB
 // scratch buffer on its stack (each stack page touched costs a TLB miss
 // after every syscall).
@@ -103,16 +77,6 @@ __attribute__((noinline)) long JoinRelative(std::string_view path, const char* b
   return len + p;
 }
 
-
-// Whether an absolute path with ".." resolves lexically into the read-only
-// set. Out of line for the same reason as JoinRelative().
-__attribute__((noinline)) bool InReadOnlySetThroughDotDot(const AdmissionTable& table,
-                                                         std::string_view path) {
-  char resolved[kAdmissionMaxPath];
-  long r = ResolveLexically(path.data(), path.size(), resolved);
-  return r > 0 &&
-         table.Classify(std::string_view(resolved, static_cast<std::size_t>(r))) == PathClass::kReadOnly;
-}
 
 }  // namespace
 
@@ -177,16 +141,18 @@ Admission AdmitPath(const AdmissionTable& table, AdmitOp op, std::string_view pa
   long n = NormalizePath(path, base, normal);
   if (n < 0) {
     switch (-n) {
-      case EACCES: {
-        // Compilers read "/usr/lib/gcc/x86_64-linux-gnu/12/../../../crti.o":
-        // an absolute read that stays in the read-only system set, away from
-        // the workspace, is left to the kernel (Landlock decides). Anything
-        // touching the workspace, and every mutation, is refused as written.
-        if (op == AdmitOp::kRead && path[0] == '/' && InReadOnlySetThroughDotDot(table, path)) {
-          return {AdmitVerdict::kAdmit, PathClass::kReadOnly, 0, "read-only set ('..' left to the kernel)"};
+      case EACCES:
+        // A read is left to the kernel, which judges the physical path: a
+        // compiler's "/usr/lib/gcc/x86_64-linux-gnu/12/../../../crti.o",
+        // "gcc -I src/../include", git's "sub/../.git/modules/sub/HEAD".
+        // Landlock's grants are on inodes, so "a/.." where "a" is a symlink
+        // reaches nothing it does not grant (and the notify-all rung, which
+        // has no Landlock, refuses it in the supervisor). A mutation is
+        // judged here by the lexical path, so it is refused as written.
+        if (op == AdmitOp::kRead) {
+          return {AdmitVerdict::kAdmit, PathClass::kReadOnly, 0, "'..' left to the kernel"};
         }
         return {AdmitVerdict::kRefuse, PathClass::kMalformed, EACCES, "raw '..' segment"};
-      }
       case ENAMETOOLONG:
         return {AdmitVerdict::kRefuse, PathClass::kMalformed, ENAMETOOLONG, "path too long"};
       case ENOENT: return {AdmitVerdict::kRefuse, PathClass::kMalformed, ENOENT, "empty path"};

@@ -5,10 +5,14 @@
 //   1. Malformed input is refused first: an empty path (ENOENT, as the
 //      kernel says), an embedded NUL (EINVAL), a path or joined path of
 //      PATH_MAX bytes or more (ENAMETOOLONG, as the kernel says).
-//   2. A raw ".." segment after a name is refused before any normalisation,
-//      even when "a/../b" would land inside the workspace: the seed refuses
-//      POSIX physical-parent aliases outright (EACCES), and "a" may be a
-//      symlink whose parent is elsewhere.
+//   2. A raw ".." segment after a name is not normalised away: "a" may be
+//      a symlink whose parent is elsewhere (a POSIX physical-parent alias,
+//      which the seed refuses). A mutation spelled so is refused (EACCES),
+//      even when "a/../b" would land inside the workspace; a read is left
+//      to the kernel, whose Landlock grants are on the physical inodes
+//      (compilers, git submodules and build files spell paths so). cordon's
+//      own file tools refuse every ".." in a path they are handed
+//      (HasParentSegment).
 //   3. A relative path is joined to its base (the cwd or the dirfd's path),
 //      "." segments and duplicate slashes are dropped. Its leading ".."
 //      segments ("../include", "../../x") climb the base: the base is the

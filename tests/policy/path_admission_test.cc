@@ -45,12 +45,15 @@ TEST(PathAdmission, Table) {
       {"a.txt", "/w/ws", M, kOk, PathClass::kWorkspace, 0},
       {"sub/./b", "/w/ws", M, kOk, PathClass::kWorkspace, 0},
       {"//w///ws//a/", nullptr, M, kOk, PathClass::kWorkspace, 0},
-      // Raw "..": refused as written, even when it would resolve inside.
-      {"/w/ws/a/../b", nullptr, R, kNo, PathClass::kMalformed, EACCES},
-      {"a/../b", "/w/ws", R, kNo, PathClass::kMalformed, EACCES},
-      {"a/..", "/w/ws", R, kNo, PathClass::kMalformed, EACCES},
-      {"../a/../b", "/w/ws/sub", R, kNo, PathClass::kMalformed, EACCES},
+      // Raw "..": a mutation is refused as written, even when it would
+      // resolve inside; a read is left to the kernel (physical paths).
+      {"/w/ws/a/../b", nullptr, M, kNo, PathClass::kMalformed, EACCES},
+      {"a/../b", "/w/ws", M, kNo, PathClass::kMalformed, EACCES},
+      {"a/..", "/w/ws", M, kNo, PathClass::kMalformed, EACCES},
       {".././x/../y", "/w/ws/sub", M, kNo, PathClass::kMalformed, EACCES},
+      {"/w/ws/a/../b", nullptr, R, kOk, PathClass::kReadOnly, 0},
+      {"a/../b", "/w/ws", R, kOk, PathClass::kReadOnly, 0},
+      {"../a/../b", "/w/ws/sub", R, kOk, PathClass::kReadOnly, 0},
       // A relative path's leading ".." climb its base, the kernel's physical
       // name of the cwd or dirfd ("cmake ..", "gcc -I../include"); the
       // result is judged like any other path.
@@ -63,12 +66,11 @@ TEST(PathAdmission, Table) {
       {"../vendor/lib.c", "/w/ws/sub", M, kNo, PathClass::kReadOnly, EACCES},
       {"../../../../../etc/passwd", "/w/ws", R, kOk, PathClass::kReadOnly, 0},
       {"../../../../../etc/shadow", "/w/ws", R, kNo, PathClass::kDenied, EACCES},
-      // An absolute read that stays in the read-only system set (a compiler's
-      // "/usr/lib/gcc/.../../../crti.o") is left to the kernel; the same
-      // spelling is refused for a mutation, or when it reaches the workspace.
+      // A compiler's "/usr/lib/gcc/.../../../crti.o" is a read like any
+      // other; the same spelling is refused for a mutation.
       {"/usr/lib/gcc/x/12/../../crti.o", nullptr, R, kOk, PathClass::kReadOnly, 0},
       {"/usr/lib/gcc/x/12/../../crti.o", nullptr, M, kNo, PathClass::kMalformed, EACCES},
-      {"/usr/../w/ws/a.txt", nullptr, R, kNo, PathClass::kMalformed, EACCES},
+      {"/usr/../w/ws/a.txt", nullptr, M, kNo, PathClass::kMalformed, EACCES},
       // ... but names that merely contain dots are names.
       {"a/..b/...", "/w/ws", M, kOk, PathClass::kWorkspace, 0},
       {".hidden", "/w/ws", M, kOk, PathClass::kWorkspace, 0},
