@@ -85,12 +85,13 @@ Reply AbstractRefused(const std::string& what) {
                                   "writable paths are reachable");
 }
 
-// A call on a socket that is not AF_UNIX, where the supervisor cannot take
-// the tool's socket: said once a run, as the tool sees only EBADF.
+// A call on a socket no stand-in is made for (another protocol than AF_UNIX,
+// TCP and UDP; a listen on a socket not bound here), where the supervisor
+// cannot take the tool's socket: said once a run, as the tool sees only EBADF.
 Reply NoStandIn(const std::string& what) {
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) {
-    spdlog::warn("{} on a network socket fails with EBADF here: this container's seccomp profile "
+    spdlog::warn("{} on this socket fails with EBADF here: this container's seccomp profile "
                  "refuses pidfd_getfd, and the supervisor needs the tool's socket to make it; "
                  "run the container with --cap-add SYS_PTRACE (Docker's default profile then "
                  "allows pidfd_getfd)",
@@ -111,8 +112,29 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!creds) return Reply::Errno(ESRCH);
   auto sock = GetToolFd(creds->tgid, tool_fd);
+  // No pidfd_getfd: the call is made on a stand-in of the tool's socket,
+  // installed at its number once it succeeds (supervisor/socket_stand_in.h).
+  int install_at = -1;
+  uint32_t install_flags = 0;
   if (!sock && sock.error().err != EBADF && sock.error().err != ESRCH) {
-    return StandInName(req, creds->tgid, tool_fd, addr, len, bind, valid, may_block);
+    auto inet = ReadToolInetSocket(creds->tgid, tool_fd);
+    if (!valid()) return Reply::Errno(EACCES, "stale");
+    if (!inet && inet.error().err == EAFNOSUPPORT) {
+      return StandInName(req, creds->tgid, tool_fd, addr, len, bind, valid, may_block);
+    }
+    if (!inet) return Reply::Errno(inet.error().err == ENOTSOCK ? ENOTSOCK : EBADF);
+    auto ino = ToolSocketInode(creds->tgid, tool_fd);
+    std::optional<Fd> kept = ino ? stand_ins_.Take(ino.value()) : std::nullopt;
+    if (kept) {
+      sock = std::move(*kept);  // bound here before: the tool's descriptor names it
+    } else {
+      sock = Fd(::socket(inet->domain,
+                         inet->type | SOCK_CLOEXEC | (inet->nonblock ? SOCK_NONBLOCK : 0),
+                         inet->protocol));
+      if (!sock) return Reply::Errno(errno);
+      install_at = tool_fd;
+      install_flags = inet->cloexec ? O_CLOEXEC : 0;
+    }
   }
   if (!sock) return Reply::Errno(EBADF);
   int domain = 0;
@@ -168,7 +190,8 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
   // that costs one capset.
   auto held = std::make_shared<Fd>(std::move(sock.value()));
   const pid_t tgid = creds->tgid;
-  auto call = [this, held, addr, len, bind, what, to_loopback, tgid, nr]() -> Reply {
+  auto call = [this, held, addr, len, bind, what, to_loopback, tgid, nr, install_at,
+               install_flags]() -> Reply {
     if (int rc = DropThreadCapabilities(); rc != 0) {
       return Reply::Errno(EACCES, what + ": cannot drop capabilities: " + std::strerror(-rc));
     }
@@ -190,7 +213,24 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
                                               "this run's");
       }
     }
-    return rc == 0 ? Reply{} : Reply::Errno(err);
+    Reply r = rc == 0 ? Reply{} : Reply::Errno(err);
+    if (install_at >= 0 && (rc == 0 || err == EINPROGRESS)) {
+      // The stand-in goes in over the tool's socket; a bound stream one is
+      // kept until the tool listens on it.
+      int type = 0;
+      socklen_t tlen = sizeof type;
+      struct stat st;
+      if (bind && ::getsockopt(s, SOL_SOCKET, SO_TYPE, &type, &tlen) == 0 && type == SOCK_STREAM &&
+          ::fstat(s, &st) == 0) {
+        Fd copy(::fcntl(s, F_DUPFD_CLOEXEC, 0));
+        if (copy) stand_ins_.Keep(st.st_ino, std::move(copy));
+      }
+      r.install = Fd(::fcntl(s, F_DUPFD_CLOEXEC, 0));
+      r.install_at = install_at;
+      r.install_flags = install_flags;
+      if (!r.install) return Reply::Errno(errno);
+    }
+    return r;
   };
   if (may_block) return call();
   Reply r = Later();
@@ -318,14 +358,28 @@ Reply Emulator::Listen(const Request& req, int tool_fd, int backlog) {
   auto creds = ReadToolCreds(req.tid);
   if (!creds) return Reply::Errno(ESRCH);
   auto sock = GetToolFd(creds->tgid, tool_fd);
+  int install_at = -1;
+  uint32_t install_flags = 0;
   if (!sock && sock.error().err != EBADF && sock.error().err != ESRCH) {
     // No pidfd_getfd: a stand-in bound here is listened on (the tool's
-    // descriptor names that very socket); nothing else can be.
+    // descriptor names that very socket); an unbound socket's listen (an
+    // implicit bind) on a fresh one, installed over the tool's. Both after
+    // the same decision.
     auto ino = ToolSocketInode(creds->tgid, tool_fd);
     if (!ino) return Reply::Errno(ino.error().err == ENOTSOCK ? ENOTSOCK : EBADF);
     std::optional<Fd> kept = stand_ins_.Take(ino.value());
-    if (!kept) return NoStandIn("listen");
-    return ::listen(kept->get(), backlog) == 0 ? Reply{} : Reply::Errno(errno);
+    if (kept) {
+      sock = std::move(*kept);
+    } else {
+      auto inet = ReadToolInetSocket(creds->tgid, tool_fd);
+      if (!inet) return NoStandIn("listen");
+      sock = Fd(::socket(inet->domain,
+                         inet->type | SOCK_CLOEXEC | (inet->nonblock ? SOCK_NONBLOCK : 0),
+                         inet->protocol));
+      if (!sock) return Reply::Errno(errno);
+      install_at = tool_fd;
+      install_flags = inet->cloexec ? O_CLOEXEC : 0;
+    }
   }
   if (!sock) return Reply::Errno(EBADF);
   int domain = 0;
@@ -348,7 +402,14 @@ Reply Emulator::Listen(const Request& req, int tool_fd, int backlog) {
   }
   // On the copy: the socket the name was read from, whatever the tool's fd
   // number holds by now.
-  return ::listen(sock->get(), backlog) == 0 ? Reply{} : Reply::Errno(errno);
+  if (::listen(sock->get(), backlog) != 0) return Reply::Errno(errno);
+  Reply r;
+  if (install_at >= 0) {  // a fresh stand-in, bound by the listen itself
+    r.install = std::move(sock.value());
+    r.install_at = install_at;
+    r.install_flags = install_flags;
+  }
+  return r;
 }
 
 }  // namespace cordon::supervisor

@@ -1,6 +1,9 @@
 #include "supervisor/socket_stand_in.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -88,6 +91,47 @@ Result<ino_t> ToolSocketInode(pid_t tgid, int fd) {
     return SysError{ENOTSOCK, "descriptor", std::to_string(fd)};
   }
   return static_cast<ino_t>(ino);
+}
+
+ToolInetSocket InetSocketOf(std::string_view name) {
+  struct Row {
+    std::string_view name;
+    int domain, type, protocol;
+  };
+  static constexpr Row kRows[] = {
+      {"TCP", AF_INET, SOCK_STREAM, 0},           {"TCPv6", AF_INET6, SOCK_STREAM, 0},
+      {"UDP", AF_INET, SOCK_DGRAM, 0},            {"UDPv6", AF_INET6, SOCK_DGRAM, 0},
+      {"PING", AF_INET, SOCK_DGRAM, IPPROTO_ICMP}, {"PINGv6", AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6},
+  };
+  ToolInetSocket out;
+  for (const Row& r : kRows) {
+    if (r.name != name) continue;
+    out.domain = r.domain;
+    out.type = r.type;
+    out.protocol = r.protocol;
+  }
+  return out;
+}
+
+Result<ToolInetSocket> ReadToolInetSocket(pid_t tgid, int fd) {
+  auto ino = ToolSocketInode(tgid, fd);
+  if (!ino) return ino.error();
+  const std::string proc = "/proc/" + std::to_string(tgid);
+  const std::string link = proc + "/fd/" + std::to_string(fd);
+  char name[64] = {};
+  ssize_t n = RetryAsSupervisor(
+      [&] { return ::getxattr(link.c_str(), "system.sockprotoname", name, sizeof name - 1); });
+  if (n <= 0) return SysError{errno == ENOENT ? EBADF : errno, "sockprotoname", link};
+  ToolInetSocket out = InetSocketOf(std::string_view(name, ::strnlen(name, static_cast<size_t>(n))));
+  if (out.domain == 0) return SysError{EAFNOSUPPORT, "not a TCP or UDP socket", name};
+  auto info = ReadProc(proc + "/fdinfo/" + std::to_string(fd));
+  if (!info) return info.error();
+  const size_t at = info->find("flags:");
+  if (at == std::string::npos) return SysError{EBADF, "fdinfo"};
+  const unsigned long flags = std::strtoul(info->c_str() + at + 6, nullptr, 8);
+  out.nonblock = (flags & O_NONBLOCK) != 0;
+  out.cloexec = (flags & O_CLOEXEC) != 0;
+  return out;
 }
 
 Result<ToolUnixSocket> ReadToolUnixSocket(pid_t tgid, int fd) {

@@ -12,8 +12,9 @@
 // are), and another descriptor it dup'ed from the old socket still names the
 // old, unbound one. A bound stream socket is kept here until the tool
 // listens on it, so that listen(2), which also needs the socket, is made on
-// it; other network families fail with EBADF as before (their type cannot be
-// read without the socket: `cordon doctor` says so and what to do).
+// it. A TCP or UDP socket (IPv4 or IPv6) is stood in for the same way, its
+// type read from the socket inode's protocol name; other protocols fail with
+// EBADF, and cordon says so once a run with what to do.
 #pragma once
 
 #include <sys/types.h>
@@ -54,6 +55,24 @@ Result<ToolUnixSocket> ReadToolUnixSocket(pid_t tgid, int fd);
 
 // The inode of the socket the tool's descriptor `fd` names (ENOTSOCK, EBADF).
 Result<ino_t> ToolSocketInode(pid_t tgid, int fd);
+
+// A network socket of the tool's, as socket(2) made it: read from the
+// socket inode's "system.sockprotoname" (TCP, TCPv6, UDP, UDPv6, PING,
+// PINGv6), which the kernel keeps for every socket, bound or not.
+struct ToolInetSocket {
+  int domain = 0;  // AF_INET, AF_INET6
+  int type = 0;    // SOCK_STREAM, SOCK_DGRAM
+  int protocol = 0;
+  bool nonblock = false;
+  bool cloexec = false;
+};
+
+// The socket(2) arguments of a protocol name; domain 0 for any other.
+ToolInetSocket InetSocketOf(std::string_view protocol_name);
+
+// What the tool's descriptor `fd` is: EAFNOSUPPORT for a socket of another
+// protocol (AF_UNIX: ReadToolUnixSocket), ENOTSOCK, EBADF.
+Result<ToolInetSocket> ReadToolInetSocket(pid_t tgid, int fd);
 
 // Bound stream sockets installed in the tool, until it listens on them.
 // Bounded: the oldest goes first (its listen then fails with EBADF, as

@@ -79,11 +79,11 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
       std::printf("pidfd_getfd            %s\n",
                   k.pidfd_getfd ? "yes"
                                 : "no (a container's seccomp profile?): the supervisor reaches the "
-                                  "tool's files through /proc/PID/fd and makes an AF_UNIX bind or "
-                                  "connect on a stand-in socket installed over the tool's (options "
-                                  "set before the call are not carried over); network (TCP, UDP) "
-                                  "bind, connect and listen and an inotify watch fail with EBADF: "
-                                  "run the container with --cap-add SYS_PTRACE for them");
+                                  "tool's files through /proc/PID/fd and makes a bind, connect or "
+                                  "listen (AF_UNIX, TCP, UDP) on a stand-in socket installed over "
+                                  "the tool's (options set before the call are not carried over); "
+                                  "other sockets and an inotify watch fail with EBADF: run the "
+                                  "container with --cap-add SYS_PTRACE to have them exactly");
       std::printf("landlock denial log    %s\n", denial_log);
       std::printf("enforcement rung       %s\n", RungName(rung));
       std::printf("%s\n", full ? "full confinement available"

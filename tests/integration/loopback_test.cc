@@ -146,10 +146,59 @@ class LoopbackTest : public ::testing::TestWithParam<const char*> {
                                      "workspace-write", "--network", network, "--",
                                      "/usr/bin/python3", "-c", kTool, mode, GetParam()};
     args.insert(args.end(), more.begin(), more.end());
-    return RunCordon(args);
+    return RunCordon(args, "", {}, launcher_);
   }
   ScratchTree t_;
+  std::string launcher_;  // empty, or CONTAINER_LAUNCHER
 };
+
+// Started as in a Docker container with the default seccomp profile
+// (tests/helpers/container_launcher.c): no pidfd_getfd, so each call is made
+// on a stand-in socket installed over the tool's (supervisor/socket_stand_in.h),
+// under the same rules.
+class LoopbackInAContainerTest : public LoopbackTest {
+ protected:
+  void SetUp() override {
+    LoopbackTest::SetUp();
+    launcher_ = CONTAINER_LAUNCHER;
+  }
+};
+
+TEST_P(LoopbackInAContainerTest, AServerAndAClientOfTheRunTalk) {
+  RunResult r = Tool("talk");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "PING\n") << r.err;
+  r = Tool("talk-child");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "PING\n") << r.err;
+}
+
+TEST_P(LoopbackInAContainerTest, TheHostsListenerIsRefusedAndAllowOpensIt) {
+  Fd host = HostListener(v6());
+  std::string port = std::to_string(PortOf(host));
+  for (const char* mode : {"connect", "connect-blocking"}) {
+    RunResult r = Tool(mode, {port});
+    EXPECT_EQ(r.out, "ECONNREFUSED\n") << mode << r.err;
+    EXPECT_FALSE(Connected(host)) << "the host's listener must see no connection";
+  }
+  RunResult r = Tool("connect", {port}, "allow");
+  EXPECT_EQ(r.out, "ok\n") << r.err;
+  EXPECT_TRUE(Connected(host));
+}
+
+TEST_P(LoopbackInAContainerTest, WhatStaysRefused) {
+  RunResult r = Tool("refused");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "bind-any EACCES\n"
+            "listen-unbound EACCES\n"
+            "connect-out EACCES\n"
+            "udp EPERM\n"
+            "raw EPERM\n"
+            "sctp EPERM\n"
+            "fastopen EPERM\n")
+      << r.err;
+}
 
 TEST_P(LoopbackTest, AServerAndAClientOfTheRunTalk) {
   RunResult r = Tool("talk");
@@ -225,6 +274,8 @@ TEST(LoopbackTool, CPythonLoggingConfigListener) {
 }
 
 INSTANTIATE_TEST_SUITE_P(V4AndV6, LoopbackTest, ::testing::Values("4", "6"),
+                         [](const auto& info) { return std::string("v") + info.param; });
+INSTANTIATE_TEST_SUITE_P(V4AndV6, LoopbackInAContainerTest, ::testing::Values("4", "6"),
                          [](const auto& info) { return std::string("v") + info.param; });
 
 }  // namespace

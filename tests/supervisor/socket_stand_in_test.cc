@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -72,6 +73,27 @@ TEST(ReadToolUnixSocket, SaysWhatTheDescriptorIs) {
   EXPECT_EQ(ReadToolUnixSocket(::getpid(), inet.get()).error().err, EAFNOSUPPORT);
   EXPECT_EQ(ReadToolUnixSocket(::getpid(), file.get()).error().err, ENOTSOCK);
   EXPECT_EQ(ReadToolUnixSocket(::getpid(), 100000).error().err, EBADF);
+}
+
+TEST(ReadToolInetSocket, ReadsTheProtocolOfAnUnboundSocket) {
+  Fd tcp6(::socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  Fd udp(::socket(AF_INET, SOCK_DGRAM, 0));
+  Fd unix_sock(::socket(AF_UNIX, SOCK_STREAM, 0));
+  ASSERT_TRUE(tcp6 && udp && unix_sock);
+  auto t = ReadToolInetSocket(::getpid(), tcp6.get());
+  ASSERT_TRUE(t) << Describe(t.error());
+  EXPECT_EQ(t->domain, AF_INET6);
+  EXPECT_EQ(t->type, SOCK_STREAM);
+  EXPECT_TRUE(t->nonblock);
+  EXPECT_TRUE(t->cloexec);
+  auto u = ReadToolInetSocket(::getpid(), udp.get());
+  ASSERT_TRUE(u) << Describe(u.error());
+  EXPECT_EQ(u->domain, AF_INET);
+  EXPECT_EQ(u->type, SOCK_DGRAM);
+  EXPECT_FALSE(u->nonblock);
+  EXPECT_EQ(ReadToolInetSocket(::getpid(), unix_sock.get()).error().err, EAFNOSUPPORT);
+  EXPECT_EQ(InetSocketOf("SCTP").domain, 0);
+  EXPECT_EQ(InetSocketOf("PINGv6").protocol, IPPROTO_ICMPV6);
 }
 
 TEST(StandIns, HandsOverOnceAndKeepsABoundedNumber) {
