@@ -142,7 +142,7 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
   }
   // The network rule (policy/loopback.h): under none, the tool's own
   // loopback only.
-  const bool none = opts_.network == policy::Network::kNone;
+  const bool none = policy::NetworkFenced(opts_.network);
   policy::NetRequest nr;
   nr.mode = opts_.network;
   nr.op = bind ? policy::NetOp::kBind : policy::NetOp::kConnect;

@@ -229,7 +229,7 @@ Result<Fd> BuildLandlock(const LaunchRequest& req, const std::string& tmp) {
                    l.target, l.denied);
     }
   }
-  LandlockConfig cfg{req.landlock_abi, p.network == policy::Network::kNone, true};
+  LandlockConfig cfg{req.landlock_abi, policy::NetworkFenced(p.network), true};
   auto rs = BuildRuleset(grants, cfg);
   if (!rs) return rs.error();
   for (const auto& s : rs->skipped) spdlog::info("landlock: skipped {}", s);

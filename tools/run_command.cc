@@ -17,6 +17,7 @@
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/landlock.h"
 #include "policy/deny_glob.h"
+#include "policy/network_mode.h"
 #include "policy/protected_paths.h"
 #include "supervisor/delete_gate.h"
 #include "supervisor/launcher.h"
@@ -129,8 +130,11 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
                   "deleting or replacing a file that existed before the run: recoverable "
                   "(default: kept in the run's journal, cordon undo), ask, deny or allow")
       ->check(CLI::IsMember({"recoverable", "ask", "deny", "allow"}));
-  cmd->add_option("--network", o.network, "none (default) or allow")
-      ->check(CLI::IsMember({"none", "allow"}));
+  cmd->add_option("--network", o.network,
+                  "none (default: the tool's own loopback only), public-web (public hosts "
+                  "through cordon's proxy), hosts:NAME[,*.SUFFIX]... (those hosts through it) "
+                  "or allow")
+      ->check(non_empty);
   cmd->add_flag("--allow-degraded", o.allow_degraded,
                 "run with advisory confinement when the kernel lacks seccomp notification");
   cmd->add_flag("--test-force-notify-all", o.force_notify_all)->group("");
@@ -193,8 +197,9 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   else if (o.sensitive_delete == "ask") p.sensitive_delete = policy::SensitiveDelete::kAsk;
   else if (o.sensitive_delete == "deny") p.sensitive_delete = policy::SensitiveDelete::kDeny;
   else if (o.sensitive_delete == "allow") p.sensitive_delete = policy::SensitiveDelete::kAllow;
-  if (o.network == "allow") p.network = policy::Network::kAllow;
-  else if (o.network == "none") p.network = policy::Network::kNone;
+  if (std::string why; !o.network.empty() && !policy::ParseNetworkMode(o.network, &p, &why)) {
+    errors.push_back("--network: " + why);
+  }
 
   // A relative path on the command line is the shell's: from the caller's
   // current directory.
