@@ -351,7 +351,7 @@ int Launch(const LaunchRequest& req) {
   }
 
   std::vector<std::string> argv = req.argv;
-  ToolEnv tool_env = MakeToolEnv(req.env, p, tmp.path());
+  ToolEnv tool_env = MakeToolEnv(req.env, p, tmp.path(), req.web_proxy_url);
   if (!tool_env.removed.empty()) {
     std::string names;
     for (const std::string& n : tool_env.removed) names += (names.empty() ? "" : " ") + n;

@@ -30,6 +30,7 @@
 #include "tools/run_services.h"
 #include "tools/run_journal.h"
 #include "tools/run_preload.h"
+#include "tools/run_web_proxy.h"
 
 #include <nlohmann/json.hpp>
 
@@ -294,6 +295,7 @@ bool ExecGateOpen(const RunOptions& o) {
 int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::string> argv,
             const std::vector<std::string>* env) {
   using namespace cordon::supervisor;
+  if (!CheckTestHooks()) return kExitCordonError;
   if (argv.empty()) {
     spdlog::error("no command given (cordon run [options] -- CMD [ARG]...)");
     return kExitCordonError;
@@ -366,6 +368,9 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   std::shared_ptr<Journal> journal = OpenRunJournal(run_policy, req.argv, services.run_id);
   req.emulator.journal = journal;
   ConfigureDecisions(run_policy, services, req);
+  // public-web, hosts: the tool's only way out (run_web_proxy.h).
+  std::unique_ptr<WebProxy> web_proxy;
+  if (!StartRunProxy(run_policy, req, &web_proxy)) return kExitCordonError;
   // The preload (issue 5): glibc tools get early, precise refusals.
   // The preload's hints and check-ins (untrusted, per call and per exec)
   // go to a log the user named; the default log holds the supervisor's
@@ -376,6 +381,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
       AttachPreload(run_policy, req, named_log ? services.audit : nullptr);
   req.policy = &run_policy;
   int status = Launch(req);
+  web_proxy.reset();  // its last requests end and are audited before the log closes
   CloseRunJournal(journal, run_policy, status);
   ReportPreload(preload, req.argv[0], named_log);
   const bool recoverable = journal && journal->Stats().changes > 0;
