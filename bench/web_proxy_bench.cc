@@ -28,7 +28,8 @@ using namespace cordon;
 
 class FixedResolver final : public supervisor::Resolver {
  public:
-  supervisor::Resolved Resolve(const std::string&, std::chrono::milliseconds) override {
+  supervisor::Resolved Resolve(const std::string&, std::chrono::milliseconds,
+                               const std::atomic<bool>*) override {
     return {{*policy::ParseIpLiteral("127.0.0.1")}, {}};
   }
 };

@@ -158,7 +158,7 @@ void Session::Serve() {
   } else {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
-    Resolved r = s_.opts.resolver->Resolve(v_.url.host, left);
+    Resolved r = s_.opts.resolver->Resolve(v_.url.host, left, &s_.stopping);
     if (!r.error.empty()) return Answer(502, r.error);
     addrs = std::move(r.addrs);
   }

@@ -46,7 +46,8 @@ Resolved Lookup(const std::string& host) {
 
 class SystemResolverImpl final : public Resolver {
  public:
-  Resolved Resolve(const std::string& host, std::chrono::milliseconds wait) override {
+  Resolved Resolve(const std::string& host, std::chrono::milliseconds wait,
+                   const std::atomic<bool>* cancel) override {
     struct Shared {
       std::mutex mu;
       std::condition_variable cv;
@@ -62,8 +63,13 @@ class SystemResolverImpl final : public Resolver {
       shared->cv.notify_all();
     }).detach();
     std::unique_lock<std::mutex> l(shared->mu);
-    if (!shared->cv.wait_for(l, wait, [&] { return shared->done; })) {
-      return Resolved{{}, "cannot resolve " + host + ": no answer in time"};
+    const auto until = std::chrono::steady_clock::now() + wait;
+    // In slices, so a run that ends does not wait for a hung lookup.
+    while (!shared->done) {
+      if ((cancel && cancel->load()) || std::chrono::steady_clock::now() >= until) {
+        return Resolved{{}, "cannot resolve " + host + ": no answer in time"};
+      }
+      shared->cv.wait_for(l, std::chrono::milliseconds(100));
     }
     return std::move(shared->result);
   }
@@ -73,7 +79,8 @@ class TableResolverImpl final : public Resolver {
  public:
   explicit TableResolverImpl(std::map<std::string, std::vector<std::vector<policy::IpAddress>>> t)
       : table_(std::move(t)) {}
-  Resolved Resolve(const std::string& host, std::chrono::milliseconds) override {
+  Resolved Resolve(const std::string& host, std::chrono::milliseconds,
+                   const std::atomic<bool>*) override {
     std::lock_guard<std::mutex> l(mu_);
     auto it = table_.find(host);
     if (it == table_.end()) return Resolved{{}, "cannot resolve " + host + ": not in the test table"};

@@ -10,6 +10,7 @@
 // them in turn, the last one repeated (a rebinding server).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -28,7 +29,9 @@ struct Resolved {
 class Resolver {
  public:
   virtual ~Resolver() = default;
-  virtual Resolved Resolve(const std::string& host, std::chrono::milliseconds wait) = 0;
+  // Waits up to `wait`, and no longer once `*cancel` (may be null) is set.
+  virtual Resolved Resolve(const std::string& host, std::chrono::milliseconds wait,
+                           const std::atomic<bool>* cancel = nullptr) = 0;
 };
 
 std::shared_ptr<Resolver> SystemResolver();

@@ -58,6 +58,7 @@ void WebProxy::Stop() {
     if (stopped_) return;
     stopped_ = true;
   }
+  shared_->stopping = true;
   uint64_t one = 1;
   (void)!::write(shared_->stop.get(), &one, sizeof one);
   if (acceptor_.joinable()) acceptor_.join();

@@ -57,6 +57,7 @@ class WebProxy {
     policy::Policy policy;  // network and web only: what DecideWebRequest reads
     Fd stop;                // an eventfd, readable once stopping
     std::atomic<size_t> active{0};
+    std::atomic<bool> stopping{false};  // set with `stop`, for waits that poll no fd
   };
 
  private:

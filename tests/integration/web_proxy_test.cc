@@ -322,6 +322,57 @@ TEST_F(WebProxyTest, AHostProcessGetsNoServiceFromTheProxy) {
   ::unlink((ws() + "/go").c_str());
 }
 
+TEST_F(WebProxyTest, GitClonesOverHttpsThroughTheProxy) {
+  // A dumb-http repository on the https server; git finds the proxy in
+  // GIT_CONFIG_* (http.proxy), the CA in GIT_SSL_CAINFO.
+  const std::string files = s().tree().root() + "/web/files";
+  ASSERT_EQ(Sh("rm -rf " + files + " /tmp/cordon-web-src-$$ && mkdir -p " + files +
+               " && cd " + files + " && git init -q src && cd src && git config user.email t@t && "
+               "git config user.name t && echo hi > f && git add f && git commit -qm one && cd .. && "
+               "git clone -q --bare src repo.git && git -C repo.git update-server-info"),
+            0);
+  std::vector<std::string> a = {"run", "--workspace", ws(), "--profile", "workspace-write",
+                                "--policy", Policy("hosts:test.example"), "--",
+                                "/usr/bin/git", "clone", "-q",
+                                s().Https("test.example", "/files/repo.git"), "cloned"};
+  RunResult r = RunCordonTestBuild(a, "",
+                                   {"CORDON_TEST_PUBLIC_RANGE=127.0.0.1/32",
+                                    "CORDON_TEST_RESOLVER=" + s().names(),
+                                    "GIT_SSL_CAINFO=" + ws() + "/ca.pem"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(ws() + "/cloned/f"), "hi\n");
+  Sh("rm -rf " + ws() + "/cloned");
+}
+
+TEST_F(WebProxyTest, PipDownloadsFromASimpleIndexThroughTheProxy) {
+  // A one-file wheel on a PEP 503 simple index on the https server.
+  const std::string files = s().tree().root() + "/web/files";
+  ASSERT_EQ(Sh("mkdir -p " + files + "/simple/cordonpkg && cd " + files + " && /usr/bin/python3 -c \""
+               "import zipfile\n"
+               "z = zipfile.ZipFile('cordonpkg-1.0-py3-none-any.whl', 'w')\n"
+               "z.writestr('cordonpkg/__init__.py', '')\n"
+               "z.writestr('cordonpkg-1.0.dist-info/METADATA', 'Metadata-Version: 2.1\\nName: cordonpkg\\nVersion: 1.0\\n')\n"
+               "z.writestr('cordonpkg-1.0.dist-info/WHEEL', 'Wheel-Version: 1.0\\nGenerator: t\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n')\n"
+               "z.writestr('cordonpkg-1.0.dist-info/RECORD', '')\n"
+               "z.close()\" && printf '<a href=\"../../cordonpkg-1.0-py3-none-any.whl\">cordonpkg-1.0-py3-none-any.whl</a>\\n' "
+               "> simple/cordonpkg/index.html"),
+            0);
+  std::vector<std::string> a = {
+      "run", "--workspace", ws(), "--profile", "workspace-write", "--policy",
+      Policy("hosts:test.example"), "--", "/usr/bin/python3", "-m", "pip", "--isolated", "download",
+      "--no-deps", "--no-cache-dir", "--disable-pip-version-check", "--only-binary=:all:",
+      "--cert", ws() + "/ca.pem", "--index-url", s().Https("test.example", "/files/simple/"),
+      "-d", ws() + "/dl", "cordonpkg"};
+  // requests prefers REQUESTS_CA_BUNDLE (set on this machine) over --cert.
+  RunResult r = RunCordonTestBuild(a, "",
+                                   {"CORDON_TEST_PUBLIC_RANGE=127.0.0.1/32",
+                                    "CORDON_TEST_RESOLVER=" + s().names(),
+                                    "REQUESTS_CA_BUNDLE=" + ws() + "/ca.pem"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(Exists(ws() + "/dl/cordonpkg-1.0-py3-none-any.whl")) << r.out << r.err;
+  Sh("rm -rf " + ws() + "/dl");
+}
+
 TEST(WebProxyRelease, TheReleaseBuildRefusesTheTestSettings) {
   ScratchTree t;
   RunResult r = RunCordon({"run", "--workspace", t.ws(), "--network", "public-web", "--", "/bin/true"},

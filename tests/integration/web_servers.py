@@ -45,6 +45,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             while n > 0:
                 self.wfile.write(block[:min(n, len(block))])
                 n -= len(block)
+        elif p.startswith('/files/') and '..' not in p:  # static files (a dumb git repo)
+            path = os.path.join(d, p[1:].split('?')[0])
+            if os.path.isdir(path):
+                path = os.path.join(path, 'index.html')
+            if os.path.isfile(path):
+                kind = 'text/html' if path.endswith('.html') else 'application/octet-stream'
+                with open(path, 'rb') as f:
+                    self.reply(200, f.read(), [('Content-Type', kind)])
+            else:
+                self.reply(404, b'')
         elif p == '/slow':
             time.sleep(6)
             self.reply(200, b'slow\n')
