@@ -244,6 +244,22 @@ bool SameOrigin(const WebUrl& from, std::string_view location) {
   return location.find('\\') == std::string_view::npos;  // a path on the same origin
 }
 
+std::string ResolveLocation(const WebUrl& from, std::string_view location) {
+  const std::string origin = from.scheme + "://" +
+                             (from.host.find(':') != std::string::npos ? "[" + from.host + "]" : from.host) +
+                             ":" + std::to_string(from.port);
+  if (location.starts_with("//")) return from.scheme + ":" + std::string(location);
+  const size_t colon = location.find(':');
+  const size_t stop = location.find_first_of("/?#");
+  if (colon != std::string_view::npos && (stop == std::string_view::npos || colon < stop)) {
+    return std::string(location);
+  }
+  if (location.starts_with("/")) return origin + std::string(location);
+  std::string_view path = std::string_view(from.target).substr(0, from.target.find('?'));
+  if (location.starts_with("?")) return origin + std::string(path) + std::string(location);
+  return origin + std::string(path.substr(0, path.rfind('/') + 1)) + std::string(location);
+}
+
 std::string ProxyAnswer(int status, std::string_view reason) {
   const std::string body = "cordon: " + std::string(reason) + "\n";
   return "HTTP/1.1 " + std::to_string(status) + " " + StatusText(status) +

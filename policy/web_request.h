@@ -84,6 +84,11 @@ HeadParse ParseResponseHead(std::string_view bytes, ResponseHead* out);
 // another origin.
 bool SameOrigin(const WebUrl& from, std::string_view location);
 
+// `location` (a redirect's, absolute or relative) as an absolute URL
+// against `from`. Pure string work: the result still goes through
+// CheckWebUrl.
+std::string ResolveLocation(const WebUrl& from, std::string_view location);
+
 // A complete answer from the proxy itself: status line, Connection:
 // close, a text/plain body of `reason` and a newline.
 std::string ProxyAnswer(int status, std::string_view reason);

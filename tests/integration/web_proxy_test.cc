@@ -373,6 +373,55 @@ TEST_F(WebProxyTest, PipDownloadsFromASimpleIndexThroughTheProxy) {
   Sh("rm -rf " + ws() + "/dl");
 }
 
+// cordon fetch (issue 25 item 4): the early refusal, then a fixed curl
+// confined under public-web through the same proxy.
+TEST_F(WebProxyTest, FetchPrintsTheBodyFollowsSameOriginRedirectsAndRefuses) {
+  const std::vector<std::string> env = {"CORDON_TEST_PUBLIC_RANGE=127.0.0.1/32",
+                                        "CORDON_TEST_RESOLVER=" + s().names()};
+  RunResult r = RunCordonTestBuild({"fetch", s().Http("test.example")}, "", env);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "ok\n");
+  r = RunCordonTestBuild({"fetch", s().Http("test.example", "/redirect-same")}, "", env);
+  EXPECT_EQ(r.out, "ok\n") << r.err;
+  r = RunCordonTestBuild({"fetch", "--json", s().Http("test.example")}, "", env);
+  EXPECT_THAT(r.out, HasSubstr(R"("status":200)")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(R"("body":"ok\n")"));
+  s().ClearHits();
+  for (const char* url : {"http://10.0.0.1/", "http://user:pw@test.example/", "ftp://a.example.com/",
+                          "http://db.internal/"}) {
+    r = RunCordonTestBuild({"fetch", url}, "", env);
+    EXPECT_EQ(r.status, 125) << url << r.err;
+    EXPECT_THAT(r.err, HasSubstr("refused")) << url;
+  }
+  r = RunCordonTestBuild({"fetch", s().Http("loop.example")}, "", env);
+  EXPECT_EQ(r.status, 1) << "a name resolving to loopback: " << r.err;
+  EXPECT_THAT(r.out, HasSubstr("not public"));
+  r = RunCordonTestBuild({"fetch", s().Http("test.example", "/redirect-other")}, "", env);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(s().Hits().find("/ok"), std::string::npos) << "the other origin is never asked";
+  r = RunCordonTestBuild({"fetch", "--max-bytes", "1000", s().Http("test.example", "/big?n=500000")},
+                         "", env);
+  EXPECT_NE(r.status, 0);
+  EXPECT_LE(r.out.size(), 1000u);
+  // Over https the proxy cannot see a redirect: cordon fetch's own check
+  // refuses one to another origin. The test port is a CONNECT port by the
+  // user's settings file; the CA by CURL_CA_BUNDLE.
+  const std::string xdg = s().tree().root() + "/xdg";
+  Sh("mkdir -p " + xdg + "/cordon");
+  WriteFile(xdg + "/cordon/settings.json", R"({"sandbox":{"network":{"ports":[443,)" +
+                                               std::to_string(s().https_port()) + "]}}}");
+  std::vector<std::string> tls = env;
+  tls.push_back("XDG_CONFIG_HOME=" + xdg);
+  tls.push_back("CURL_CA_BUNDLE=" + ws() + "/ca.pem");
+  r = RunCordonTestBuild({"fetch", s().Https("test.example")}, "", tls);
+  EXPECT_EQ(r.out, "ok\n") << r.err;
+  s().ClearHits();
+  r = RunCordonTestBuild({"fetch", s().Https("test.example", "/redirect-other")}, "", tls);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("same-origin redirects only"));
+  EXPECT_EQ(s().Hits().find("/ok"), std::string::npos) << "the other origin is never asked";
+}
+
 TEST(WebProxyRelease, TheReleaseBuildRefusesTheTestSettings) {
   ScratchTree t;
   RunResult r = RunCordon({"run", "--workspace", t.ws(), "--network", "public-web", "--", "/bin/true"},

@@ -143,6 +143,12 @@ TEST(WebRequest, ResponseHeadsAndRedirects) {
   EXPECT_FALSE(SameOrigin(from, "http://169.254.169.254/latest"));
   EXPECT_FALSE(SameOrigin(from, "javascript:alert(1)"));
   EXPECT_FALSE(SameOrigin(from, "/\\b.example.com"));
+  WebUrl deep = *CheckWebUrl("https://a.example.com:8443/d/e?q").url;
+  EXPECT_EQ(ResolveLocation(deep, "/x"), "https://a.example.com:8443/x");
+  EXPECT_EQ(ResolveLocation(deep, "f"), "https://a.example.com:8443/d/f");
+  EXPECT_EQ(ResolveLocation(deep, "?r"), "https://a.example.com:8443/d/e?r");
+  EXPECT_EQ(ResolveLocation(deep, "//b.example.com/y"), "https://b.example.com/y");
+  EXPECT_EQ(ResolveLocation(deep, "http://c.example.com/"), "http://c.example.com/");
 }
 
 }  // namespace
