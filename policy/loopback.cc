@@ -195,8 +195,11 @@ NetDecision DecideNet(const NetRequest& r) {
     return d;
   }
   const char* const kHint =
-      "under network none the tool reaches its own loopback listeners only; --network allow "
-      "opens the network";
+      NetworkProxied(r.mode)
+          ? "under public-web and hosts: the tool reaches the web through cordon's proxy only "
+            "(HTTPS_PROXY in its environment) and its own loopback listeners"
+          : "under network none the tool reaches its own loopback listeners only; --network "
+            "allow opens the network";
   auto refuse = [&](int err, std::string why) {
     d.err = err;
     d.why = std::move(why);
@@ -234,8 +237,14 @@ NetDecision DecideNet(const NetRequest& r) {
       if (r.parsed != InetParse::kInet) {
         return refuse(EACCES, "connect to an address of another family under network none");
       }
+      if (r.proxy != nullptr && NetworkProxied(r.mode) && r.endpoint.port == r.proxy->port &&
+          SameAddress(r.endpoint, *r.proxy)) {
+        d.allow = true;
+        d.to_proxy = true;
+        return d;
+      }
       if (!IsLoopback(r.endpoint)) {
-        return refuse(EACCES, "connect to " + where + " under network none");
+        return refuse(EACCES, "connect to " + where + " under network " + NetworkName(r.mode));
       }
       if (r.listeners == 0) return refuse(ECONNREFUSED, {});  // nothing listens there
       if (r.listeners_of_run != r.listeners) {

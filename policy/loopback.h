@@ -73,6 +73,8 @@ struct NetRequest {
   // a process of this run.
   size_t listeners = 0;
   size_t listeners_of_run = 0;
+  // public-web and hosts: the web proxy's endpoint (null: none).
+  const InetEndpoint* proxy = nullptr;
 };
 
 struct NetDecision {
@@ -80,9 +82,12 @@ struct NetDecision {
   int err = 0;          // errno when refused
   std::string why;      // empty: refused without a line (nothing is listening)
   std::string hint;     // the grant that would allow it
+  bool to_proxy = false;  // a connect to the web proxy (the supervisor records its port)
 };
 
-// Under allow everything is allowed (made without privileges). Under none:
+// Under allow everything is allowed (made without privileges). Under
+// public-web and hosts: as none, and a connect to the web proxy's endpoint.
+// Under none:
 // bind to a loopback address only; listen on a socket bound to one (an
 // unbound socket would be bound to the wildcard address); connect to a
 // loopback port only while every listener there is the run's (ECONNREFUSED

@@ -233,4 +233,23 @@ std::string FormatIp(const IpAddress& a) {
   return out;
 }
 
+std::optional<IpPrefix> ParseIpPrefix(std::string_view text) {
+  const size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  auto base = ParseIpLiteral(text.substr(0, slash));
+  std::string_view len = text.substr(slash + 1);
+  if (!base || len.empty() || len.size() > 3) return std::nullopt;
+  int bits = 0;
+  for (char c : len) {
+    if (c < '0' || c > '9') return std::nullopt;
+    bits = bits * 10 + (c - '0');
+  }
+  if (bits > (base->v6 ? 128 : 32)) return std::nullopt;
+  return IpPrefix{*base, bits};
+}
+
+bool InPrefix(const IpAddress& a, const IpPrefix& p) {
+  return a.v6 == p.base.v6 && InPrefix(a.bytes.data(), p.base.bytes.data(), p.bits);
+}
+
 }  // namespace cordon::policy

@@ -42,4 +42,13 @@ std::optional<IpAddress> ParseIpLiteral(std::string_view text);
 
 std::string FormatIp(const IpAddress& a);
 
+// "192.0.2.0/24", "2001:db8::/32": an address and a prefix length.
+struct IpPrefix {
+  IpAddress base;
+  int bits = 0;
+};
+std::optional<IpPrefix> ParseIpPrefix(std::string_view text);
+// Same family, and the first `p.bits` bits equal.
+bool InPrefix(const IpAddress& a, const IpPrefix& p);
+
 }  // namespace cordon::policy

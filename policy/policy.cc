@@ -12,7 +12,15 @@ namespace cordon::policy {
 const char* ProfileName(Profile p) {
   return p == Profile::kWorkspaceWrite ? "workspace-write" : "read-only";
 }
-const char* NetworkName(Network n) { return n == Network::kAllow ? "allow" : "none"; }
+const char* NetworkName(Network n) {
+  switch (n) {
+    case Network::kNone: return "none";
+    case Network::kAllow: return "allow";
+    case Network::kPublicWeb: return "public-web";
+    case Network::kHosts: return "hosts";
+  }
+  return "?";
+}
 const char* SensitiveDeleteName(SensitiveDelete d) {
   switch (d) {
     case SensitiveDelete::kAsk: return "ask";

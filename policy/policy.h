@@ -12,11 +12,21 @@
 #include "policy/path_admission.h"
 #include "policy/rule_lookup.h"
 #include "policy/tool_pin.h"
+#include "policy/web_url.h"
 
 namespace cordon::policy {
 
 enum class Profile { kReadOnly, kWorkspaceWrite };
-enum class Network { kNone, kAllow };
+// kNone: no network but the tool's own loopback (policy/loopback.h).
+// kPublicWeb, kHosts: as none, plus cordon's web proxy (supervisor/net/),
+// which reaches public addresses only (any name under public-web, the
+// names of WebGrant::hosts under hosts:). kAllow: the host's network.
+enum class Network { kNone, kAllow, kPublicWeb, kHosts };
+
+// Whether the kernel fence of network none stands (every mode but allow).
+inline bool NetworkFenced(Network n) { return n != Network::kAllow; }
+// Whether the run gets the web proxy.
+inline bool NetworkProxied(Network n) { return n == Network::kPublicWeb || n == Network::kHosts; }
 
 // What deleting a file that existed before the run does (seed 002's
 // sensitive operation): ask the approval service, refuse, or allow.
@@ -97,6 +107,17 @@ struct Limits {
   std::size_t max_journal_days = 30;
 };
 
+// The web grants' proxy (Network::kPublicWeb, kHosts): which names, which
+// CONNECT ports, and its caps (sandbox.network in the policy file).
+struct WebGrant {
+  std::vector<HostPattern> hosts;  // kHosts: exact names and *.suffix patterns
+  std::vector<uint16_t> ports = {443, 80};  // CONNECT targets (plain http: any port)
+  std::size_t max_response_bytes = std::size_t{1} << 30;  // per response or tunnel
+  std::size_t timeout_seconds = 300;  // one request or tunnel, from accept to close
+  std::size_t max_connections = 64;   // open at once through the proxy
+  bool operator==(const WebGrant&) const = default;
+};
+
 // .git/config, .git/hooks, .git/info, .git/commondir, a .git file,
 // .gitmodules, .envrc, .cordon: files a tool could write to get code run
 // later outside the sandbox (policy/protected_paths.h).
@@ -122,6 +143,7 @@ struct Policy {
   std::string private_cache;
   std::vector<DroppedPath> dropped;  // missing paths, dropped and reported
   Network network = Network::kNone;
+  WebGrant web;
   bool private_tmp = true;
   Limits limits;
   // Seed-004 settings (docs/policy.md documents each).

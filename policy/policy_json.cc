@@ -1,5 +1,7 @@
 #include "policy/policy_json.h"
 
+#include "policy/network_mode.h"
+
 namespace cordon::policy {
 namespace {
 
@@ -75,6 +77,13 @@ json PolicyToJson(const Policy& p, PolicyJsonView view) {
            {"max_delete_bytes", p.limits.max_delete_bytes}}}};
   // Only when set, so that a policy without it keeps its digest's bytes.
   if (!p.env_keep.empty()) j["env_keep"] = TextArray(p.env_keep);
+  if (NetworkProxied(p.network)) {
+    j["network"] = FormatNetworkMode(p);
+    j["web"] = {{"ports", p.web.ports},
+                {"max_response_bytes", p.web.max_response_bytes},
+                {"timeout_seconds", p.web.timeout_seconds},
+                {"max_connections", p.web.max_connections}};
+  }
   if (!p.deny_globs.empty()) j["deny_globs"] = TextArray(p.deny_globs);
   if (p.limits.max_scan_entries != Limits{}.max_scan_entries) {
     j["limits"]["max_scan_entries"] = p.limits.max_scan_entries;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "policy/deny_glob.h"
+#include "policy/network_mode.h"
 #include "policy/path_admission.h"
 #include "policy/protected_paths.h"
 #include "policy/tool_pin.h"
@@ -189,11 +190,47 @@ void ParseFilesystem(Ctx& c, const json& j, const std::string& ptr) {
   }
 }
 
+// sandbox.network: seed 004's allowOutbound (true: allow), and the web
+// grants: mode (as --network takes it), the CONNECT ports, the proxy's caps.
 void ParseNetwork(Ctx& c, const json& j, const std::string& ptr) {
-  if (!Object(c, j, ptr, {"allowOutbound"})) return;
+  if (!Object(c, j, ptr, {"allowOutbound", "mode", "ports", "timeoutSeconds", "maxResponseBytes",
+                          "maxConnections"})) {
+    return;
+  }
   bool allow = c.p.network == Network::kAllow;
   Bool(c, j, "allowOutbound", ptr, allow);
-  c.p.network = allow ? Network::kAllow : Network::kNone;
+  if (j.contains("mode")) {
+    std::string error;
+    if (!j["mode"].is_string()) {
+      c.Error(Child(ptr, "mode"), std::string("must be a string, not ") + TypeName(j["mode"]));
+    } else if (!ParseNetworkMode(j["mode"].get<std::string>(), &c.p, &error)) {
+      c.Error(Child(ptr, "mode"), error);
+    } else if (allow && c.p.network != Network::kAllow) {
+      c.Error(Child(ptr, "allowOutbound"),
+              std::string("true contradicts mode \"") + FormatNetworkMode(c.p) + "\"");
+    }
+  } else {
+    c.p.network = allow ? Network::kAllow : Network::kNone;
+  }
+  if (j.contains("ports")) {
+    const json& ports = j["ports"];
+    if (!ports.is_array() || ports.empty()) {
+      c.Error(Child(ptr, "ports"), "must be a non-empty array of port numbers");
+    } else {
+      c.p.web.ports.clear();
+      for (std::size_t i = 0; i < ports.size(); ++i) {
+        if (!ports[i].is_number_unsigned() || ports[i].get<std::uint64_t>() == 0 ||
+            ports[i].get<std::uint64_t>() > 65535) {
+          c.Error(Child(Child(ptr, "ports"), i), "must be a port number from 1 to 65535");
+          continue;
+        }
+        c.p.web.ports.push_back(static_cast<std::uint16_t>(ports[i].get<std::uint64_t>()));
+      }
+    }
+  }
+  Count(c, j, "timeoutSeconds", ptr, 86400, c.p.web.timeout_seconds);
+  Count(c, j, "maxResponseBytes", ptr, std::size_t{1} << 50, c.p.web.max_response_bytes);
+  Count(c, j, "maxConnections", ptr, 4096, c.p.web.max_connections);
 }
 
 void ParseSandbox(Ctx& c, const json& j, const std::string& ptr) {

@@ -108,11 +108,15 @@ using WriteGate = std::function<bool(const Request&, int fd, const std::string& 
                                      const std::function<bool()>& still_valid, std::string& why)>;
 
 struct ReadFence;
+class ProxyPeers;
 
 struct EmulatorOptions {
   // Under none the tool's sockets reach Unix names beneath the writable
   // paths only; under allow, other families too.
   policy::Network network = policy::Network::kNone;
+  // public-web and hosts: the web proxy's endpoint and the record of the
+  // tool's connections to it (supervisor/net/proxy_peers.h).
+  std::shared_ptr<ProxyPeers> web_proxy;
   bool sensitive_delete_allowed = false;  // sensitive.delete: allow
   DeleteGate delete_gate;
   // sensitive.delete: recoverable: asked for a write in place the journal

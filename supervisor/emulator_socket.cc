@@ -30,7 +30,9 @@
 // A connect on a blocking socket may wait as long as the tool's own would
 // (a full backlog, a SYN timeout): it runs on a deferred thread, so other
 // calls are answered meanwhile, and a stopping supervisor interrupts it.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -47,6 +49,7 @@
 #include "policy/loopback.h"
 #include "supervisor/emulator.h"
 #include "supervisor/loopback_facts.h"
+#include "supervisor/net/proxy_peers.h"
 #include "supervisor/socket_stand_in.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
@@ -70,6 +73,39 @@ int CallOnSocket(int sock, const std::string& target, bool bind) {
   auto len = static_cast<socklen_t>(kPathOffset + target.size() + 1);
   auto* sa = reinterpret_cast<const sockaddr*>(&addr);
   return bind ? ::bind(sock, sa, len) : ::connect(sock, sa, len);
+}
+
+// The local port of the tool's socket `s` (of `domain`) for a connect to
+// the web proxy: bound to loopback first when it is not bound yet; -errno
+// when it cannot be.
+int ToolProxyPort(int s, int domain) {
+  sockaddr_storage name{};
+  socklen_t nlen = sizeof name;
+  if (::getsockname(s, reinterpret_cast<sockaddr*>(&name), &nlen) != 0) return -errno;
+  policy::InetEndpoint e;
+  if (policy::ParseInetEndpoint(&name, nlen, &e) == policy::InetParse::kInet && e.port != 0) {
+    return e.port;
+  }
+  sockaddr_storage lo{};
+  socklen_t lolen;
+  if (domain == AF_INET6) {
+    auto& a = reinterpret_cast<sockaddr_in6&>(lo);
+    a.sin6_family = AF_INET6;
+    a.sin6_addr.s6_addr[10] = a.sin6_addr.s6_addr[11] = 0xff;  // ::ffff:127.0.0.1
+    a.sin6_addr.s6_addr[12] = 127;
+    a.sin6_addr.s6_addr[15] = 1;
+    lolen = sizeof a;
+  } else {
+    auto& a = reinterpret_cast<sockaddr_in&>(lo);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    lolen = sizeof a;
+  }
+  if (::bind(s, reinterpret_cast<sockaddr*>(&lo), lolen) != 0) return -errno;
+  nlen = sizeof name;
+  if (::getsockname(s, reinterpret_cast<sockaddr*>(&name), &nlen) != 0) return -errno;
+  if (policy::ParseInetEndpoint(&name, nlen, &e) != policy::InetParse::kInet) return -EINVAL;
+  return e.port;
 }
 
 // Taken again where it may block.
@@ -163,34 +199,41 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
                     valid);
   }
   // The network rule (policy/loopback.h): under none, the tool's own
-  // loopback only.
-  const bool none = opts_.network == policy::Network::kNone;
+  // loopback only; under public-web and hosts:, the web proxy too.
+  const bool none = policy::NetworkFenced(opts_.network);
   policy::NetRequest nr;
   nr.mode = opts_.network;
   nr.op = bind ? policy::NetOp::kBind : policy::NetOp::kConnect;
   nr.parsed = policy::ParseInetEndpoint(&addr, len, &nr.endpoint);
-  const bool to_loopback = none && !bind && nr.parsed == policy::InetParse::kInet &&
-                           (domain == AF_INET || domain == AF_INET6) &&
-                           policy::IsLoopback(nr.endpoint);
+  if (opts_.web_proxy) nr.proxy = &opts_.web_proxy->endpoint();
+  bool to_loopback = none && !bind && nr.parsed == policy::InetParse::kInet &&
+                     (domain == AF_INET || domain == AF_INET6) &&
+                     policy::IsLoopback(nr.endpoint);
+  std::shared_ptr<ProxyPeers> proxy;
   if (none) {
     if (domain != AF_INET && domain != AF_INET6) {
       return Reply::Errno(EACCES, what + ": a socket of another family than AF_UNIX, AF_INET "
-                                         "and AF_INET6 under network none");
+                                         "and AF_INET6 under network " +
+                                         policy::NetworkName(opts_.network));
     }
-    if (to_loopback) {
+    if (to_loopback && !(nr.proxy && nr.endpoint.port == nr.proxy->port)) {
       ListenerFacts f = GatherListenerFacts(creds->tgid, nr.endpoint);
       nr.listeners = f.listeners;
       nr.listeners_of_run = f.listeners_of_run;
     }
     policy::NetDecision d = policy::DecideNet(nr);
     if (!d.allow) return Reply::Errno(d.err, d.why, d.hint);
+    if (d.to_proxy) {
+      proxy = opts_.web_proxy;
+      to_loopback = false;  // the proxy's listener is the supervisor's, for this run
+    }
   }
   // Made on a thread of the capless pool (NotifyLoop), on the copy of the
   // socket and the address checked here. Dropping again there is a check
   // that costs one capset.
   auto held = std::make_shared<Fd>(std::move(sock.value()));
   const pid_t tgid = creds->tgid;
-  auto call = [this, held, addr, len, bind, what, to_loopback, tgid, nr, install_at,
+  auto call = [this, held, addr, len, bind, what, to_loopback, tgid, nr, proxy, domain, install_at,
                install_flags]() -> Reply {
     if (int rc = DropThreadCapabilities(); rc != 0) {
       return Reply::Errno(EACCES, what + ": cannot drop capabilities: " + std::strerror(-rc));
@@ -198,8 +241,14 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
     auto* sa = reinterpret_cast<const sockaddr*>(&addr);
     auto salen = static_cast<socklen_t>(len);
     int s = held->get();
+    // A connection to the web proxy is the tool's by its local port,
+    // recorded before it can arrive (proxy_peers.h).
+    int proxy_port = proxy ? ToolProxyPort(s, domain) : 0;
+    if (proxy && proxy_port < 0) return Reply::Errno(-proxy_port);
+    if (proxy) proxy->Expect(static_cast<uint16_t>(proxy_port));
     int rc = blocking_.Run([&] { return bind ? ::bind(s, sa, salen) : ::connect(s, sa, salen); });
     int err = errno;
+    if (proxy && rc != 0 && err != EINPROGRESS) proxy->Forget(static_cast<uint16_t>(proxy_port));
     if (to_loopback && (rc == 0 || err == EINPROGRESS)) {
       // Narrows the window between the check and the call: a listener
       // not of this run that took the port meanwhile gets no connection.

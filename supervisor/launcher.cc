@@ -229,7 +229,7 @@ Result<Fd> BuildLandlock(const LaunchRequest& req, const std::string& tmp) {
                    l.target, l.denied);
     }
   }
-  LandlockConfig cfg{req.landlock_abi, p.network == policy::Network::kNone, true};
+  LandlockConfig cfg{req.landlock_abi, policy::NetworkFenced(p.network), true};
   auto rs = BuildRuleset(grants, cfg);
   if (!rs) return rs.error();
   for (const auto& s : rs->skipped) spdlog::info("landlock: skipped {}", s);
@@ -351,7 +351,7 @@ int Launch(const LaunchRequest& req) {
   }
 
   std::vector<std::string> argv = req.argv;
-  ToolEnv tool_env = MakeToolEnv(req.env, p, tmp.path());
+  ToolEnv tool_env = MakeToolEnv(req.env, p, tmp.path(), req.web_proxy_url);
   if (!tool_env.removed.empty()) {
     std::string names;
     for (const std::string& n : tool_env.removed) names += (names.empty() ? "" : " ") + n;

@@ -52,6 +52,9 @@ struct LaunchRequest {
   // Directories the host shares where the tool may make files and use only
   // those (WriteRoot::own_entries_only): SharedDirs().
   std::vector<std::string> shared_dirs;
+  // public-web and hosts: the web proxy's URL, set in the tool's
+  // environment (SetWebProxyEnv); req.emulator.web_proxy lets it connect.
+  std::string web_proxy_url;
   // Becomes the tool's standard output (-1: cordon's own).
   int stdout_fd = -1;
 };

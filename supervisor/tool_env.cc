@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -75,10 +76,8 @@ void SetCaches(const std::vector<policy::CacheSetting>& caches, ToolEnv& out) {
   }
 }
 
-}  // namespace
-
-ToolEnv MakeToolEnv(const std::vector<std::string>& all_env, const policy::Policy& p,
-                    const std::string& private_tmp) {
+ToolEnv MakeToolEnvWithoutProxy(const std::vector<std::string>& all_env, const policy::Policy& p,
+                                const std::string& private_tmp) {
   ToolEnv out;
   const std::vector<std::string> caller_env = policy::ScrubEnv(all_env, p.env_keep, &out.removed);
   std::string home;
@@ -121,6 +120,45 @@ ToolEnv MakeToolEnv(const std::vector<std::string>& all_env, const policy::Polic
   out.env.push_back("TMPDIR=" + private_tmp);
   if (move_home) out.env.push_back("HOME=" + out.private_home);
   SetCaches(caches, out);
+  return out;
+}
+
+}  // namespace
+
+void SetWebProxyEnv(std::vector<std::string>& env, const std::string& url) {
+  static constexpr std::string_view kNames[] = {
+      "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+      "npm_config_proxy", "npm_config_https_proxy", "NO_PROXY", "no_proxy"};
+  auto name_of = [](const std::string& e) { return std::string_view(e).substr(0, e.find('=')); };
+  long count = 0;
+  for (const std::string& e : env) {
+    if (name_of(e) != "GIT_CONFIG_COUNT") continue;
+    char* end = nullptr;
+    count = std::strtol(e.c_str() + sizeof "GIT_CONFIG_COUNT", &end, 10);
+    if (end == nullptr || *end != '\0' || count < 0 || count > 100000) count = 0;
+  }
+  std::erase_if(env, [&](const std::string& e) {
+    std::string_view n = name_of(e);
+    return n == "GIT_CONFIG_COUNT" ||
+           std::find(std::begin(kNames), std::end(kNames), n) != std::end(kNames);
+  });
+  for (std::string_view n : kNames) {
+    const bool no = n == "NO_PROXY" || n == "no_proxy";
+    env.push_back(std::string(n) + "=" + (no ? "localhost,127.0.0.1,::1" : url));
+  }
+  const std::string i = std::to_string(count);
+  std::erase_if(env, [&](const std::string& e) {
+    return e.starts_with("GIT_CONFIG_KEY_" + i + "=") || e.starts_with("GIT_CONFIG_VALUE_" + i + "=");
+  });
+  env.push_back("GIT_CONFIG_KEY_" + i + "=http.proxy");
+  env.push_back("GIT_CONFIG_VALUE_" + i + "=" + url);
+  env.push_back("GIT_CONFIG_COUNT=" + std::to_string(count + 1));
+}
+
+ToolEnv MakeToolEnv(const std::vector<std::string>& all_env, const policy::Policy& p,
+                    const std::string& private_tmp, const std::string& web_proxy) {
+  ToolEnv out = MakeToolEnvWithoutProxy(all_env, p, private_tmp);
+  if (!web_proxy.empty()) SetWebProxyEnv(out.env, web_proxy);
   return out;
 }
 

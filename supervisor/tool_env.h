@@ -47,8 +47,19 @@ struct ToolEnv {
 // `private_tmp` empty: no private TMPDIR, so the environment is the caller's.
 // Either way the variables that carry secrets are left out, but those
 // p.env_keep names (policy::ScrubEnv).
+// `web_proxy` (http://127.0.0.1:PORT, public-web and hosts:): every client
+// is pointed at it (SetWebProxyEnv).
 ToolEnv MakeToolEnv(const std::vector<std::string>& caller_env, const policy::Policy& p,
-                    const std::string& private_tmp);
+                    const std::string& private_tmp, const std::string& web_proxy = {});
+
+// The proxy variables the common clients read, replacing the caller's:
+// HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and their lower-case forms (curl,
+// pip, requests, Go, ...), npm_config_proxy and npm_config_https_proxy,
+// git's http.proxy as one more GIT_CONFIG_KEY_n/VALUE_n pair (appended to
+// the caller's GIT_CONFIG_COUNT), and NO_PROXY/no_proxy naming loopback
+// only, so the tool's own servers are reached directly. A client that
+// ignores them and goes direct is refused by the kernel fence, not let out.
+void SetWebProxyEnv(std::vector<std::string>& env, const std::string& url);
 
 // Makes the private home (0700) and its links. A link that cannot be made
 // is logged and left out (the tool then misses a file it may read anyway);

@@ -211,7 +211,7 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
     b.Notify(SCMP_SYS(execveat));
   }
   for (int nr : kSocketNames) b.Notify(nr);
-  if (o.network == policy::Network::kNone) b.Notify(SCMP_SYS(listen));
+  if (policy::NetworkFenced(o.network)) b.Notify(SCMP_SYS(listen));
   for (int nr : kWatches) b.Notify(nr);
   NotifyProcessTargets(b);
   if (o.notify_signals) {
@@ -260,9 +260,9 @@ void FenceLoopbackTcp(SeccompBuilder& b) {
 // through connect, which is notified. Network none: AF_UNIX, and the
 // loopback TCP sockets above where connect, bind and listen are notified.
 void FenceSocketFamilies(SeccompBuilder& b, policy::Network network, bool notified) {
-  if (network == policy::Network::kNone && notified) FenceLoopbackTcp(b);
+  if (policy::NetworkFenced(network) && notified) FenceLoopbackTcp(b);
   for (int nr : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
-    if (network == policy::Network::kNone && !(notified && nr == SCMP_SYS(socket))) {
+    if (policy::NetworkFenced(network) && !(notified && nr == SCMP_SYS(socket))) {
       b.Deny(nr, EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
     }
     for (uint64_t type : {SOCK_DGRAM, SOCK_RAW}) {
@@ -307,7 +307,7 @@ std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   out.push_back(SCMP_SYS(ioctl));  // FS_IOC_SETFLAGS / FS_IOC_FSSETXATTR only
   if (NotifiesExec(o)) out.insert(out.end(), {SCMP_SYS(execve), SCMP_SYS(execveat)});
   out.insert(out.end(), std::begin(kSocketNames), std::end(kSocketNames));
-  if (o.network == policy::Network::kNone) out.push_back(SCMP_SYS(listen));
+  if (policy::NetworkFenced(o.network)) out.push_back(SCMP_SYS(listen));
   out.insert(out.end(), std::begin(kWatches), std::end(kWatches));
   out.insert(out.end(), {SCMP_SYS(setpriority), SCMP_SYS(ioprio_set), SCMP_SYS(prlimit64)});
   out.insert(out.end(), std::begin(kSchedTargets), std::end(kSchedTargets));
@@ -330,7 +330,7 @@ size_t ToolFilterIndex(const ToolFilterOptions& o) {
   // A new field of ToolFilterOptions fails to compile here until it is
   // given a bit (and kToolFilterCombinations grows).
   const auto& [network, mutations, all_paths, deletes, write_opens, exec, signals] = o;
-  return (network == policy::Network::kNone ? kBitNetworkNone : 0) |
+  return (policy::NetworkFenced(network) ? kBitNetworkNone : 0) |
          (mutations ? kBitMutations : 0) | (all_paths ? kBitAllPaths : 0) |
          (deletes ? kBitDeletes : 0) | (write_opens ? kBitWriteOpens : 0) | (exec ? kBitExec : 0) |
          (signals ? kBitSignals : 0);

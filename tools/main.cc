@@ -10,6 +10,7 @@
 
 #include "tools/audit_command.h"
 #include "tools/doctor_command.h"
+#include "tools/fetch_command.h"
 #include "tools/grep_command.h"
 #include "tools/policyd_command.h"
 #include "tools/policy_command.h"
@@ -32,6 +33,7 @@ constexpr Verb kVerbs[] = {
     {"doctor", {}, cordon::tools::RegisterDoctor},
     {"policy", {}, cordon::tools::RegisterPolicy},
     {"grep", "glob", cordon::tools::RegisterGrep},  // one registration, two verbs
+    {"fetch", {}, cordon::tools::RegisterFetch},
     {"workspace", {}, cordon::tools::RegisterWorkspace},
     {"audit", {}, cordon::tools::RegisterAudit},
     {"policyd", {}, cordon::tools::RegisterPolicyd},

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "policy/network_mode.h"
 #include "policy/kernel_interfaces.h"
 #include "supervisor/load/fs_facts.h"
 #include "supervisor/load/normalise.h"
@@ -41,6 +42,7 @@ struct PolicyArgs {
   std::vector<std::string> paths;  // --path: what the tool may do there
   std::vector<std::string> env_keep;  // --env-keep, as cordon run's
   bool no_private_cache = false;      // --no-private-cache, as cordon run's
+  std::string network;                // --network, as cordon run's
   std::string settings;  // without FILE: the settings file loaded (empty: none)
 };
 
@@ -114,6 +116,10 @@ bool Load(PolicyArgs& a, policy::Policy& p, std::vector<std::string>& errors) {
     p.profile_reason = "--profile " + a.profile + " (this run only)";
   }
   p.env_keep = a.env_keep;
+  if (std::string why; !a.network.empty() && !policy::ParseNetworkMode(a.network, &p, &why)) {
+    errors.push_back("--network: " + why);
+    return false;
+  }
   supervisor::AddMachineBase(p, ci_warnings);
   // Named, not made: explain writes nothing.
   if (!a.no_private_cache) supervisor::AddPrivateCache(p, false, ci_warnings);
@@ -313,13 +319,7 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
   line("  why", p.profile_reason);
   line("Workspace", p.workspace);
   line("", WorkspaceLine(p));
-  line("Network", p.network == policy::Network::kAllow
-                      ? "allow: the tool may open network connections (made by cordon, "
-                        "without its privileges); Unix stream sockets reach names beneath the "
-                        "writable paths only"
-                      : "none (the tool's own loopback allowed): no network connections "
-                        "but TCP on 127.0.0.1 and ::1 between processes of the run; Unix "
-                        "stream sockets reach names beneath the writable paths only");
+  line("Network", policy::DescribeNetwork(p));
   line("Sandbox", std::string(p.sandbox_enabled ? "enabled" : "DISABLED (bypassed)") +
                       (p.allow_bypass ? "; --no-sandbox is allowed for one run"
                                       : "; --no-sandbox is refused"));
@@ -441,6 +441,7 @@ void RegisterPolicy(CLI::App& app, int& exit_code) {
   explain->add_option("--profile", args.profile, "as cordon run --profile")
       ->check(CLI::IsMember({"read-only", "workspace-write"}));
   explain->add_flag("--json", args.json, "machine-readable output");
+  explain->add_option("--network", args.network, "as cordon run --network");
   explain->add_flag("--no-private-cache", args.no_private_cache, "as cordon run --no-private-cache");
   explain->add_option("--env-keep", args.env_keep, "as cordon run --env-keep")
       ->allow_extra_args(false);

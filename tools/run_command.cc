@@ -17,6 +17,7 @@
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/landlock.h"
 #include "policy/deny_glob.h"
+#include "policy/network_mode.h"
 #include "policy/protected_paths.h"
 #include "supervisor/delete_gate.h"
 #include "supervisor/launcher.h"
@@ -29,6 +30,7 @@
 #include "tools/run_services.h"
 #include "tools/run_journal.h"
 #include "tools/run_preload.h"
+#include "tools/run_web_proxy.h"
 
 #include <nlohmann/json.hpp>
 
@@ -129,8 +131,11 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
                   "deleting or replacing a file that existed before the run: recoverable "
                   "(default: kept in the run's journal, cordon undo), ask, deny or allow")
       ->check(CLI::IsMember({"recoverable", "ask", "deny", "allow"}));
-  cmd->add_option("--network", o.network, "none (default) or allow")
-      ->check(CLI::IsMember({"none", "allow"}));
+  cmd->add_option("--network", o.network,
+                  "none (default: the tool's own loopback only), public-web (public hosts "
+                  "through cordon's proxy), hosts:NAME[,*.SUFFIX]... (those hosts through it) "
+                  "or allow")
+      ->check(non_empty);
   cmd->add_flag("--allow-degraded", o.allow_degraded,
                 "run with advisory confinement when the kernel lacks seccomp notification");
   cmd->add_flag("--test-force-notify-all", o.force_notify_all)->group("");
@@ -193,8 +198,9 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   else if (o.sensitive_delete == "ask") p.sensitive_delete = policy::SensitiveDelete::kAsk;
   else if (o.sensitive_delete == "deny") p.sensitive_delete = policy::SensitiveDelete::kDeny;
   else if (o.sensitive_delete == "allow") p.sensitive_delete = policy::SensitiveDelete::kAllow;
-  if (o.network == "allow") p.network = policy::Network::kAllow;
-  else if (o.network == "none") p.network = policy::Network::kNone;
+  if (std::string why; !o.network.empty() && !policy::ParseNetworkMode(o.network, &p, &why)) {
+    errors.push_back("--network: " + why);
+  }
 
   // A relative path on the command line is the shell's: from the caller's
   // current directory.
@@ -289,6 +295,7 @@ bool ExecGateOpen(const RunOptions& o) {
 int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::string> argv,
             const std::vector<std::string>* env) {
   using namespace cordon::supervisor;
+  if (!CheckTestHooks()) return kExitCordonError;
   if (argv.empty()) {
     spdlog::error("no command given (cordon run [options] -- CMD [ARG]...)");
     return kExitCordonError;
@@ -361,6 +368,9 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   std::shared_ptr<Journal> journal = OpenRunJournal(run_policy, req.argv, services.run_id);
   req.emulator.journal = journal;
   ConfigureDecisions(run_policy, services, req);
+  // public-web, hosts: the tool's only way out (run_web_proxy.h).
+  std::unique_ptr<WebProxy> web_proxy;
+  if (!StartRunProxy(run_policy, req, &web_proxy)) return kExitCordonError;
   // The preload (issue 5): glibc tools get early, precise refusals.
   // The preload's hints and check-ins (untrusted, per call and per exec)
   // go to a log the user named; the default log holds the supervisor's
@@ -371,6 +381,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
       AttachPreload(run_policy, req, named_log ? services.audit : nullptr);
   req.policy = &run_policy;
   int status = Launch(req);
+  web_proxy.reset();  // its last requests end and are audited before the log closes
   CloseRunJournal(journal, run_policy, status);
   ReportPreload(preload, req.argv[0], named_log);
   const bool recoverable = journal && journal->Stats().changes > 0;

@@ -75,6 +75,16 @@ class AuditLogObserver final : public supervisor::RunObserver {
     Append("change", std::move(f));
   }
 
+  void Proxied(const supervisor::ProxyEvent& e) override {
+    nlohmann::json f = {{"method", e.method},   {"host", e.host},
+                        {"port", e.port},       {"address", e.address},
+                        {"bytes_up", e.bytes_up}, {"bytes_down", e.bytes_down},
+                        {"result", e.allowed ? "allowed" : "refused"}};
+    if (e.status != 0) f["status"] = e.status;
+    if (!e.reason.empty()) f["why"] = e.reason;
+    Append("web", std::move(f));
+  }
+
  private:
   void Append(const char* kind, nlohmann::json f) {
     if (!log_->Append(kind, std::move(f))) spdlog::warn("audit log append failed");

@@ -186,5 +186,29 @@ TEST(Loopback, AllowAllowsEverything) {
   EXPECT_TRUE(DecideNet(r).allow);
 }
 
+// public-web and hosts: the proxy's endpoint, and nothing else new.
+TEST(Loopback, TheWebGrantsReachTheProxyOnly) {
+  const InetEndpoint proxy = V4("127.0.0.1", 3128);
+  for (Network mode : {Network::kPublicWeb, Network::kHosts}) {
+    NetRequest r = Connect(proxy, 0, 0);
+    r.mode = mode;
+    r.proxy = &proxy;
+    NetDecision d = DecideNet(r);
+    EXPECT_TRUE(d.allow);
+    EXPECT_TRUE(d.to_proxy);
+    r.endpoint = V6("::ffff:127.0.0.1", 3128);
+    EXPECT_TRUE(DecideNet(r).to_proxy) << "the mapped form of the same endpoint";
+    r.endpoint = V4("127.0.0.1", 3129);  // another loopback port: as under none
+    EXPECT_EQ(DecideNet(r).err, ECONNREFUSED);
+    r.endpoint = V4("93.184.216.34", 443);
+    d = DecideNet(r);
+    EXPECT_EQ(d.err, EACCES);
+    EXPECT_NE(d.hint.find("proxy"), std::string::npos) << d.hint;
+  }
+  NetRequest none = Connect(proxy, 0, 0);
+  none.proxy = &proxy;
+  EXPECT_FALSE(DecideNet(none).allow) << "no proxy under none";
+}
+
 }  // namespace
 }  // namespace cordon::policy

@@ -138,5 +138,32 @@ TEST_F(ToolEnvTest, NoPrivateTmpNoChange) {
   EXPECT_TRUE(e.private_home.empty());
 }
 
+// public-web and hosts: every client is pointed at the proxy; the
+// caller's proxy settings and NO_PROXY give way; git's pair is appended.
+TEST(WebProxyEnv, EveryClientIsPointedAtTheProxy) {
+  std::vector<std::string> env = {"PATH=/usr/bin", "HTTPS_PROXY=http://corp:3128",
+                                  "no_proxy=*", "NO_PROXY=.corp", "GIT_CONFIG_COUNT=2",
+                                  "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=1",
+                                  "GIT_CONFIG_KEY_1=c.d", "GIT_CONFIG_VALUE_1=2"};
+  SetWebProxyEnv(env, "http://127.0.0.1:4242");
+  for (const char* name : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY",
+                           "all_proxy", "npm_config_proxy", "npm_config_https_proxy"}) {
+    EXPECT_EQ(Get(env, name), "http://127.0.0.1:4242") << name;
+  }
+  EXPECT_EQ(Get(env, "NO_PROXY"), "localhost,127.0.0.1,::1");
+  EXPECT_EQ(Get(env, "no_proxy"), "localhost,127.0.0.1,::1");
+  EXPECT_EQ(Get(env, "GIT_CONFIG_COUNT"), "3");
+  EXPECT_EQ(Get(env, "GIT_CONFIG_KEY_1"), "c.d") << "the caller's pairs stay";
+  EXPECT_EQ(Get(env, "GIT_CONFIG_KEY_2"), "http.proxy");
+  EXPECT_EQ(Get(env, "GIT_CONFIG_VALUE_2"), "http://127.0.0.1:4242");
+  EXPECT_EQ(std::count_if(env.begin(), env.end(),
+                          [](const std::string& e) { return e.rfind("HTTPS_PROXY=", 0) == 0; }),
+            1);
+  std::vector<std::string> bare = {"PATH=/usr/bin"};
+  SetWebProxyEnv(bare, "http://127.0.0.1:1");
+  EXPECT_EQ(Get(bare, "GIT_CONFIG_COUNT"), "1");
+  EXPECT_EQ(Get(bare, "GIT_CONFIG_KEY_0"), "http.proxy");
+}
+
 }  // namespace
 }  // namespace cordon::supervisor

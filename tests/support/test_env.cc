@@ -34,7 +34,23 @@ ScratchTree::~ScratchTree() {
   }
 }
 
+namespace {
+RunResult RunBinary(const char* bin, const std::vector<std::string>& args, const std::string& cwd,
+                    const std::vector<std::string>& extra_env, const std::string& launcher);
+}  // namespace
+
 RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd,
+                    const std::vector<std::string>& extra_env, const std::string& launcher) {
+  return RunBinary(CORDON_BIN, args, cwd, extra_env, launcher);
+}
+
+RunResult RunCordonTestBuild(const std::vector<std::string>& args, const std::string& cwd,
+                             const std::vector<std::string>& extra_env) {
+  return RunBinary(CORDON_TESTHOOKS_BIN, args, cwd, extra_env, "");
+}
+
+namespace {
+RunResult RunBinary(const char* bin, const std::vector<std::string>& args, const std::string& cwd,
                     const std::vector<std::string>& extra_env, const std::string& launcher) {
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) std::abort();
@@ -48,7 +64,7 @@ RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd
     for (const auto& e : extra_env) ::putenv(const_cast<char*>(e.c_str()));
     std::vector<char*> argv;
     if (!launcher.empty()) argv.push_back(const_cast<char*>(launcher.c_str()));
-    argv.push_back(const_cast<char*>(CORDON_BIN));
+    argv.push_back(const_cast<char*>(bin));
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     ::execv(argv[0], argv.data());
@@ -80,6 +96,7 @@ RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
   return r;
 }
+}  // namespace
 
 void WriteFile(const std::string& path, const std::string& content) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);

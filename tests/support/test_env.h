@@ -39,6 +39,11 @@ RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd
                     const std::vector<std::string>& extra_env = {},
                     const std::string& launcher = "");
 
+// The same with the test build of cordon (tools/test_hooks.h), which
+// honours CORDON_TEST_PUBLIC_RANGE and CORDON_TEST_RESOLVER.
+RunResult RunCordonTestBuild(const std::vector<std::string>& args, const std::string& cwd = "",
+                             const std::vector<std::string>& extra_env = {});
+
 // Small file helpers for ground-truth checks from outside the sandbox.
 void WriteFile(const std::string& path, const std::string& content);
 std::string ReadFile(const std::string& path);  // "<missing>" when absent

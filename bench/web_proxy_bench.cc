@@ -1,0 +1,164 @@
+// The web proxy (supervisor/net/web_proxy.h) against a direct connection:
+// throughput of a large download and the added latency of a small request,
+// both plain http over loopback to a server in this process. The proxy is
+// the real one, with a fixed resolver answering 127.0.0.1 and that address
+// declared public (what the test build's hooks do); each client socket is
+// bound first and its port recorded, as the supervisor does for the tool.
+//   build/bench/web_proxy_bench [--benchmark_filter=...]
+// Issue 25's targets: proxied throughput >= 85% of direct for 200 MB, and
+// <= 2 ms added per request.
+#include <arpa/inet.h>
+#include <benchmark/benchmark.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "supervisor/net/web_proxy.h"
+
+namespace {
+
+using namespace cordon;
+
+class FixedResolver final : public supervisor::Resolver {
+ public:
+  supervisor::Resolved Resolve(const std::string&, std::chrono::milliseconds,
+                               const std::atomic<bool>*) override {
+    return {{*policy::ParseIpLiteral("127.0.0.1")}, {}};
+  }
+};
+
+// Answers every request on its connection with `/N`'s N bytes, then closes.
+class Server {
+ public:
+  Server() : body_(1 << 20, 'x') {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), len);
+    ::listen(fd_, 128);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~Server() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  void Loop() {
+    while (!stop_) {
+      int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      std::thread([this, c] { Serve(c); }).detach();
+    }
+  }
+  void Serve(int c) {
+    std::string req;
+    char buf[4096];
+    while (req.find("\r\n\r\n") == std::string::npos) {
+      ssize_t n = ::recv(c, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      req.append(buf, static_cast<size_t>(n));
+    }
+    size_t slash = req.find(" /");
+    uint64_t n = slash == std::string::npos ? 0 : std::stoull(req.substr(slash + 2));
+    std::string head = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(n) +
+                       "\r\nConnection: close\r\n\r\n";
+    (void)!::send(c, head.data(), head.size(), MSG_NOSIGNAL);
+    while (n > 0) {
+      size_t k = std::min<uint64_t>(n, body_.size());
+      ssize_t w = ::send(c, body_.data(), k, MSG_NOSIGNAL);
+      if (w <= 0) break;
+      n -= static_cast<uint64_t>(w);
+    }
+    ::close(c);
+  }
+  int fd_;
+  int port_;
+  std::string body_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+Server* g_server;
+supervisor::WebProxy* g_proxy;
+
+// One GET of `bytes` bytes, direct to the server or through the proxy;
+// the bytes received.
+uint64_t Get(bool proxied, uint64_t bytes) {
+  int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string req;
+  if (proxied) {
+    socklen_t len = sizeof a;
+    ::bind(s, reinterpret_cast<sockaddr*>(&a), len);  // port 0: any
+    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+    g_proxy->peers()->Expect(ntohs(a.sin_port));
+    a.sin_port = htons(g_proxy->peers()->endpoint().port);
+    req = "GET http://bench.example:" + std::to_string(g_server->port()) + "/" +
+          std::to_string(bytes) + " HTTP/1.1\r\n\r\n";
+  } else {
+    a.sin_port = htons(static_cast<uint16_t>(g_server->port()));
+    req = "GET /" + std::to_string(bytes) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  }
+  ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  (void)!::send(s, req.data(), req.size(), MSG_NOSIGNAL);
+  static thread_local std::vector<char> buf(1 << 18);
+  uint64_t got = 0;
+  for (ssize_t n; (n = ::recv(s, buf.data(), buf.size(), 0)) > 0;) got += static_cast<uint64_t>(n);
+  ::close(s);
+  return got;
+}
+
+void BM_Download(benchmark::State& state) {
+  const bool proxied = state.range(0) != 0;
+  const uint64_t bytes = static_cast<uint64_t>(state.range(1)) << 20;
+  for (auto _ : state) {
+    if (Get(proxied, bytes) < bytes) state.SkipWithError("short download");
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  state.SetLabel(proxied ? "through the proxy" : "direct");
+}
+BENCHMARK(BM_Download)->Args({0, 200})->Args({1, 200})->Unit(benchmark::kMillisecond)->MinTime(3)->UseRealTime();
+
+void BM_Request(benchmark::State& state) {
+  const bool proxied = state.range(0) != 0;
+  for (auto _ : state) benchmark::DoNotOptimize(Get(proxied, 2));
+  state.SetLabel(proxied ? "through the proxy" : "direct");
+}
+BENCHMARK(BM_Request)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->MinTime(2)->UseRealTime();
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Server server;
+  g_server = &server;
+  supervisor::WebProxyOptions o;
+  o.network = policy::Network::kPublicWeb;
+  o.grant.max_response_bytes = std::size_t{1} << 32;
+  o.grant.max_connections = 256;
+  o.resolver = std::make_shared<FixedResolver>();
+  o.also_public = policy::ParseIpPrefix("127.0.0.1/32");
+  auto proxy = supervisor::WebProxy::Start(std::move(o));
+  if (!proxy) return 1;
+  g_proxy = proxy.value().get();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
