@@ -133,4 +133,14 @@ std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirListe
   return out;
 }
 
+bool CarvesReads(const std::vector<PathRule>& rules) {
+  for (const PathRule& d : rules) {
+    if (d.access != Access::kDenied) continue;
+    for (const PathRule& r : rules) {
+      if (r.access != Access::kDenied && r.path != d.path && IsWithin(d.path, r.path)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace cordon::policy

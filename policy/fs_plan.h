@@ -70,6 +70,14 @@ using DirLister = std::function<std::vector<DirEntry>(const std::string& dir)>;
 std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirLister& list,
                               std::vector<SkippedLink>* skipped = nullptr);
 
+// Whether PlanGrants carves a grant of `rules` for a denial: a denied path
+// strictly beneath a rule that grants. The carved directory's entries are
+// granted one by one, so an entry made there later has no kernel grant
+// although the rules let the tool read it: the supervisor opens it on the
+// tool's behalf (the broker: wire::kBrokerOpenFlag), and the preload asks
+// it after the kernel refuses such a read.
+bool CarvesReads(const std::vector<PathRule>& rules);
+
 // The real lister is supervisor::ListDir (supervisor/walk/dir_listing.h).
 
 }  // namespace cordon::policy

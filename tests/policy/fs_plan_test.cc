@@ -51,6 +51,18 @@ TEST(PlanGrants, DenialInsideAllowedDirectoryGrantsOnlyTheSiblings) {
   for (const auto& x : g) EXPECT_NE(x.path, "/w/secret");
 }
 
+// A denial beneath a grant carves it (later entries beside it get no
+// grant: the broker's case); a read-only rule inside a read-write one
+// keeps reads whole, and a denial of a path nothing grants carves nothing.
+TEST(CarvesReads, OnlyADenialBeneathAGrant) {
+  EXPECT_TRUE(CarvesReads({PathRule::ReadWrite("/w"), PathRule::Denied("/w/.env")}));
+  EXPECT_TRUE(CarvesReads({PathRule::ReadOnly("/etc"), PathRule::Denied("/etc/ssh/key")}));
+  EXPECT_FALSE(CarvesReads({PathRule::ReadWrite("/w"), PathRule::ReadOnly("/w/.git/hooks")}));
+  EXPECT_FALSE(CarvesReads({PathRule::ReadWrite("/w"), PathRule::Denied("/home/u/.ssh")}));
+  EXPECT_FALSE(CarvesReads({PathRule::ReadWrite("/w"), PathRule::Denied("/w")}));
+  EXPECT_FALSE(CarvesReads({PathRule::ReadWrite("/w")}));
+}
+
 TEST(PlanGrants, DeepDenialExpandsEveryLevelOnTheWay) {
   auto list = Tree({{"/etc", {"passwd", "ssh"}}, {"/etc/ssh", {"ssh_config", "ssh_host_rsa_key"}}});
   auto g = PlanGrants(
