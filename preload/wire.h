@@ -32,6 +32,18 @@ inline constexpr char kEnvReportFd[] = "CORDON_REPORT_FD";
 // when nobody tallies the run (no audit, default log level).
 inline constexpr char kEnvReportMode[] = "CORDON_REPORT_MODE";
 inline constexpr char kReportRefusedOnly[] = "refused";
+// "1": Landlock's launch-time grant leaves paths the policy lets the tool
+// read without a kernel grant (an entry created beside a carved-out path:
+// policy::CarvesReads). A read-only open the kernel refused with EACCES is
+// then asked of the supervisor once more, as a brokered open.
+inline constexpr char kEnvBroker[] = "CORDON_PRELOAD_BROKER";
+// The openat(2) flag bit that asks the supervisor to open a file for
+// reading on the tool's behalf (the broker). The kernel's openat ignores
+// it (not in VALID_OPEN_FLAGS, whose highest bit is __O_TMPFILE, 0x400000;
+// openat2 would refuse it, and is answered ENOSYS anyway); the seccomp
+// filter sends every openat carrying it to the supervisor, which decides
+// by policy whoever set it. Not the sign bit: flags are an int.
+inline constexpr int kBrokerOpenFlag = 0x40000000;
 inline constexpr char kPathSeparator = ':';
 
 inline constexpr uint32_t kReportMagic = 0x43524550;  // "CREP"

@@ -89,7 +89,8 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
   return out;
 }
 
-// The notify-all rung's read fence: what Landlock would have granted.
+// The read fence: what Landlock would have granted, for the notify-all
+// rung, inotify watches and brokered reads.
 Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const std::string& tmp) {
   std::vector<policy::PathRule> readable, executable;
   std::vector<std::string> files;
@@ -97,7 +98,15 @@ Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const 
   for (const auto& r : rules) {
     char real[PATH_MAX];
     struct stat st;
-    if (::realpath(r.path.c_str(), real) == nullptr) continue;
+    if (::realpath(r.path.c_str(), real) == nullptr) {
+      // A denial of what does not exist yet holds when it comes into being
+      // (NormalisePolicy kept it by its parent's realpath).
+      if (r.access == policy::Access::kDenied) {
+        readable.push_back(policy::PathRule::Denied(r.path));
+        executable.push_back(policy::PathRule::Denied(r.path));
+      }
+      continue;
+    }
     if (r.access == policy::Access::kDenied) {
       readable.push_back(policy::PathRule::Denied(real));
       executable.push_back(policy::PathRule::Denied(real));

@@ -7,6 +7,8 @@
 
 #include <iterator>
 
+#include "policy/fs_plan.h"
+#include "preload/wire.h"
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
@@ -101,23 +103,41 @@ constexpr uint32_t kAnyWriteOpenBit = [] {
   return static_cast<uint32_t>(any);
 }();
 
-// Opens that can write: one rule per flag bit (libseccomp ORs rules).
-// No other rule names open or openat (openat2 is another number), so every
-// other open is allowed: the prefix allows those before libseccomp's tree.
-// The kernel reads the flags as an int: the rules, too, test only the low word.
-void NotifyWriteOpens(SeccompBuilder& b) {
-  for (uint64_t bit : kWriteOpenBits) {
-    b.Notify(SCMP_SYS(open), {SCMP_A1(SCMP_CMP_MASKED_EQ, bit, bit)});
-    b.Notify(SCMP_SYS(openat), {SCMP_A2(SCMP_CMP_MASKED_EQ, bit, bit)});
+// A brokered read (wire::kBrokerOpenFlag, policy/fs_plan.h CarvesReads):
+// an openat carrying the bit goes to the supervisor whatever its other
+// flags say, which decides it by policy whoever set it. The kernel would
+// ignore the bit, so an open let through with it is a plain one.
+constexpr uint32_t kBrokerBit = static_cast<uint32_t>(wire::kBrokerOpenFlag);
+
+// Opens that can write (`write_opens`): one rule per flag bit (libseccomp
+// ORs rules); brokered reads (`brokered`): the broker bit. No other rule
+// names open or openat (openat2 is another number), so every other open is
+// allowed: the prefix allows those before libseccomp's tree, testing the
+// broker bit with the write bits. The kernel reads the flags as an int: the
+// rules, too, test only the low word.
+void NotifyOpens(SeccompBuilder& b, bool write_opens, bool brokered) {
+  uint32_t early_openat = 0;
+  if (brokered) {
+    b.Notify(SCMP_SYS(openat), {SCMP_A2(SCMP_CMP_MASKED_EQ, kBrokerBit, kBrokerBit)});
+    early_openat |= kBrokerBit;
   }
-  b.AllowEarlyWhenClear(SCMP_SYS(openat), 2, kAnyWriteOpenBit);
-  b.AllowEarlyWhenClear(SCMP_SYS(open), 1, kAnyWriteOpenBit);
-  b.Notify(SCMP_SYS(creat));
+  if (write_opens) {
+    for (uint64_t bit : kWriteOpenBits) {
+      b.Notify(SCMP_SYS(open), {SCMP_A1(SCMP_CMP_MASKED_EQ, bit, bit)});
+      b.Notify(SCMP_SYS(openat), {SCMP_A2(SCMP_CMP_MASKED_EQ, bit, bit)});
+    }
+    early_openat |= kAnyWriteOpenBit;
+  }
+  if (early_openat != 0) b.AllowEarlyWhenClear(SCMP_SYS(openat), 2, early_openat);
+  if (write_opens) {
+    b.AllowEarlyWhenClear(SCMP_SYS(open), 1, kAnyWriteOpenBit);
+    b.Notify(SCMP_SYS(creat));
+  }
 }
 
 // The bits of ToolFilterIndex.
 constexpr size_t kBitNetworkNone = 1, kBitMutations = 2, kBitAllPaths = 4, kBitDeletes = 8,
-                 kBitWriteOpens = 16, kBitExec = 32, kBitSignals = 64;
+                 kBitWriteOpens = 16, kBitExec = 32, kBitSignals = 64, kBitBroker = 128;
 
 // The notified syscalls, one list each for the filter and for explain.
 constexpr int kDeletes[] = {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir)};
@@ -193,8 +213,8 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   if (o.notify_all_paths) {
     // The notify-all rung: no Landlock, so reads are decided here too.
     for (int nr : kOpens) b.Notify(nr);
-  } else if (NotifiesWriteOpens(o)) {
-    NotifyWriteOpens(b);
+  } else {
+    NotifyOpens(b, NotifiesWriteOpens(o), o.notify_brokered_reads);
   }
   if (NotifiesDeletes(o)) {
     for (int nr : kDeletes) b.Notify(nr);
@@ -295,12 +315,17 @@ void NotifyWhatPolicyNeeds(const policy::Policy& p, Rung rung, int landlock_abi,
                           !p.deny_globs.empty() ||
                           p.sensitive_delete == policy::SensitiveDelete::kRecoverable;
   o->notify_exec = !p.tools.empty();
+  o->notify_brokered_reads = policy::CarvesReads(policy::EffectiveRules(p, ""));
 }
 
 std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   std::vector<int> out;
   if (!o.notify_mutations) return out;
-  if (NotifiesWriteOpens(o)) out.insert(out.end(), std::begin(kOpens), std::end(kOpens));
+  if (NotifiesWriteOpens(o)) {
+    out.insert(out.end(), std::begin(kOpens), std::end(kOpens));
+  } else if (o.notify_brokered_reads) {
+    out.push_back(SCMP_SYS(openat));  // brokered reads only
+  }
   if (NotifiesDeletes(o)) out.insert(out.end(), std::begin(kDeletes), std::end(kDeletes));
   if (NotifiesRenames(o)) out.insert(out.end(), std::begin(kRenames), std::end(kRenames));
   out.insert(out.end(), std::begin(kAlwaysNotified), std::end(kAlwaysNotified));
@@ -329,11 +354,11 @@ Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts) {
 size_t ToolFilterIndex(const ToolFilterOptions& o) {
   // A new field of ToolFilterOptions fails to compile here until it is
   // given a bit (and kToolFilterCombinations grows).
-  const auto& [network, mutations, all_paths, deletes, write_opens, exec, signals] = o;
+  const auto& [network, mutations, all_paths, deletes, write_opens, exec, signals, broker] = o;
   return (network == policy::Network::kNone ? kBitNetworkNone : 0) |
          (mutations ? kBitMutations : 0) | (all_paths ? kBitAllPaths : 0) |
          (deletes ? kBitDeletes : 0) | (write_opens ? kBitWriteOpens : 0) | (exec ? kBitExec : 0) |
-         (signals ? kBitSignals : 0);
+         (signals ? kBitSignals : 0) | (broker ? kBitBroker : 0);
 }
 
 ToolFilterOptions ToolFilterOptionsAt(size_t i) {
@@ -345,6 +370,7 @@ ToolFilterOptions ToolFilterOptionsAt(size_t i) {
   o.notify_write_opens = i & kBitWriteOpens;
   o.notify_exec = i & kBitExec;
   o.notify_signals = i & kBitSignals;
+  o.notify_brokered_reads = i & kBitBroker;
   return o;
 }
 

@@ -27,6 +27,11 @@ struct ToolFilterOptions {
   bool notify_write_opens = true;  // off with links: kernel
   bool notify_exec = true;         // off without an exec allowlist
   bool notify_signals = false;     // Landlock has no signal scope (ABI < 6, notify-all)
+  // openat with wire::kBrokerOpenFlag (brokered reads): on when the rules
+  // carve reads (policy::CarvesReads). Off, a filter that notifies no write
+  // open names no open at all, and the kernel's action cache allows every
+  // one without running the filter.
+  bool notify_brokered_reads = false;
   // Renames follow deletes and write opens; on the notify-all rung every
   // group notifies whatever these say (tool_filter.cc, NotifyMutations).
 };
@@ -36,7 +41,9 @@ struct ToolFilterOptions {
 // pre-existing file needs an approval, exec against an exec allowlist; and
 // write opens and deletes (so renames) whatever links and sensitive.delete
 // relax when the protected-path scan stopped at its bound (fail closed).
-// Then what the rung needs: every path syscall on the notify-all rung, and
+// Brokered reads when the rules carve reads (policy::CarvesReads: what is
+// made beside a carved-out path has no kernel grant). Then what the rung
+// needs: every path syscall on the notify-all rung, and
 // signals to other processes where Landlock has no signal scope (ABI < 6).
 // The one place that maps a policy and a rung to a filter: `cordon run`
 // builds the filter from it, `policy explain` says it.
@@ -54,7 +61,7 @@ Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts);
 Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts);
 
 // The table: one program per combination of the options.
-inline constexpr size_t kToolFilterCombinations = 128;
+inline constexpr size_t kToolFilterCombinations = 256;
 size_t ToolFilterIndex(const ToolFilterOptions& opts);
 ToolFilterOptions ToolFilterOptionsAt(size_t index);
 
