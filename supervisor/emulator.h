@@ -275,6 +275,10 @@ class Emulator {
   // the read fence's rule lookup and policy::Decide (FileOp::kRead) let the
   // tool read what it leads to, and installed in the tool.
   Reply OpenBrokered(const Request& req, const std::string& abs, uint64_t flags);
+  // policy::Decide(FileOp::kRead) on what the read fence opened for `abs`
+  // (`where` beneath one of its roots, `st` its fstat): the refusal, if any.
+  std::optional<Reply> RefuseRead(const ReadFence& fence, const Located& where,
+                                  const struct stat& st, const std::string& abs) const;
   // /dev/ptmx and the tool's own /dev/pts/N (emulator_pty.cc).
   Reply OpenTerminal(const Request& req, const policy::TerminalPath& t, uint64_t flags,
                      const std::function<bool()>& valid);

@@ -140,12 +140,13 @@ Result<Fd> ReadFence::Open(std::string abs, uint64_t flags, bool follow, Located
 Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
   const std::string target = ForTool(abs, req.tid);
   bool probed = false;
+  Located where;
   auto fd = OpenWithoutWaiting(
       flags,
       [&](uint64_t extra) {
         // O_NOFOLLOW: a last-component link is opened as itself (ELOOP, or
         // refused below for O_PATH: ADDFD cannot hand over a link).
-        return read_fence_->Open(target, NoCtty(flags) | extra, !(flags & O_NOFOLLOW));
+        return read_fence_->Open(target, NoCtty(flags) | extra, !(flags & O_NOFOLLOW), &where);
       },
       &probed);
   if (!fd && probed && fd.error().err == ENXIO) {
@@ -157,8 +158,26 @@ Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t
   if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode)) {
     return Reply::Errno(EACCES, "read " + abs + ": special file");
   }
+  // A file or directory, as a brokered read: no other name of a denied
+  // file, no deny glob's match (the devices granted stay the rung's own).
+  if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+    if (auto refused = RefuseRead(*read_fence_, where, st, abs)) return std::move(*refused);
+  }
   if (probed && !RestoreStatusFlags(fd->get(), flags)) return Reply::Errno(errno);
   return InstallReply(std::move(fd.value()), flags);
+}
+
+std::optional<Reply> Emulator::RefuseRead(const ReadFence& fence, const Located& where,
+                                          const struct stat& st, const std::string& abs) const {
+  policy::FileRequest q;
+  q.op = policy::FileOp::kRead;
+  if (where.root != nullptr) q.place = Place(where);
+  q.entry.kind = KindOf(st.st_mode);
+  q.entry.nlink = static_cast<std::uint32_t>(st.st_nlink);
+  q.entry.pinned = fence.readable.IsPinned(st.st_dev, st.st_ino);
+  const policy::Decision d = policy::Decide(q, DecideSettings());
+  if (d.allowed()) return std::nullopt;
+  return Reply::Errno(d.err, "read " + abs + ": " + d.rule);
 }
 
 Reply Emulator::OpenBrokered(const Request& req, const std::string& abs, uint64_t flags) {
@@ -180,14 +199,7 @@ Reply Emulator::OpenBrokered(const Request& req, const std::string& abs, uint64_
   struct stat st;
   if (::fstat(held->get(), &st) != 0) return Reply::Errno(errno);
   if (S_ISLNK(st.st_mode)) return Reply::Errno(ELOOP);  // O_NOFOLLOW, as open(2) says
-  policy::FileRequest q;
-  q.op = policy::FileOp::kRead;
-  if (where.root != nullptr) q.place = Place(where);
-  q.entry.kind = KindOf(st.st_mode);
-  q.entry.nlink = static_cast<std::uint32_t>(st.st_nlink);
-  q.entry.pinned = fence->readable.IsPinned(st.st_dev, st.st_ino);
-  const policy::Decision d = policy::Decide(q, DecideSettings());
-  if (!d.allowed()) return Reply::Errno(d.err, "read " + abs + ": " + d.rule);
+  if (auto refused = RefuseRead(*fence, where, st, abs)) return std::move(*refused);
   if (flags & O_PATH) return InstallReply(std::move(held.value()), flags);
   // The inode decided is the one opened: through the held descriptor,
   // with the tool's flags (its link is resolved already).

@@ -305,17 +305,23 @@ void NotifyWhatPolicyNeeds(const policy::Policy& p, Rung rung, int landlock_abi,
   o->notify_signals = rung == Rung::kNotifyAll || landlock_abi < 6;
   // A protected path past a cut-short scan has no kernel carve-out: the
   // supervisor must refuse it by name, whatever links and delete relax.
-  o->notify_deletes =
-      p.sensitive_delete != policy::SensitiveDelete::kAllow || p.protected_scan_truncated;
+  // A directory carved for a read-only or denied path beneath it (a
+  // protected .git/config, --deny WS/.env) keeps no kernel right to make or
+  // remove its entries: the supervisor makes and removes them, whatever
+  // links and delete relax (policy::CarvesWrites).
+  const std::vector<policy::PathRule> rules = policy::EffectiveRules(p, "");
+  const bool carved = policy::CarvesWrites(rules);
+  o->notify_deletes = p.sensitive_delete != policy::SensitiveDelete::kAllow ||
+                      p.protected_scan_truncated || carved;
   // A deny glob's new matches are refused by name: creating one by an open
   // goes to the supervisor whatever links relax.
   // A recoverable run records every change to a name and keeps a file of
   // the user's before an open truncates or writes it.
   o->notify_write_opens = p.links == policy::LinkMode::kStrict || p.protected_scan_truncated ||
                           !p.deny_globs.empty() ||
-                          p.sensitive_delete == policy::SensitiveDelete::kRecoverable;
+                          p.sensitive_delete == policy::SensitiveDelete::kRecoverable || carved;
   o->notify_exec = !p.tools.empty();
-  o->notify_brokered_reads = policy::CarvesReads(policy::EffectiveRules(p, ""));
+  o->notify_brokered_reads = policy::CarvesReads(rules);
 }
 
 std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {

@@ -23,8 +23,8 @@ struct ToolFilterOptions {
   policy::Network network = policy::Network::kNone;
   bool notify_mutations = true;  // send mutating path syscalls to the supervisor
   bool notify_all_paths = false;  // the notify-all rung: reads too (no Landlock)
-  bool notify_deletes = true;      // off when deletes need no approval
-  bool notify_write_opens = true;  // off with links: kernel
+  bool notify_deletes = true;      // off when deletes need no approval (and nothing is carved)
+  bool notify_write_opens = true;  // off with links: kernel (and nothing is carved)
   bool notify_exec = true;         // off without an exec allowlist
   bool notify_signals = false;     // Landlock has no signal scope (ABI < 6, notify-all)
   // openat with wire::kBrokerOpenFlag (brokered reads): on when the rules
@@ -40,7 +40,9 @@ struct ToolFilterOptions {
 // only that): write opens under links: strict, deletes when a delete of a
 // pre-existing file needs an approval, exec against an exec allowlist; and
 // write opens and deletes (so renames) whatever links and sensitive.delete
-// relax when the protected-path scan stopped at its bound (fail closed).
+// relax when the protected-path scan stopped at its bound (fail closed) or
+// the rules carve a read-write grant (policy::CarvesWrites: the carved
+// directory cannot make or remove entries at the kernel layer).
 // Brokered reads when the rules carve reads (policy::CarvesReads: what is
 // made beside a carved-out path has no kernel grant). Then what the rung
 // needs: every path syscall on the notify-all rung, and
