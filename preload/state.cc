@@ -331,6 +331,19 @@ __attribute__((cold, noinline)) int OpenBrokered(int fd, int dirfd, const char* 
       ::syscall(SYS_openat, dirfd, path, flags | wire::kBrokerOpenFlag, 0));
 }
 
+__attribute__((cold)) void ReportExecRefused(const char* path) {
+  if (t_busy || !g_config.enabled || path == nullptr || *path == '\0') return;
+  Busy busy;
+  const int saved = errno;
+  char base_buf[policy::kAdmissionMaxPath];
+  bool cached;
+  const char* base = path[0] == '/' ? nullptr : Base(AT_FDCWD, base_buf, &cached);
+  Refuse(wire::Call::kExecve, AdmitOp::kRead, path,
+         {AdmitVerdict::kRefuse, PathClass::kWorkspace, EACCES, "the kernel refused to execute it"},
+         base);
+  errno = saved;
+}
+
 __attribute__((hot)) AdmitOp OpenOp(int flags) {
   if ((flags & O_ACCMODE) != O_RDONLY) return AdmitOp::kMutate;
   if (flags & (O_CREAT | O_TRUNC)) return AdmitOp::kMutate;

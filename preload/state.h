@@ -60,6 +60,11 @@ extern bool g_broker_reads;
 // EACCES refusal of a read is returned as it was.
 int OpenBrokered(int fd, int dirfd, const char* path, int flags);
 
+// An exec of `path` the kernel refused with EACCES, in a run with
+// carve-outs (g_broker_reads): reported as a refusal (wire::Call::kExecve),
+// so the supervisor can say why. errno is left as it was.
+void ReportExecRefused(const char* path);
+
 // Resolves g_real with dlsym(RTLD_NEXT) and reads the configuration. Called
 // by the constructor; safe to call again (idempotent).
 void Initialize();

@@ -61,6 +61,10 @@ enum class Call : uint16_t {
   // supervisor uses it for attribution only (which exec'd images ran
   // without the preload), never to grant: a tool can fake or skip it.
   kCheckIn,
+  // An exec the kernel refused with EACCES in a run with carve-outs
+  // (kEnvBroker): reported so that the user hears why, since a program
+  // made beside a carve-out has no EXECUTE grant and nobody can broker one.
+  kExecve,
   kCount,
 };
 
@@ -99,7 +103,7 @@ inline const char* CallName(uint16_t c) {
   static constexpr const char* kNames[] = {
       "open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2",
       "__openat64_2", "creat", "creat64", "fopen", "fopen64", "freopen", "unlink",
-      "unlinkat", "remove", "rename", "renameat", "renameat2", "exit", "checkin"};
+      "unlinkat", "remove", "rename", "renameat", "renameat2", "exit", "checkin", "execve"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<unsigned>(Call::kCount));
   return c < static_cast<uint16_t>(Call::kCount) ? kNames[c] : "?";
 }

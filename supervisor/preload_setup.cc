@@ -212,12 +212,20 @@ bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out) {
 bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint) {
   const wire::Report* r = AsReport(data, len);
   if (r == nullptr || r->verdict != static_cast<uint8_t>(wire::ReportVerdict::kRefused) ||
-      r->call >= static_cast<uint16_t>(wire::Call::kExit)) {
+      r->call == static_cast<uint16_t>(wire::Call::kExit) ||
+      r->call == static_cast<uint16_t>(wire::Call::kCheckIn) ||
+      r->call >= static_cast<uint16_t>(wire::Call::kCount)) {
     return false;
   }
   const auto cls = static_cast<policy::PathClass>(r->path_class);
   const bool mutate = r->op != 0;
   const std::string path = RecordPath(*r);
+  const bool absolute = !r->truncated && policy::IsAbsoluteNormal(path);
+  if (r->call == static_cast<uint16_t>(wire::Call::kExecve)) {
+    *what = "execve: run " + path + (r->truncated ? "..." : "") + " (the kernel refused to execute it)";
+    *hint = absolute ? policy::RefusalHint(policy::Refusal::kExecute, path) : std::string();
+    return true;
+  }
   // A refused record's class names its rule; a refused workspace path can
   // only be a change in a read-only workspace.
   const char* rule = cls == policy::PathClass::kHeldFd
@@ -231,9 +239,7 @@ bool DescribeRefusal(const void* data, size_t len, std::string* what, std::strin
   *what = std::string(wire::CallName(r->call)) + ": " + (mutate ? "change " : "read ") + path +
           (r->truncated ? "..." : "") + " (" + rule + ")";
   hint->clear();
-  if (!r->truncated && policy::IsAbsoluteNormal(path)) {
-    *hint = policy::RefusalHint(policy::FromAdmission(cls, mutate), path);
-  }
+  if (absolute) *hint = policy::RefusalHint(policy::FromAdmission(cls, mutate), path);
   return true;
 }
 

@@ -238,6 +238,9 @@ TEST(BrokerRun, AProgramMadeBesideACarveOutRunsThroughItsInterpreterOnly) {
                           t.ws());
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("exec:126\nRAN\n"));
+  // Said at the default log level, with what works instead.
+  EXPECT_THAT(r.err, HasSubstr("execve: run " + t.Ws("s.sh")));
+  EXPECT_THAT(r.err, HasSubstr("run it through its interpreter (sh " + t.Ws("s.sh") + ")"));
 }
 
 }  // namespace
