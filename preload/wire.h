@@ -33,8 +33,8 @@ inline constexpr char kEnvReportFd[] = "CORDON_REPORT_FD";
 inline constexpr char kEnvReportMode[] = "CORDON_REPORT_MODE";
 inline constexpr char kReportRefusedOnly[] = "refused";
 // "1": Landlock's launch-time grant leaves paths the policy lets the tool
-// read without a kernel grant (an entry created beside a carved-out path:
-// policy::CarvesReads). A read-only open the kernel refused with EACCES is
+// read without a kernel grant (an entry created beside a carved-out path,
+// a granted file that did not exist at launch: supervisor::BrokersReads). A read-only open the kernel refused with EACCES is
 // then asked of the supervisor once more, as a brokered open.
 inline constexpr char kEnvBroker[] = "CORDON_PRELOAD_BROKER";
 // The openat(2) flag bit that asks the supervisor to open a file for

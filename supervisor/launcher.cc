@@ -99,11 +99,15 @@ Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const 
     char real[PATH_MAX];
     struct stat st;
     if (::realpath(r.path.c_str(), real) == nullptr) {
-      // A denial of what does not exist yet holds when it comes into being
-      // (NormalisePolicy kept it by its parent's realpath).
+      // What does not exist yet, kept by NormalisePolicy by its parent's
+      // realpath: a denial holds when it comes into being, and a
+      // read-write file the run creates (a CI step's output) is read back.
       if (r.access == policy::Access::kDenied) {
         readable.push_back(policy::PathRule::Denied(r.path));
         executable.push_back(policy::PathRule::Denied(r.path));
+      } else if (r.access == policy::Access::kReadWrite &&
+                 policy::CoveringRule(rules, r.path) == &r) {
+        files.push_back(r.path);
       }
       continue;
     }

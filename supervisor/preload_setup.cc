@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fd.h"
-#include "policy/fs_plan.h"
 #include "policy/path_admission.h"
 #include "policy/refusal_hint.h"
 #include "preload/wire.h"
 #include "supervisor/exec/elf_reader.h"
+#include "supervisor/tool_filter.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -136,9 +136,10 @@ bool MakePreloadEnv(const policy::Policy& p, const std::string& library,
       std::string(wire::kEnvDenied) + "=" + deny,
       std::string(wire::kEnvPrivateTmp) + "=" + (p.private_tmp ? "1" : "0"),
   };
-  // The kernel refuses reads of what is made beside a carve-out: the
-  // preload asks the broker then (wire::kEnvBroker), and only then.
-  if (policy::CarvesReads(rules)) out->set.push_back(std::string(wire::kEnvBroker) + "=1");
+  // The kernel refuses reads of what is made beside a carve-out (or of a
+  // granted file made in the run): the preload asks the broker then
+  // (wire::kEnvBroker), and only then.
+  if (BrokersReads(rules)) out->set.push_back(std::string(wire::kEnvBroker) + "=1");
   if (reporting.log_refusals) out->set.push_back(std::string(wire::kEnvLog) + "=1");
   if (reporting.refused_only) {
     out->set.push_back(std::string(wire::kEnvReportMode) + "=" + wire::kReportRefusedOnly);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <iterator>
@@ -295,6 +296,18 @@ void FenceSocketFamilies(SeccompBuilder& b, policy::Network network, bool notifi
 
 }  // namespace
 
+bool BrokersReads(const std::vector<policy::PathRule>& rules) {
+  if (policy::CarvesReads(rules)) return true;
+  for (const policy::PathRule& r : rules) {
+    struct stat st;
+    if (r.access == policy::Access::kReadWrite && ::lstat(r.path.c_str(), &st) != 0 &&
+        errno == ENOENT) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool DecidesEveryChange(const ToolFilterOptions& o) {
   return NotifiesWriteOpens(o) && NotifiesDeletes(o) && NotifiesRenames(o);
 }
@@ -321,7 +334,7 @@ void NotifyWhatPolicyNeeds(const policy::Policy& p, Rung rung, int landlock_abi,
                           !p.deny_globs.empty() ||
                           p.sensitive_delete == policy::SensitiveDelete::kRecoverable || carved;
   o->notify_exec = !p.tools.empty();
-  o->notify_brokered_reads = policy::CarvesReads(rules);
+  o->notify_brokered_reads = BrokersReads(rules);
 }
 
 std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {

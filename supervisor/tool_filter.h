@@ -27,8 +27,8 @@ struct ToolFilterOptions {
   bool notify_write_opens = true;  // off with links: kernel (and nothing is carved)
   bool notify_exec = true;         // off without an exec allowlist
   bool notify_signals = false;     // Landlock has no signal scope (ABI < 6, notify-all)
-  // openat with wire::kBrokerOpenFlag (brokered reads): on when the rules
-  // carve reads (policy::CarvesReads). Off, a filter that notifies no write
+  // openat with wire::kBrokerOpenFlag (brokered reads): on when the run
+  // needs them (BrokersReads). Off, a filter that notifies no write
   // open names no open at all, and the kernel's action cache allows every
   // one without running the filter.
   bool notify_brokered_reads = false;
@@ -43,14 +43,21 @@ struct ToolFilterOptions {
 // relax when the protected-path scan stopped at its bound (fail closed) or
 // the rules carve a read-write grant (policy::CarvesWrites: the carved
 // directory cannot make or remove entries at the kernel layer).
-// Brokered reads when the rules carve reads (policy::CarvesReads: what is
-// made beside a carved-out path has no kernel grant). Then what the rung
+// Brokered reads when the run needs them (BrokersReads: what is made
+// beside a carved-out path, or a granted file made in the run, has no
+// kernel grant). Then what the rung
 // needs: every path syscall on the notify-all rung, and
 // signals to other processes where Landlock has no signal scope (ABI < 6).
 // The one place that maps a policy and a rung to a filter: `cordon run`
 // builds the filter from it, `policy explain` says it.
 void NotifyWhatPolicyNeeds(const policy::Policy& p, Rung rung, int landlock_abi,
                            ToolFilterOptions* o);
+
+// Whether the run needs the read broker: the rules carve a read-write
+// grant for a denial (policy::CarvesReads), or grant a file that does not
+// exist yet (a CI step's output: Landlock has no rule for it). Looks at
+// the filesystem for the latter.
+bool BrokersReads(const std::vector<policy::PathRule>& rules);
 
 // Whether every write open, delete and rename goes to the supervisor.
 bool DecidesEveryChange(const ToolFilterOptions& o);

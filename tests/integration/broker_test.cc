@@ -196,6 +196,27 @@ TEST(BrokerRun, ARunWithoutCarveOutsLeavesReadsToTheKernel) {
   EXPECT_THAT(carved.out, HasSubstr("broker:1\n"));
 }
 
+// `--rw FILE` of a file that does not exist at launch (a CI step's
+// output): Landlock has no rule for it, so once the run made it, it is
+// read back through the broker (which looked at the rules before the file
+// was there: the first brokered read says ENOENT); a file beside it stays
+// unreadable.
+TEST(BrokerRun, ARwFileMadeInTheRunIsReadBack) {
+  ScratchTree t;
+  WriteFile(t.Out("other.md"), "OTHER\n");
+  const std::string out = t.Out("summary.md");
+  RunResult r = RunCordon({"run", "--workspace", t.ws(), "--ro", ProbeDir(), "--profile",
+                           "workspace-write", "--rw", out, "--", "sh", "-c",
+                           StaticBrokerRead(out) + "echo SUMMARY >> " + Quote(out) + "; cat " + Quote(out) + "; " +
+                               StaticBrokerRead(out) + StaticBrokerRead(t.Out("other.md"))},
+                          t.ws());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(out), "SUMMARY\n");
+  EXPECT_THAT(r.out, HasSubstr(" static:" + out + ":2\nSUMMARY\nSUMMARY\n static:" + out + ":0\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("OTHER")));
+  EXPECT_THAT(r.out, HasSubstr(" static:" + t.Out("other.md") + ":13\n"));
+}
+
 // `rm` at the root of a workspace whose root is carved (a repository's
 // protected .git/config; --deny) works whatever sensitive.delete relaxes:
 // the carved root has no kernel right to remove entries, so the supervisor
