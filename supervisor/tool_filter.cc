@@ -299,9 +299,10 @@ void FenceSocketFamilies(SeccompBuilder& b, policy::Network network, bool notifi
 bool BrokersReads(const std::vector<policy::PathRule>& rules) {
   if (policy::CarvesReads(rules)) return true;
   for (const policy::PathRule& r : rules) {
+    // A disposable rule is the private cache's directory, made at launch.
     struct stat st;
-    if (r.access == policy::Access::kReadWrite && ::lstat(r.path.c_str(), &st) != 0 &&
-        errno == ENOENT) {
+    if (r.access == policy::Access::kReadWrite && !r.disposable &&
+        ::lstat(r.path.c_str(), &st) != 0 && errno == ENOENT) {
       return true;
     }
   }
