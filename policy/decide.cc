@@ -189,6 +189,22 @@ Decision Metadata(const FileRequest& r, const Settings& s) {
   return Decision::Allow("a file in a writable path");
 }
 
+// The broker reads what a launch-time grant of the path would have let the
+// kernel read, nothing more: a regular file or a directory, not a
+// device, FIFO or socket (opening one acts on it), not a deny glob's
+// match that came into being after the launch scan, and not a denied
+// file reached by another name (a hard link: its inode is pinned).
+Decision Read(const FileRequest& r) {
+  if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
+  if (r.entry.kind == EntryKind::kRegular && r.entry.pinned) {
+    return Decision::Refuse(EACCES, "another name of a denied file");
+  }
+  if (r.entry.kind != EntryKind::kRegular && r.entry.kind != EntryKind::kDirectory) {
+    if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
+  }
+  return Decision::Allow("readable: brokered beside a carve-out");
+}
+
 }  // namespace
 
 const char* EntryRefusal(const EntryFacts& e) {
@@ -212,13 +228,14 @@ Decision Decide(const FileRequest& req, const Settings& settings) {
     case FileOp::kExchange: return Rename(req, settings);
     case FileOp::kLink: return Link(req);
     case FileOp::kMetadata: return Metadata(req, settings);
+    case FileOp::kRead: return Read(req);
   }
   return Decision::Refuse(EACCES, "unknown operation");
 }
 
 Decision DecideAt(const std::vector<PathRule>& rules, std::string_view abs,
                   const FileRequest& req, const Settings& settings) {
-  Covered c = CoverPath(rules, abs);
+  Covered c = CoverPath(rules, abs, /*reads=*/req.op == FileOp::kRead);
   if (c.err != 0) return Decision::Refuse(c.err, c.why);
   return Decide(req, settings);
 }

@@ -31,6 +31,12 @@ enum class FileOp : std::uint8_t {
   kExchange,   // renameat2(RENAME_EXCHANGE): both move
   kLink,       // link: `entry` is the source, `other` the new name
   kMetadata,   // chmod, chown, utimes, xattrs, truncate, inode flags
+  // A brokered read (wire::kBrokerOpenFlag): a read-only open the
+  // supervisor makes for the tool where Landlock's launch-time grant could
+  // not reach (an entry created beside a carved-out path). The path step
+  // (the read fence's CoverPath) has found a rule that grants reading;
+  // `entry` is what was opened, the link followed.
+  kRead,
 };
 
 // What lstat found at a name. kAbsent: nothing there; kUnknown: not looked.
@@ -79,7 +85,9 @@ enum class ContentFact : std::uint8_t { kUnknown, kSafe, kRunnable, kUnreadable 
 struct EntryFacts {
   EntryKind kind = EntryKind::kUnknown;
   std::uint32_t nlink = 1;
-  bool pinned = false;       // a denied or protected path's inode, or one on the way to it
+  // A denied or protected path's inode, or one on the way to it (for
+  // kRead: a denied path's only, as the read fence pins them).
+  bool pinned = false;
   bool born_in_run = false;  // the run's own (made by it, not laundered over the user's)
   bool own = true;           // in a shared directory: made by this run
   // A directory with an entry besides "." and "..": the kernel's ENOTEMPTY
@@ -147,7 +155,8 @@ struct Decision {
 Decision Decide(const FileRequest& req, const Settings& settings);
 
 // Both steps for a path the tool named: the path step (CoverPath: no raw
-// "..", a covering read-write rule), then Decide. What the supervisor
+// "..", a covering read-write rule; for kRead any rule but a denial), then
+// Decide. What the supervisor
 // decides, composed as the fuzzer checks it (tests/fuzz/decide_fuzz.cc).
 Decision DecideAt(const std::vector<PathRule>& rules, std::string_view abs,
                   const FileRequest& req, const Settings& settings);

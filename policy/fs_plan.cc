@@ -133,4 +133,33 @@ std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirListe
   return out;
 }
 
+namespace {
+
+// A rule of an access in `holes` strictly beneath a rule of an access in
+// `grants`: a hole PlanGrants carves out of that grant.
+template <class Holes, class Grants>
+bool Carves(const std::vector<PathRule>& rules, const Holes& holes, const Grants& grants) {
+  for (const PathRule& h : rules) {
+    if (!holes(h.access)) continue;
+    for (const PathRule& r : rules) {
+      if (grants(r.access) && r.path != h.path && IsWithin(h.path, r.path)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool CarvesReads(const std::vector<PathRule>& rules) {
+  return Carves(
+      rules, [](Access a) { return a == Access::kDenied; },
+      [](Access a) { return a == Access::kReadWrite; });
+}
+
+bool CarvesWrites(const std::vector<PathRule>& rules) {
+  return Carves(
+      rules, [](Access a) { return a != Access::kReadWrite; },
+      [](Access a) { return a == Access::kReadWrite; });
+}
+
 }  // namespace cordon::policy

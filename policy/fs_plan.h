@@ -70,6 +70,24 @@ using DirLister = std::function<std::vector<DirEntry>(const std::string& dir)>;
 std::vector<Grant> PlanGrants(const std::vector<PathRule>& rules, const DirLister& list,
                               std::vector<SkippedLink>* skipped = nullptr);
 
+// Whether PlanGrants carves a read-write grant of `rules` for a denial: a
+// denied path strictly beneath a read-write rule (at any depth, a
+// read-only rule between included). The carved directories' entries are
+// granted one by one, so an entry the run makes there later has no kernel
+// grant although the rules let the tool read it: the supervisor opens it
+// on the tool's behalf (the broker: wire::kBrokerOpenFlag), and the
+// preload asks it after the kernel refuses such a read. A denial beneath a
+// read-only grant alone (~/.cargo/credentials) carves too, but the tool
+// makes nothing there: no broker for it.
+bool CarvesReads(const std::vector<PathRule>& rules);
+
+// Whether PlanGrants carves a read-write grant of `rules`: a read-only or
+// denied path strictly beneath a read-write rule. The carved directory
+// itself keeps no right to make or remove entries (its entries are granted
+// one by one), so `rm x` or a new file beside the carve-out cannot be left
+// to the kernel: the supervisor must perform them (issue 24 item 7).
+bool CarvesWrites(const std::vector<PathRule>& rules);
+
 // The real lister is supervisor::ListDir (supervisor/walk/dir_listing.h).
 
 }  // namespace cordon::policy

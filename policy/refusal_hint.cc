@@ -51,6 +51,10 @@ std::string RefusalHint(Refusal r, std::string_view path) {
     case Refusal::kNeedsApproval:
       return "it existed before the run: approve it (--approvals tty) or use a policy with "
              "\"sensitive\": {\"delete\": \"recoverable\"} or \"allow\"";
+    case Refusal::kExecute:
+      return "a program made during the run beside a denied path has no kernel grant to execute "
+             "(Landlock checks it at exec; no broker can): run it through its interpreter (sh " +
+             ShellWord(path) + ")";
     case Refusal::kNone: return {};
   }
   return {};

@@ -19,6 +19,7 @@ enum class Refusal {
   kReadOnlyProfile, // a change inside the workspace of a read-only run
   kDenied,          // a --deny rule (or a built-in one) covers it
   kNeedsApproval,   // deleting or replacing a file that predates the run
+  kExecute,         // an exec the kernel refused in a run with carve-outs
   kNone,            // no grant of the command line changes it (protected, malformed)
 };
 

@@ -17,7 +17,9 @@
 
 #include "preload/state.h"
 
+using cordon::preload::g_broker_reads;
 using cordon::preload::g_real;
+using cordon::preload::ReportExecRefused;
 using cordon::preload::ImageEnding;
 using cordon::preload::ResolveLate;
 
@@ -29,8 +31,10 @@ namespace {
 
 int Execve(const char* path, char* const argv[], char* const envp[]) {
   ImageEnding(false);
-  if (g_real.execve) return g_real.execve(path, argv, envp);
-  return static_cast<int>(::syscall(SYS_execve, path, argv, envp));
+  const int rc = g_real.execve ? g_real.execve(path, argv, envp)
+                               : static_cast<int>(::syscall(SYS_execve, path, argv, envp));
+  if (rc < 0 && errno == EACCES && g_broker_reads) ReportExecRefused(path);
+  return rc;
 }
 
 int Execvpe(const char* file, char* const argv[], char* const envp[]) {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,7 +16,9 @@ using cordon::policy::AdmitOp;
 using cordon::preload::Admit;
 using cordon::preload::AdmitOpen;
 using cordon::preload::FopenFlags;
+using cordon::preload::g_broker_reads;
 using cordon::preload::g_real;
+using cordon::preload::OpenBrokered;
 using cordon::preload::ResolveLate;
 using cordon::wire::Call;
 
@@ -65,55 +68,112 @@ CORDON_EXPORT int Openat64Hook(int dirfd, const char* path, int flags, mode_t mo
     __asm__("openat64");
 }
 
+namespace {
+
+// The real call, or the raw syscall before the constructor resolved it.
+// Inlined: each hook still ends in one jump to libc. With g_broker_reads
+// (a run with carve-outs) a read the kernel refused is asked of the broker
+// after it (OpenBrokered), which costs the tail call; nothing else does.
+inline int RealOpen(const char* path, int flags, mode_t mode) {
+  return g_real.open ? g_real.open(path, flags, mode) : RawOpenat(AT_FDCWD, path, flags, mode);
+}
+inline int RealOpen64(const char* path, int flags, mode_t mode) {
+  return g_real.open64 ? g_real.open64(path, flags, mode)
+                       : RawOpenat(AT_FDCWD, path, flags | O_LARGEFILE, mode);
+}
+inline int RealOpenat(int dirfd, const char* path, int flags, mode_t mode) {
+  return g_real.openat ? g_real.openat(dirfd, path, flags, mode)
+                       : RawOpenat(dirfd, path, flags, mode);
+}
+inline int RealOpenat64(int dirfd, const char* path, int flags, mode_t mode) {
+  return g_real.openat64 ? g_real.openat64(dirfd, path, flags, mode)
+                         : RawOpenat(dirfd, path, flags | O_LARGEFILE, mode);
+}
+inline int RealOpen2(const char* path, int flags) {
+  return g_real.open_2 ? g_real.open_2(path, flags) : RawOpenat(AT_FDCWD, path, flags, 0);
+}
+inline int RealOpen64_2(const char* path, int flags) {
+  return g_real.open64_2 ? g_real.open64_2(path, flags)
+                         : RawOpenat(AT_FDCWD, path, flags | O_LARGEFILE, 0);
+}
+inline int RealOpenat2(int dirfd, const char* path, int flags) {
+  return g_real.openat_2 ? g_real.openat_2(dirfd, path, flags) : RawOpenat(dirfd, path, flags, 0);
+}
+inline int RealOpenat64_2(int dirfd, const char* path, int flags) {
+  return g_real.openat64_2 ? g_real.openat64_2(dirfd, path, flags)
+                           : RawOpenat(dirfd, path, flags | O_LARGEFILE, 0);
+}
+
+}  // namespace
+
 int OpenHook(const char* path, int flags, mode_t mode) {
   if (!NeedsMode(flags)) mode = 0;
   if (!AdmitOpen(Call::kOpen, flags, AT_FDCWD, path)) return -1;
-  return g_real.open ? g_real.open(path, flags, mode) : RawOpenat(AT_FDCWD, path, flags, mode);
+  if (__builtin_expect(g_broker_reads, false)) {
+    return OpenBrokered(RealOpen(path, flags, mode), AT_FDCWD, path, flags);
+  }
+  return RealOpen(path, flags, mode);
 }
 
 int Open64Hook(const char* path, int flags, mode_t mode) {
   if (!NeedsMode(flags)) mode = 0;
   if (!AdmitOpen(Call::kOpen64, flags, AT_FDCWD, path)) return -1;
-  return g_real.open64 ? g_real.open64(path, flags, mode)
-                       : RawOpenat(AT_FDCWD, path, flags | O_LARGEFILE, mode);
+  if (__builtin_expect(g_broker_reads, false)) {
+    return OpenBrokered(RealOpen64(path, flags, mode), AT_FDCWD, path, flags);
+  }
+  return RealOpen64(path, flags, mode);
 }
 
 int OpenatHook(int dirfd, const char* path, int flags, mode_t mode) {
   if (!NeedsMode(flags)) mode = 0;
   if (!AdmitOpen(Call::kOpenat, flags, dirfd, path)) return -1;
-  return g_real.openat ? g_real.openat(dirfd, path, flags, mode)
-                       : RawOpenat(dirfd, path, flags, mode);
+  if (__builtin_expect(g_broker_reads, false)) {
+    return OpenBrokered(RealOpenat(dirfd, path, flags, mode), dirfd, path, flags);
+  }
+  return RealOpenat(dirfd, path, flags, mode);
 }
 
 int Openat64Hook(int dirfd, const char* path, int flags, mode_t mode) {
   if (!NeedsMode(flags)) mode = 0;
   if (!AdmitOpen(Call::kOpenat64, flags, dirfd, path)) return -1;
-  return g_real.openat64 ? g_real.openat64(dirfd, path, flags, mode)
-                         : RawOpenat(dirfd, path, flags | O_LARGEFILE, mode);
+  if (__builtin_expect(g_broker_reads, false)) {
+    return OpenBrokered(RealOpenat64(dirfd, path, flags, mode), dirfd, path, flags);
+  }
+  return RealOpenat64(dirfd, path, flags, mode);
 }
 
 // The fortified forms take no mode: glibc aborts if O_CREAT reaches them,
 // so the real one is called to keep that behaviour.
 CORDON_EXPORT int __open_2(const char* path, int flags) {
   if (!AdmitOpen(Call::kOpen2, flags, AT_FDCWD, path)) return -1;
-  return g_real.open_2 ? g_real.open_2(path, flags) : RawOpenat(AT_FDCWD, path, flags, 0);
+  if (__builtin_expect(g_broker_reads, false)) {
+    return OpenBrokered(RealOpen2(path, flags), AT_FDCWD, path, flags);
+  }
+  return RealOpen2(path, flags);
 }
 
 CORDON_EXPORT int __open64_2(const char* path, int flags) {
   if (!AdmitOpen(Call::kOpen64_2, flags, AT_FDCWD, path)) return -1;
-  return g_real.open64_2 ? g_real.open64_2(path, flags)
-                         : RawOpenat(AT_FDCWD, path, flags | O_LARGEFILE, 0);
+  if (__builtin_expect(g_broker_reads, false)) {
+    return OpenBrokered(RealOpen64_2(path, flags), AT_FDCWD, path, flags);
+  }
+  return RealOpen64_2(path, flags);
 }
 
 CORDON_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
   if (!AdmitOpen(Call::kOpenat2, flags, dirfd, path)) return -1;
-  return g_real.openat_2 ? g_real.openat_2(dirfd, path, flags) : RawOpenat(dirfd, path, flags, 0);
+  if (__builtin_expect(g_broker_reads, false)) {
+    return OpenBrokered(RealOpenat2(dirfd, path, flags), dirfd, path, flags);
+  }
+  return RealOpenat2(dirfd, path, flags);
 }
 
 CORDON_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
   if (!AdmitOpen(Call::kOpenat64_2, flags, dirfd, path)) return -1;
-  return g_real.openat64_2 ? g_real.openat64_2(dirfd, path, flags)
-                           : RawOpenat(dirfd, path, flags | O_LARGEFILE, 0);
+  if (__builtin_expect(g_broker_reads, false)) {
+    return OpenBrokered(RealOpenat64_2(dirfd, path, flags), dirfd, path, flags);
+  }
+  return RealOpenat64_2(dirfd, path, flags);
 }
 
 CORDON_EXPORT int creat(const char* path, mode_t mode) {
@@ -129,26 +189,57 @@ CORDON_EXPORT int creat64(const char* path, mode_t mode) {
                                     mode);
 }
 
+namespace {
+
+// A stream the real fopen could not open for reading (EACCES), asked of
+// the broker (OpenBrokered) and wrapped with fdopen: libc's fopen opens
+// through its own internal open, which no hook sees. `flags`: the mode's
+// open flags (FopenFlags), with O_CLOEXEC for "e".
+__attribute__((cold, noinline)) FILE* FopenBrokered(FILE* f, const char* path, const char* mode,
+                                                    int flags) {
+  if (f != nullptr) return f;
+  if (mode != nullptr && strchr(mode, 'e') != nullptr) flags |= O_CLOEXEC;
+  int fd = OpenBrokered(-1, AT_FDCWD, path, flags);
+  if (fd < 0) return nullptr;
+  FILE* g = fdopen(fd, mode);
+  if (g == nullptr) {
+    int err = errno;
+    close(fd);
+    errno = err;
+  }
+  return g;
+}
+
+}  // namespace
+
 // stdio has no syscall to fall back to; before the constructor ran the
 // real function is looked up on the spot.
 CORDON_EXPORT FILE* fopen(const char* path, const char* mode) {
-  if (!AdmitOpen(Call::kFopen, FopenFlags(mode), AT_FDCWD, path)) return nullptr;
+  const int flags = FopenFlags(mode);
+  if (!AdmitOpen(Call::kFopen, flags, AT_FDCWD, path)) return nullptr;
   auto real = g_real.fopen ? g_real.fopen
                            : reinterpret_cast<decltype(g_real.fopen)>(ResolveLate("fopen"));
   if (real == nullptr) {
     errno = ENOSYS;
     return nullptr;
   }
+  if (__builtin_expect(g_broker_reads, false)) {
+    return FopenBrokered(real(path, mode), path, mode, flags);
+  }
   return real(path, mode);
 }
 
 CORDON_EXPORT FILE* fopen64(const char* path, const char* mode) {
-  if (!AdmitOpen(Call::kFopen64, FopenFlags(mode), AT_FDCWD, path)) return nullptr;
+  const int flags = FopenFlags(mode);
+  if (!AdmitOpen(Call::kFopen64, flags, AT_FDCWD, path)) return nullptr;
   auto real = g_real.fopen64 ? g_real.fopen64
                              : reinterpret_cast<decltype(g_real.fopen64)>(ResolveLate("fopen64"));
   if (real == nullptr) {
     errno = ENOSYS;
     return nullptr;
+  }
+  if (__builtin_expect(g_broker_reads, false)) {
+    return FopenBrokered(real(path, mode), path, mode, flags);
   }
   return real(path, mode);
 }

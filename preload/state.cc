@@ -24,6 +24,7 @@ namespace cordon::preload {
 // In .data (not .bss), next to g_config and the report channel's scalars
 // (reports.cc): the call path reads all of them, from one page.
 __attribute__((section(".data"))) RealCalls g_real;
+__attribute__((section(".data"))) bool g_broker_reads = false;
 
 namespace {
 
@@ -134,6 +135,8 @@ __attribute__((cold)) void ReadConfig() {
   }
   const char* log = getenv(wire::kEnvLog);
   g_config.log = log && strcmp(log, "1") == 0;
+  const char* broker = getenv(wire::kEnvBroker);
+  g_broker_reads = broker && strcmp(broker, "1") == 0;
   int fd;
   int report_fd = -1;
   if (ParseFd(getenv(wire::kEnvReportFd), &fd)) {
@@ -320,6 +323,25 @@ __attribute__((hot)) bool AdmitOpen(wire::Call call, int flags, int dirfd, const
   if (t_busy || !g_config.enabled) return true;
   Busy busy;
   return AdmitOne(call, OpenOp(flags), dirfd, path, flags);
+}
+
+__attribute__((cold, noinline)) int OpenBrokered(int fd, int dirfd, const char* path, int flags) {
+  if (fd >= 0 || errno != EACCES || OpenOp(flags) != AdmitOp::kRead || path == nullptr) return fd;
+  return static_cast<int>(
+      ::syscall(SYS_openat, dirfd, path, flags | wire::kBrokerOpenFlag, 0));
+}
+
+__attribute__((cold)) void ReportExecRefused(const char* path) {
+  if (t_busy || !g_config.enabled || path == nullptr || *path == '\0') return;
+  Busy busy;
+  const int saved = errno;
+  char base_buf[policy::kAdmissionMaxPath];
+  bool cached;
+  const char* base = path[0] == '/' ? nullptr : Base(AT_FDCWD, base_buf, &cached);
+  Refuse(wire::Call::kExecve, AdmitOp::kRead, path,
+         {AdmitVerdict::kRefuse, PathClass::kWorkspace, EACCES, "the kernel refused to execute it"},
+         base);
+  errno = saved;
 }
 
 __attribute__((hot)) AdmitOp OpenOp(int flags) {

@@ -48,6 +48,23 @@ struct RealCalls {
 // Null until the constructor ran (then a hook falls back to syscall()).
 extern RealCalls g_real;
 
+// The run has grants Landlock could not express (wire::kEnvBroker): a
+// read-only open the kernel refused is asked of the supervisor once more
+// (OpenBrokered). False: every open hook stays one tail call.
+extern bool g_broker_reads;
+
+// A read-only open that the kernel refused with EACCES, asked again as a
+// brokered open (openat with wire::kBrokerOpenFlag): the supervisor opens
+// it if policy lets the tool read it, and answers with its own refusal
+// otherwise. `fd` is the first attempt's result; anything else than an
+// EACCES refusal of a read is returned as it was.
+int OpenBrokered(int fd, int dirfd, const char* path, int flags);
+
+// An exec of `path` the kernel refused with EACCES, in a run with
+// carve-outs (g_broker_reads): reported as a refusal (wire::Call::kExecve),
+// so the supervisor can say why. errno is left as it was.
+void ReportExecRefused(const char* path);
+
 // Resolves g_real with dlsym(RTLD_NEXT) and reads the configuration. Called
 // by the constructor; safe to call again (idempotent).
 void Initialize();

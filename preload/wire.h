@@ -32,6 +32,18 @@ inline constexpr char kEnvReportFd[] = "CORDON_REPORT_FD";
 // when nobody tallies the run (no audit, default log level).
 inline constexpr char kEnvReportMode[] = "CORDON_REPORT_MODE";
 inline constexpr char kReportRefusedOnly[] = "refused";
+// "1": Landlock's launch-time grant leaves paths the policy lets the tool
+// read without a kernel grant (an entry created beside a carved-out path,
+// a granted file that did not exist at launch: supervisor::BrokersReads). A read-only open the kernel refused with EACCES is
+// then asked of the supervisor once more, as a brokered open.
+inline constexpr char kEnvBroker[] = "CORDON_PRELOAD_BROKER";
+// The openat(2) flag bit that asks the supervisor to open a file for
+// reading on the tool's behalf (the broker). The kernel's openat ignores
+// it (not in VALID_OPEN_FLAGS, whose highest bit is __O_TMPFILE, 0x400000;
+// openat2 would refuse it, and is answered ENOSYS anyway); the seccomp
+// filter sends every openat carrying it to the supervisor, which decides
+// by policy whoever set it. Not the sign bit: flags are an int.
+inline constexpr int kBrokerOpenFlag = 0x40000000;
 inline constexpr char kPathSeparator = ':';
 
 inline constexpr uint32_t kReportMagic = 0x43524550;  // "CREP"
@@ -49,6 +61,10 @@ enum class Call : uint16_t {
   // supervisor uses it for attribution only (which exec'd images ran
   // without the preload), never to grant: a tool can fake or skip it.
   kCheckIn,
+  // An exec the kernel refused with EACCES in a run with carve-outs
+  // (kEnvBroker): reported so that the user hears why, since a program
+  // made beside a carve-out has no EXECUTE grant and nobody can broker one.
+  kExecve,
   kCount,
 };
 
@@ -87,7 +103,7 @@ inline const char* CallName(uint16_t c) {
   static constexpr const char* kNames[] = {
       "open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2",
       "__openat64_2", "creat", "creat64", "fopen", "fopen64", "freopen", "unlink",
-      "unlinkat", "remove", "rename", "renameat", "renameat2", "exit", "checkin"};
+      "unlinkat", "remove", "rename", "renameat", "renameat2", "exit", "checkin", "execve"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<unsigned>(Call::kCount));
   return c < static_cast<uint16_t>(Call::kCount) ? kNames[c] : "?";
 }

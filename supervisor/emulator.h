@@ -154,7 +154,9 @@ struct EmulatorOptions {
   // Called when the supervisor stops: pending approvals must return now.
   std::function<void()> on_shutdown;
   // What the tool may read, for the calls Landlock does not check
-  // (inotify_add_watch): built at the first such call; null fails closed.
+  // (inotify_add_watch) and the reads its launch-time grant cannot
+  // express (brokered reads): built at the first such call; null fails
+  // closed.
   std::function<std::unique_ptr<ReadFence>()> read_fence_factory;
 };
 
@@ -168,8 +170,10 @@ struct ReadFence {
   // Opens `abs` with `flags` (no O_CREAT) if the tool may read it: a single
   // granted file by its canonical path, else beneath its readable root.
   // Without `follow` a last component that is a symlink is the one opened
-  // (canonical parent, then the name, O_NOFOLLOW).
-  Result<Fd> Open(std::string abs, uint64_t flags, bool follow = true) const;
+  // (canonical parent, then the name, O_NOFOLLOW). `where`, when given and
+  // the path lies beneath a readable root, says which and where.
+  Result<Fd> Open(std::string abs, uint64_t flags, bool follow = true,
+                  Located* where = nullptr) const;
 };
 
 class Emulator {
@@ -254,6 +258,9 @@ class Emulator {
   // inotify_add_watch(2) on what the tool may read only (emulator_watch.cc).
   Reply Watch(const Request& req, int inotify_fd, uint64_t path, uint32_t mask,
               const std::function<bool()>& valid);
+  // What the tool may read: the notify-all rung's read fence, or the same
+  // fence built from the policy at the first call that needs it (a watch,
+  // a brokered read).
   const ReadFence* Readable();
   // connect(2) (bind false) and bind(2) (emulator_socket.cc).
   Reply SocketName(const Request& req, int fd, uint64_t addr, uint64_t len, bool bind,
@@ -270,12 +277,21 @@ class Emulator {
   // The facts policy::Decide needs, gathered here (emulator_facts.cc).
   policy::PlaceFacts Place(const Located& loc, bool leads = false) const;
   policy::EntryFacts Facts(const struct stat& st, const Located& loc) const;
+  static policy::EntryKind KindOf(mode_t mode);
   policy::Settings DecideSettings() const;
   // Whether the directory at `loc` holds an entry besides "." and ".."
   // (for ENOTEMPTY): listed only where a rule would otherwise refuse.
   static bool HasEntries(const Located& loc);
 
   Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
+  // A brokered read (wire::kBrokerOpenFlag), on any rung: `abs` opened if
+  // the read fence's rule lookup and policy::Decide (FileOp::kRead) let the
+  // tool read what it leads to, and installed in the tool.
+  Reply OpenBrokered(const Request& req, const std::string& abs, uint64_t flags);
+  // policy::Decide(FileOp::kRead) on what the read fence opened for `abs`
+  // (`where` beneath one of its roots, `st` its fstat): the refusal, if any.
+  std::optional<Reply> RefuseRead(const ReadFence& fence, const Located& where,
+                                  const struct stat& st, const std::string& abs) const;
   // /dev/ptmx and the tool's own /dev/pts/N (emulator_pty.cc).
   Reply OpenTerminal(const Request& req, policy::TerminalPath t, uint64_t flags,
                      const std::function<bool()>& valid);

@@ -40,12 +40,16 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
   return f;
 }
 
+policy::EntryKind Emulator::KindOf(mode_t mode) {
+  return S_ISREG(mode)   ? policy::EntryKind::kRegular
+         : S_ISDIR(mode) ? policy::EntryKind::kDirectory
+         : S_ISLNK(mode) ? policy::EntryKind::kSymlink
+                         : policy::EntryKind::kSpecial;
+}
+
 policy::EntryFacts Emulator::Facts(const struct stat& st, const Located& loc) const {
   policy::EntryFacts e;
-  e.kind = S_ISREG(st.st_mode)   ? policy::EntryKind::kRegular
-           : S_ISDIR(st.st_mode) ? policy::EntryKind::kDirectory
-           : S_ISLNK(st.st_mode) ? policy::EntryKind::kSymlink
-                                 : policy::EntryKind::kSpecial;
+  e.kind = KindOf(st.st_mode);
   e.nlink = static_cast<std::uint32_t>(st.st_nlink);
   e.pinned = roots_.IsPinned(st.st_dev, st.st_ino);
   e.own = !NotOwn(loc, st);

@@ -1,7 +1,9 @@
 // The emulator's opens: write-opens performed beneath a held root and
-// handed to the tool with SECCOMP_IOCTL_NOTIF_ADDFD, and on the notify-all
-// rung the reads the read fence admits. Decisions are policy::Decide's
-// (emulator.h); this file is the mechanism.
+// handed to the tool with SECCOMP_IOCTL_NOTIF_ADDFD, on the notify-all
+// rung the reads the read fence admits, and on every rung the brokered
+// reads (wire::kBrokerOpenFlag: what the policy lets the tool read where
+// Landlock's launch-time grant could not reach). Decisions are
+// policy::Decide's (emulator.h); this file is the mechanism.
 #include "supervisor/emulator.h"
 
 #include <fcntl.h>
@@ -23,6 +25,8 @@
 #include <optional>
 
 #include "policy/fd_alias.h"
+#include "policy/refusal_hint.h"
+#include "preload/wire.h"
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/walk/dir_listing.h"
 #include "supervisor/caps.h"
@@ -98,7 +102,7 @@ bool RestoreStatusFlags(int fd, uint64_t flags) {
 
 }  // namespace
 
-Result<Fd> ReadFence::Open(std::string abs, uint64_t flags, bool follow) const {
+Result<Fd> ReadFence::Open(std::string abs, uint64_t flags, bool follow, Located* where) const {
   // Looked up and opened with the tool's file permissions, not the
   // supervisor's: a capless root tool may not read another user's 0600
   // file or learn what a 0700 directory holds.
@@ -126,18 +130,23 @@ Result<Fd> ReadFence::Open(std::string abs, uint64_t flags, bool follow) const {
   if (!loc) return loc.error();
   std::string rel = loc->rel;
   if (!name.empty()) rel = rel.empty() ? name : rel + "/" + name;
+  if (where != nullptr) {
+    where->root = loc->root;
+    where->rel = rel;
+  }
   return WriteRoots::OpenBeneath(*loc->root, rel, flags | (name.empty() ? 0 : O_NOFOLLOW), 0);
 }
 
 Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
   const std::string target = ForTool(abs, req.tid);
   bool probed = false;
+  Located where;
   auto fd = OpenWithoutWaiting(
       flags,
       [&](uint64_t extra) {
         // O_NOFOLLOW: a last-component link is opened as itself (ELOOP, or
         // refused below for O_PATH: ADDFD cannot hand over a link).
-        return read_fence_->Open(target, NoCtty(flags) | extra, !(flags & O_NOFOLLOW));
+        return read_fence_->Open(target, NoCtty(flags) | extra, !(flags & O_NOFOLLOW), &where);
       },
       &probed);
   if (!fd && probed && fd.error().err == ENXIO) {
@@ -149,10 +158,65 @@ Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t
   if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode)) {
     return Reply::Errno(EACCES, "read " + abs + ": special file");
   }
+  // A file or directory, as a brokered read: no other name of a denied
+  // file, no deny glob's match (the devices granted stay the rung's own).
+  if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+    if (auto refused = RefuseRead(*read_fence_, where, st, abs)) return std::move(*refused);
+  }
   if (probed && !RestoreStatusFlags(fd->get(), flags)) return Reply::Errno(errno);
   return InstallReply(std::move(fd.value()), flags);
 }
 
+std::optional<Reply> Emulator::RefuseRead(const ReadFence& fence, const Located& where,
+                                          const struct stat& st, const std::string& abs) const {
+  policy::FileRequest q;
+  q.op = policy::FileOp::kRead;
+  if (where.root != nullptr) q.place = Place(where);
+  q.entry.kind = KindOf(st.st_mode);
+  q.entry.nlink = static_cast<std::uint32_t>(st.st_nlink);
+  q.entry.pinned = fence.readable.IsPinned(st.st_dev, st.st_ino);
+  const policy::Decision d = policy::Decide(q, DecideSettings());
+  if (d.allowed()) return std::nullopt;
+  return Reply::Errno(d.err, "read " + abs + ": " + d.rule);
+}
+
+Reply Emulator::OpenBrokered(const Request& req, const std::string& abs, uint64_t flags) {
+  const ReadFence* fence = Readable();
+  if (!fence) return Reply::Errno(EACCES, "read " + abs + ": the readable set is unknown");
+  // Held as O_PATH first: nothing is opened (a device, a FIFO) before the
+  // rules have seen what the name leads to.
+  Located where;
+  auto held = fence->Open(ForTool(abs, req.tid), O_PATH, !(flags & O_NOFOLLOW), &where);
+  if (!held && held.error().err == EACCES) {
+    // The rule lookup's refusal (a denied path; outside every rule: a
+    // read, so --ro grants it), or a symlink swapped in on the way.
+    const SysError& e = held.error();
+    policy::Refusal r = policy::FromRule(e.op);
+    if (r == policy::Refusal::kWriteOutside) r = policy::Refusal::kReadOutside;
+    return Reply::Errno(EACCES, "read " + abs + ": " + Describe(e), policy::RefusalHint(r, e.detail));
+  }
+  if (!held) return Reply::Errno(held.error().err);  // ENOENT and the like: the kernel's own
+  struct stat st;
+  if (::fstat(held->get(), &st) != 0) return Reply::Errno(errno);
+  if (S_ISLNK(st.st_mode)) return Reply::Errno(ELOOP);  // O_NOFOLLOW, as open(2) says
+  if (auto refused = RefuseRead(*fence, where, st, abs)) return std::move(*refused);
+  if (flags & O_PATH) return InstallReply(std::move(held.value()), flags);
+  // The inode decided is the one opened: through the held descriptor,
+  // with the tool's flags (its link is resolved already).
+  const uint64_t reopen = NoCtty(flags) & ~static_cast<uint64_t>(O_NOFOLLOW);
+  bool probed = false;
+  auto fd = OpenWithoutWaiting(
+      flags,
+      [&](uint64_t extra) -> Result<Fd> {
+        Fd f(::open(ProcPath(held->get()).c_str(), static_cast<int>(reopen | extra) | O_CLOEXEC));
+        if (!f) return Errno("open", abs);
+        return f;
+      },
+      &probed);
+  if (!fd) return Reply::Errno(fd.error().err);
+  if (probed && !RestoreStatusFlags(fd->get(), flags)) return Reply::Errno(errno);
+  return InstallReply(std::move(fd.value()), flags);
+}
 
 Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t flags,
                      uint64_t mode, const std::function<bool()>& valid, bool may_block) {
@@ -160,6 +224,10 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (!s) return Reply::Errno(s.error().err, "unreadable path");
   if (!valid()) return Reply::Errno(EACCES, "stale");
   const std::string& raw = s.value();
+  // A brokered read (wire::kBrokerOpenFlag): no flag of the kernel's; the
+  // open is decided below by policy, whoever set the bit.
+  const bool brokered = flags & static_cast<uint64_t>(wire::kBrokerOpenFlag);
+  flags &= ~static_cast<uint64_t>(wire::kBrokerOpenFlag);
   if (flags & O_PATH) flags &= kOPathFlags;  // as open(2): no write bit counts
   Reply rep;
   rep.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
@@ -197,6 +265,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   p.abs = std::move(abs.value());
   p.slash = TrailingSlash(raw);
   constexpr uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | kBareTmpfile;
+  if (brokered && !(flags & kWriteBits)) return OpenBrokered(req, p.abs, flags);
   if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
   auto located = roots_.Locate(p.abs, Change::kContent);
   if (!located) return Reply::PathRefused("open for writing: ", located.error());

@@ -89,7 +89,8 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
   return out;
 }
 
-// The notify-all rung's read fence: what Landlock would have granted.
+// The read fence: what Landlock would have granted, for the notify-all
+// rung, inotify watches and brokered reads.
 Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const std::string& tmp) {
   std::vector<policy::PathRule> readable, executable;
   std::vector<std::string> files;
@@ -97,7 +98,19 @@ Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const 
   for (const auto& r : rules) {
     char real[PATH_MAX];
     struct stat st;
-    if (::realpath(r.path.c_str(), real) == nullptr) continue;
+    if (::realpath(r.path.c_str(), real) == nullptr) {
+      // What does not exist yet, kept by NormalisePolicy by its parent's
+      // realpath: a denial holds when it comes into being, and a
+      // read-write file the run creates (a CI step's output) is read back.
+      if (r.access == policy::Access::kDenied) {
+        readable.push_back(policy::PathRule::Denied(r.path));
+        executable.push_back(policy::PathRule::Denied(r.path));
+      } else if (r.access == policy::Access::kReadWrite &&
+                 policy::CoveringRule(rules, r.path) == &r) {
+        files.push_back(r.path);
+      }
+      continue;
+    }
     if (r.access == policy::Access::kDenied) {
       readable.push_back(policy::PathRule::Denied(real));
       executable.push_back(policy::PathRule::Denied(real));

@@ -14,6 +14,7 @@
 #include "policy/refusal_hint.h"
 #include "preload/wire.h"
 #include "supervisor/exec/elf_reader.h"
+#include "supervisor/tool_filter.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -135,6 +136,10 @@ bool MakePreloadEnv(const policy::Policy& p, const std::string& library,
       std::string(wire::kEnvDenied) + "=" + deny,
       std::string(wire::kEnvPrivateTmp) + "=" + (p.private_tmp ? "1" : "0"),
   };
+  // The kernel refuses reads of what is made beside a carve-out (or of a
+  // granted file made in the run): the preload asks the broker then
+  // (wire::kEnvBroker), and only then.
+  if (BrokersReads(rules)) out->set.push_back(std::string(wire::kEnvBroker) + "=1");
   if (reporting.log_refusals) out->set.push_back(std::string(wire::kEnvLog) + "=1");
   if (reporting.refused_only) {
     out->set.push_back(std::string(wire::kEnvReportMode) + "=" + wire::kReportRefusedOnly);
@@ -208,12 +213,20 @@ bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out) {
 bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint) {
   const wire::Report* r = AsReport(data, len);
   if (r == nullptr || r->verdict != static_cast<uint8_t>(wire::ReportVerdict::kRefused) ||
-      r->call >= static_cast<uint16_t>(wire::Call::kExit)) {
+      r->call == static_cast<uint16_t>(wire::Call::kExit) ||
+      r->call == static_cast<uint16_t>(wire::Call::kCheckIn) ||
+      r->call >= static_cast<uint16_t>(wire::Call::kCount)) {
     return false;
   }
   const auto cls = static_cast<policy::PathClass>(r->path_class);
   const bool mutate = r->op != 0;
   const std::string path = RecordPath(*r);
+  const bool absolute = !r->truncated && policy::IsAbsoluteNormal(path);
+  if (r->call == static_cast<uint16_t>(wire::Call::kExecve)) {
+    *what = "execve: run " + path + (r->truncated ? "..." : "") + " (the kernel refused to execute it)";
+    *hint = absolute ? policy::RefusalHint(policy::Refusal::kExecute, path) : std::string();
+    return true;
+  }
   // A refused record's class names its rule; a refused workspace path can
   // only be a change in a read-only workspace.
   const char* rule = cls == policy::PathClass::kHeldFd
@@ -227,9 +240,7 @@ bool DescribeRefusal(const void* data, size_t len, std::string* what, std::strin
   *what = std::string(wire::CallName(r->call)) + ": " + (mutate ? "change " : "read ") + path +
           (r->truncated ? "..." : "") + " (" + rule + ")";
   hint->clear();
-  if (!r->truncated && policy::IsAbsoluteNormal(path)) {
-    *hint = policy::RefusalHint(policy::FromAdmission(cls, mutate), path);
-  }
+  if (absolute) *hint = policy::RefusalHint(policy::FromAdmission(cls, mutate), path);
   return true;
 }
 

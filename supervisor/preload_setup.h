@@ -36,7 +36,8 @@ struct PreloadEnv {
 // The environment entries that configure the preload for policy `p`:
 // LD_PRELOAD=<library>[:<caller's LD_PRELOAD>], the workspace, its mode,
 // the read-only, read-write and denied sets (policy::EffectiveRules without
-// the TMPDIR, which the preload takes from $TMPDIR), CORDON_LOG=1 when
+// the TMPDIR, which the preload takes from $TMPDIR), the broker flag when
+// the rules carve reads (policy::CarvesReads), CORDON_LOG=1 when
 // `log_refusals`, and the refusals-only report mode when `refused_only`.
 // False with `why` when a rule path cannot be encoded (holds ':'); then the
 // run goes without the preload.

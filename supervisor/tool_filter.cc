@@ -3,10 +3,13 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <iterator>
 
+#include "policy/fs_plan.h"
+#include "preload/wire.h"
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
@@ -101,23 +104,41 @@ constexpr uint32_t kAnyWriteOpenBit = [] {
   return static_cast<uint32_t>(any);
 }();
 
-// Opens that can write: one rule per flag bit (libseccomp ORs rules).
-// No other rule names open or openat (openat2 is another number), so every
-// other open is allowed: the prefix allows those before libseccomp's tree.
-// The kernel reads the flags as an int: the rules, too, test only the low word.
-void NotifyWriteOpens(SeccompBuilder& b) {
-  for (uint64_t bit : kWriteOpenBits) {
-    b.Notify(SCMP_SYS(open), {SCMP_A1(SCMP_CMP_MASKED_EQ, bit, bit)});
-    b.Notify(SCMP_SYS(openat), {SCMP_A2(SCMP_CMP_MASKED_EQ, bit, bit)});
+// A brokered read (wire::kBrokerOpenFlag, policy/fs_plan.h CarvesReads):
+// an openat carrying the bit goes to the supervisor whatever its other
+// flags say, which decides it by policy whoever set it. The kernel would
+// ignore the bit, so an open let through with it is a plain one.
+constexpr uint32_t kBrokerBit = static_cast<uint32_t>(wire::kBrokerOpenFlag);
+
+// Opens that can write (`write_opens`): one rule per flag bit (libseccomp
+// ORs rules); brokered reads (`brokered`): the broker bit. No other rule
+// names open or openat (openat2 is another number), so every other open is
+// allowed: the prefix allows those before libseccomp's tree, testing the
+// broker bit with the write bits. The kernel reads the flags as an int: the
+// rules, too, test only the low word.
+void NotifyOpens(SeccompBuilder& b, bool write_opens, bool brokered) {
+  uint32_t early_openat = 0;
+  if (brokered) {
+    b.Notify(SCMP_SYS(openat), {SCMP_A2(SCMP_CMP_MASKED_EQ, kBrokerBit, kBrokerBit)});
+    early_openat |= kBrokerBit;
   }
-  b.AllowEarlyWhenClear(SCMP_SYS(openat), 2, kAnyWriteOpenBit);
-  b.AllowEarlyWhenClear(SCMP_SYS(open), 1, kAnyWriteOpenBit);
-  b.Notify(SCMP_SYS(creat));
+  if (write_opens) {
+    for (uint64_t bit : kWriteOpenBits) {
+      b.Notify(SCMP_SYS(open), {SCMP_A1(SCMP_CMP_MASKED_EQ, bit, bit)});
+      b.Notify(SCMP_SYS(openat), {SCMP_A2(SCMP_CMP_MASKED_EQ, bit, bit)});
+    }
+    early_openat |= kAnyWriteOpenBit;
+  }
+  if (early_openat != 0) b.AllowEarlyWhenClear(SCMP_SYS(openat), 2, early_openat);
+  if (write_opens) {
+    b.AllowEarlyWhenClear(SCMP_SYS(open), 1, kAnyWriteOpenBit);
+    b.Notify(SCMP_SYS(creat));
+  }
 }
 
 // The bits of ToolFilterIndex.
 constexpr size_t kBitNetworkNone = 1, kBitMutations = 2, kBitAllPaths = 4, kBitDeletes = 8,
-                 kBitWriteOpens = 16, kBitExec = 32, kBitSignals = 64;
+                 kBitWriteOpens = 16, kBitExec = 32, kBitSignals = 64, kBitBroker = 128;
 
 // The notified syscalls, one list each for the filter and for explain.
 constexpr int kDeletes[] = {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir)};
@@ -193,8 +214,8 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   if (o.notify_all_paths) {
     // The notify-all rung: no Landlock, so reads are decided here too.
     for (int nr : kOpens) b.Notify(nr);
-  } else if (NotifiesWriteOpens(o)) {
-    NotifyWriteOpens(b);
+  } else {
+    NotifyOpens(b, NotifiesWriteOpens(o), o.notify_brokered_reads);
   }
   if (NotifiesDeletes(o)) {
     for (int nr : kDeletes) b.Notify(nr);
@@ -275,6 +296,19 @@ void FenceSocketFamilies(SeccompBuilder& b, policy::Network network, bool notifi
 
 }  // namespace
 
+bool BrokersReads(const std::vector<policy::PathRule>& rules) {
+  if (policy::CarvesReads(rules)) return true;
+  for (const policy::PathRule& r : rules) {
+    // A disposable rule is the private cache's directory, made at launch.
+    struct stat st;
+    if (r.access == policy::Access::kReadWrite && !r.disposable &&
+        ::lstat(r.path.c_str(), &st) != 0 && errno == ENOENT) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool DecidesEveryChange(const ToolFilterOptions& o) {
   return NotifiesWriteOpens(o) && NotifiesDeletes(o) && NotifiesRenames(o);
 }
@@ -285,22 +319,33 @@ void NotifyWhatPolicyNeeds(const policy::Policy& p, Rung rung, int landlock_abi,
   o->notify_signals = rung == Rung::kNotifyAll || landlock_abi < 6;
   // A protected path past a cut-short scan has no kernel carve-out: the
   // supervisor must refuse it by name, whatever links and delete relax.
-  o->notify_deletes =
-      p.sensitive_delete != policy::SensitiveDelete::kAllow || p.protected_scan_truncated;
+  // A directory carved for a read-only or denied path beneath it (a
+  // protected .git/config, --deny WS/.env) keeps no kernel right to make or
+  // remove its entries: the supervisor makes and removes them, whatever
+  // links and delete relax (policy::CarvesWrites).
+  const std::vector<policy::PathRule> rules = policy::EffectiveRules(p, "");
+  const bool carved = policy::CarvesWrites(rules);
+  o->notify_deletes = p.sensitive_delete != policy::SensitiveDelete::kAllow ||
+                      p.protected_scan_truncated || carved;
   // A deny glob's new matches are refused by name: creating one by an open
   // goes to the supervisor whatever links relax.
   // A recoverable run records every change to a name and keeps a file of
   // the user's before an open truncates or writes it.
   o->notify_write_opens = p.links == policy::LinkMode::kStrict || p.protected_scan_truncated ||
                           !p.deny_globs.empty() ||
-                          p.sensitive_delete == policy::SensitiveDelete::kRecoverable;
+                          p.sensitive_delete == policy::SensitiveDelete::kRecoverable || carved;
   o->notify_exec = !p.tools.empty();
+  o->notify_brokered_reads = BrokersReads(rules);
 }
 
 std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   std::vector<int> out;
   if (!o.notify_mutations) return out;
-  if (NotifiesWriteOpens(o)) out.insert(out.end(), std::begin(kOpens), std::end(kOpens));
+  if (NotifiesWriteOpens(o)) {
+    out.insert(out.end(), std::begin(kOpens), std::end(kOpens));
+  } else if (o.notify_brokered_reads) {
+    out.push_back(SCMP_SYS(openat));  // brokered reads only
+  }
   if (NotifiesDeletes(o)) out.insert(out.end(), std::begin(kDeletes), std::end(kDeletes));
   if (NotifiesRenames(o)) out.insert(out.end(), std::begin(kRenames), std::end(kRenames));
   out.insert(out.end(), std::begin(kAlwaysNotified), std::end(kAlwaysNotified));
@@ -329,11 +374,11 @@ Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts) {
 size_t ToolFilterIndex(const ToolFilterOptions& o) {
   // A new field of ToolFilterOptions fails to compile here until it is
   // given a bit (and kToolFilterCombinations grows).
-  const auto& [network, mutations, all_paths, deletes, write_opens, exec, signals] = o;
+  const auto& [network, mutations, all_paths, deletes, write_opens, exec, signals, broker] = o;
   return (policy::NetworkFenced(network) ? kBitNetworkNone : 0) |
          (mutations ? kBitMutations : 0) | (all_paths ? kBitAllPaths : 0) |
          (deletes ? kBitDeletes : 0) | (write_opens ? kBitWriteOpens : 0) | (exec ? kBitExec : 0) |
-         (signals ? kBitSignals : 0);
+         (signals ? kBitSignals : 0) | (broker ? kBitBroker : 0);
 }
 
 ToolFilterOptions ToolFilterOptionsAt(size_t i) {
@@ -345,6 +390,7 @@ ToolFilterOptions ToolFilterOptionsAt(size_t i) {
   o.notify_write_opens = i & kBitWriteOpens;
   o.notify_exec = i & kBitExec;
   o.notify_signals = i & kBitSignals;
+  o.notify_brokered_reads = i & kBitBroker;
   return o;
 }
 

@@ -23,10 +23,15 @@ struct ToolFilterOptions {
   policy::Network network = policy::Network::kNone;
   bool notify_mutations = true;  // send mutating path syscalls to the supervisor
   bool notify_all_paths = false;  // the notify-all rung: reads too (no Landlock)
-  bool notify_deletes = true;      // off when deletes need no approval
-  bool notify_write_opens = true;  // off with links: kernel
+  bool notify_deletes = true;      // off when deletes need no approval (and nothing is carved)
+  bool notify_write_opens = true;  // off with links: kernel (and nothing is carved)
   bool notify_exec = true;         // off without an exec allowlist
   bool notify_signals = false;     // Landlock has no signal scope (ABI < 6, notify-all)
+  // openat with wire::kBrokerOpenFlag (brokered reads): on when the run
+  // needs them (BrokersReads). Off, a filter that notifies no write
+  // open names no open at all, and the kernel's action cache allows every
+  // one without running the filter.
+  bool notify_brokered_reads = false;
   // Renames follow deletes and write opens; on the notify-all rung every
   // group notifies whatever these say (tool_filter.cc, NotifyMutations).
 };
@@ -35,13 +40,24 @@ struct ToolFilterOptions {
 // only that): write opens under links: strict, deletes when a delete of a
 // pre-existing file needs an approval, exec against an exec allowlist; and
 // write opens and deletes (so renames) whatever links and sensitive.delete
-// relax when the protected-path scan stopped at its bound (fail closed).
-// Then what the rung needs: every path syscall on the notify-all rung, and
+// relax when the protected-path scan stopped at its bound (fail closed) or
+// the rules carve a read-write grant (policy::CarvesWrites: the carved
+// directory cannot make or remove entries at the kernel layer).
+// Brokered reads when the run needs them (BrokersReads: what is made
+// beside a carved-out path, or a granted file made in the run, has no
+// kernel grant). Then what the rung
+// needs: every path syscall on the notify-all rung, and
 // signals to other processes where Landlock has no signal scope (ABI < 6).
 // The one place that maps a policy and a rung to a filter: `cordon run`
 // builds the filter from it, `policy explain` says it.
 void NotifyWhatPolicyNeeds(const policy::Policy& p, Rung rung, int landlock_abi,
                            ToolFilterOptions* o);
+
+// Whether the run needs the read broker: the rules carve a read-write
+// grant for a denial (policy::CarvesReads), or grant a file that does not
+// exist yet (a CI step's output: Landlock has no rule for it). Looks at
+// the filesystem for the latter.
+bool BrokersReads(const std::vector<policy::PathRule>& rules);
 
 // Whether every write open, delete and rename goes to the supervisor.
 bool DecidesEveryChange(const ToolFilterOptions& o);
@@ -54,7 +70,7 @@ Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts);
 Result<BpfProgram> CompileToolFilter(const ToolFilterOptions& opts);
 
 // The table: one program per combination of the options.
-inline constexpr size_t kToolFilterCombinations = 128;
+inline constexpr size_t kToolFilterCombinations = 256;
 size_t ToolFilterIndex(const ToolFilterOptions& opts);
 ToolFilterOptions ToolFilterOptionsAt(size_t index);
 

@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t* f = data + at;
   at += 8;
   FileRequest q;
-  q.op = static_cast<FileOp>(f[0] % 7);
+  q.op = static_cast<FileOp>(f[0] % 8);
   q.entry.kind = static_cast<EntryKind>(f[1] % 6);
   q.other.kind = static_cast<EntryKind>((f[1] >> 3) % 6);
   q.entry.nlink = 1 + (f[2] & 3);
@@ -79,11 +79,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (d.err == 0 || d.rule == nullptr || d.rule[0] == '\0') std::abort();
     return 0;
   }
-  // Allowed or asked: the path must be normal, covered and read-write.
+  // Allowed or asked: the path must be normal, covered and read-write (a
+  // read: covered by any rule but a denial).
   if (path.empty() || path[0] != '/' || HasDotDot(path)) std::abort();
-  Covered c = CoverPath(rules, path);
-  if (c.err != 0 || c.rule == nullptr || c.rule->access != Access::kReadWrite) std::abort();
+  const bool read = q.op == FileOp::kRead;
+  Covered c = CoverPath(rules, path, read);
+  if (c.err != 0 || c.rule == nullptr) std::abort();
   const PathRule* r = CoveringRule(rules, c.path);
-  if (r == nullptr || r->access != Access::kReadWrite) std::abort();
+  if (r == nullptr || r->access == Access::kDenied) std::abort();
+  if (!read && (c.rule->access != Access::kReadWrite || r->access != Access::kReadWrite)) std::abort();
   return 0;
 }

@@ -81,7 +81,7 @@ Row Ask(const char* rule, R r) { return {rule, r, Verdict::kAsk, 0}; }
 
 constexpr FileOp kOpen = FileOp::kOpenWrite, kCreate = FileOp::kCreate, kDel = FileOp::kDelete,
                  kRen = FileOp::kRename, kEx = FileOp::kExchange, kLink = FileOp::kLink,
-                 kMeta = FileOp::kMetadata;
+                 kMeta = FileOp::kMetadata, kRead = FileOp::kRead;
 
 std::vector<Row> Rows() {
   return {
@@ -106,6 +106,18 @@ std::vector<Row> Rows() {
       Allow("open: not shared, ownership does not matter", R(kOpen).notown()),
       Allow("open: pinned inode opened for writing is the kernel's (content)", R(kOpen).pinned()),
       Refuse("open: shared and protected: protected first", R(kOpen).shared().prot(), EACCES),
+
+      // --- brokered read: an entry Landlock's launch-time grant missed ---
+      Allow("read: a regular file the run made beside a carve-out", R(kRead)),
+      Allow("read: a directory (opendir)", R(kRead, K::kDirectory)),
+      Allow("read: a hard-linked file, as the kernel reads one", R(kRead).nlink(2)),
+      Allow("read: a protected path is read-only, not unreadable", R(kRead).prot()),
+      Allow("read: a pinned directory is on the way to a denial", R(kRead, K::kDirectory).pinned()),
+      Refuse("read: another name of a denied file", R(kRead).pinned().nlink(2), EACCES),
+      Refuse("read: a deny glob's match made after the launch scan", R(kRead).glob(), EACCES),
+      Refuse("read: a deny glob's match, a directory", R(kRead, K::kDirectory).glob(), EACCES),
+      Refuse("read: special file (a FIFO, a device)", R(kRead, K::kSpecial), EACCES),
+      Refuse("read: symbolic link (never opened as itself)", R(kRead, K::kSymlink), EACCES),
 
       // --- create: mkdir, symlink, mknod ---
       Allow("create: a directory", R(kCreate, K::kAbsent).make(K::kDirectory)),
@@ -466,6 +478,22 @@ TEST(Decide, DecideAtRefusesWhatThePathStepRefuses) {
   }
   // The facts still decide once the path is granted.
   EXPECT_EQ(DecideAt(rules, "/w/f", R(kDel).q, {}).verdict, Verdict::kRefuse);
+}
+
+// A brokered read's path step: any rule but a denial grants it (the read
+// fence's lookup), a denial refuses it wherever it lies.
+TEST(Decide, DecideAtReadsWhatTheRulesLetTheToolRead) {
+  const std::vector<PathRule> rules = {PathRule::ReadWrite("/w"), PathRule::ReadOnly("/w/ro"),
+                                       PathRule::Denied("/w/.env"), PathRule::Denied("/w/later")};
+  const R read = R(kRead);
+  EXPECT_TRUE(DecideAt(rules, "/w/new", read.q, read.s).allowed());
+  EXPECT_TRUE(DecideAt(rules, "/w/.venv/pyvenv.cfg", read.q, read.s).allowed());
+  EXPECT_TRUE(DecideAt(rules, "/w/ro/f", read.q, read.s).allowed());
+  for (const char* refused : {"/w/.env", "/w/.env/x", "/w/later", "/x/f", "/w/a/../.env"}) {
+    Decision d = DecideAt(rules, refused, read.q, read.s);
+    EXPECT_EQ(d.verdict, Verdict::kRefuse) << refused;
+    EXPECT_EQ(d.err, EACCES) << refused;
+  }
 }
 
 TEST(Decide, EntryRefusalTable) {

@@ -51,6 +51,34 @@ TEST(PlanGrants, DenialInsideAllowedDirectoryGrantsOnlyTheSiblings) {
   for (const auto& x : g) EXPECT_NE(x.path, "/w/secret");
 }
 
+// A denial beneath a read-write grant carves it (what the run makes beside
+// it gets no grant: the broker's case), also below a read-only rule there;
+// a read-only rule inside a read-write one keeps reads whole; a denial
+// beneath a read-only grant alone is beside nothing the run can make; a
+// denial of a path nothing grants carves nothing.
+TEST(CarvesReads, OnlyADenialBeneathAReadWriteGrant) {
+  EXPECT_TRUE(CarvesReads({PathRule::ReadWrite("/w"), PathRule::Denied("/w/.env")}));
+  EXPECT_TRUE(CarvesReads({PathRule::ReadWrite("/w"), PathRule::ReadOnly("/w/docs"),
+                           PathRule::Denied("/w/docs/secret")}));
+  EXPECT_FALSE(CarvesReads({PathRule::ReadOnly("/etc"), PathRule::Denied("/etc/ssh/key")}));
+  EXPECT_FALSE(CarvesReads({PathRule::ReadWrite("/w"), PathRule::ReadOnly("/w/.git/hooks")}));
+  EXPECT_FALSE(CarvesReads({PathRule::ReadWrite("/w"), PathRule::Denied("/home/u/.ssh")}));
+  EXPECT_FALSE(CarvesReads({PathRule::ReadWrite("/w"), PathRule::Denied("/w")}));
+  EXPECT_FALSE(CarvesReads({PathRule::ReadWrite("/w")}));
+}
+
+// A read-only or denied path beneath a read-write grant carves its writes
+// (the carved directory makes and removes no entry at the kernel layer);
+// holes in a read-only grant carve no write.
+TEST(CarvesWrites, AnyHoleBeneathAReadWriteGrant) {
+  EXPECT_TRUE(CarvesWrites({PathRule::ReadWrite("/w"), PathRule::ReadOnly("/w/.git/config")}));
+  EXPECT_TRUE(CarvesWrites({PathRule::ReadWrite("/w"), PathRule::Denied("/w/.env")}));
+  EXPECT_FALSE(CarvesWrites({PathRule::ReadOnly("/etc"), PathRule::Denied("/etc/ssh/key")}));
+  EXPECT_FALSE(CarvesWrites({PathRule::ReadWrite("/w"), PathRule::ReadWrite("/w/sub")}));
+  EXPECT_FALSE(CarvesWrites({PathRule::ReadWrite("/w"), PathRule::ReadOnly("/w")}));
+  EXPECT_FALSE(CarvesWrites({PathRule::ReadWrite("/w"), PathRule::ReadOnly("/usr")}));
+}
+
 TEST(PlanGrants, DeepDenialExpandsEveryLevelOnTheWay) {
   auto list = Tree({{"/etc", {"passwd", "ssh"}}, {"/etc/ssh", {"ssh_config", "ssh_host_rsa_key"}}});
   auto g = PlanGrants(

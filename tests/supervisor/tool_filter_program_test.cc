@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "preload/wire.h"
 #include "supervisor/tool_filter.h"
 #include "supervisor/uapi.h"
 #include "tests/support/seccomp_bpf_eval.h"
@@ -77,6 +78,10 @@ std::vector<uint64_t> OpenFlagsToTry() {
       O_PATH | O_CREAT,
       O_PATH | O_TRUNC,
       0xffffffffu,
+      // Brokered reads (wire::kBrokerOpenFlag), and the bit on a write.
+      O_RDONLY | O_CLOEXEC | wire::kBrokerOpenFlag,
+      O_RDONLY | O_DIRECTORY | wire::kBrokerOpenFlag,
+      O_WRONLY | O_CREAT | wire::kBrokerOpenFlag,
   };
   for (unsigned bit = 0; bit < 32; ++bit) flags.push_back(uint64_t{1} << bit);
   const size_t n = flags.size();
@@ -113,9 +118,12 @@ BpfRun Eval(std::span<const sock_filter> prog, const seccomp_data& d) {
   return r;
 }
 
-// The variants whose rules allow every read-only open: the early allow's.
-bool AllowsReadOnlyOpens(const ToolFilterOptions& o) {
-  return o.notify_mutations && o.notify_write_opens && !o.notify_all_paths;
+// The variants whose rules allow every read-only open and name the
+// syscall: the early allow's. openat is named for write opens and for
+// brokered reads, open for write opens only.
+bool AllowsReadOnlyOpens(const ToolFilterOptions& o, bool openat = true) {
+  return o.notify_mutations && !o.notify_all_paths &&
+         (o.notify_write_opens || (openat && o.notify_brokered_reads));
 }
 
 // The prefix decides alone only foreign entries, numbers newer than cordon
@@ -379,8 +387,10 @@ TEST(ToolFilterProgram, FilesystemIoctlsThatChangeOutsideAreRefusedByTypeAndNumb
 TEST(ToolFilterProgram, ReadOnlyOpensAreAllowedEarlyExactlyWhereTheRulesAllowThem) {
   for (size_t v = 0; v < kToolFilterCombinations; ++v) {
     Programs p = Load(v);
-    const bool early = AllowsReadOnlyOpens(ToolFilterOptionsAt(v));
-    for (const seccomp_data& d : {Openat(O_RDONLY | O_CLOEXEC), Open(O_RDONLY)}) {
+    const ToolFilterOptions o = ToolFilterOptionsAt(v);
+    for (const bool openat : {true, false}) {
+      const seccomp_data d = openat ? Openat(O_RDONLY | O_CLOEXEC) : Open(O_RDONLY);
+      const bool early = AllowsReadOnlyOpens(o, openat);
       BpfRun r = Eval(p.whole, d);
       EXPECT_EQ(r.decided_at < p.prog.prefix_size, early) << Case(v, d);
       if (early) {
@@ -388,10 +398,47 @@ TEST(ToolFilterProgram, ReadOnlyOpensAreAllowedEarlyExactlyWhereTheRulesAllowThe
         EXPECT_LE(r.executed, 10u) << Case(v, d);
       }
     }
-    // A write open goes on to the rules.
-    BpfRun w = Eval(p.whole, Openat(O_WRONLY));
-    EXPECT_GE(w.decided_at, p.prog.prefix_size) << v;
+    // A write open goes on to the rules where they notify it, a brokered
+    // read where they notify that.
+    if (o.notify_write_opens) {
+      EXPECT_GE(Eval(p.whole, Openat(O_WRONLY)).decided_at, p.prog.prefix_size) << v;
+    }
+    if (AllowsReadOnlyOpens(o) && o.notify_brokered_reads) {
+      EXPECT_GE(Eval(p.whole, Openat(O_RDONLY | wire::kBrokerOpenFlag)).decided_at,
+                p.prog.prefix_size)
+          << v;
+    }
   }
+}
+
+// A brokered read (wire::kBrokerOpenFlag) goes to the supervisor in every
+// variant that asks for it, whatever else its flags say, and on the
+// notify-all rung; elsewhere it is a plain open (the kernel ignores the
+// bit) and no open is notified for it: a policy without carve-outs keeps
+// read-only opens in the kernel's action cache where write opens are not
+// notified.
+TEST(ToolFilterProgram, BrokeredReadsNotifyWhereThePolicyCarvesReads) {
+  size_t brokered = 0;
+  for (size_t v = 0; v < kToolFilterCombinations; ++v) {
+    const ToolFilterOptions o = ToolFilterOptionsAt(v);
+    if (!o.notify_mutations) continue;
+    Programs p = Load(v);
+    const bool notified = o.notify_brokered_reads || o.notify_all_paths;
+    brokered += notified;
+    for (uint64_t flags : {uint64_t{O_RDONLY}, uint64_t{O_RDONLY | O_CLOEXEC | O_DIRECTORY},
+                           uint64_t{O_PATH}, uint64_t{O_RDONLY | O_NOFOLLOW} | kHighWord}) {
+      const seccomp_data d = Openat(flags | wire::kBrokerOpenFlag);
+      EXPECT_EQ(Eval(p.whole, d).action,
+                notified ? uapi::kSeccompRetUserNotif : uapi::kSeccompRetAllow)
+          << Case(v, d);
+    }
+    // Without the bit and without write opens notified, nothing names an
+    // open: the body reads no argument of openat (the action cache).
+    if (!o.notify_write_opens && !o.notify_all_paths && !o.notify_brokered_reads) {
+      EXPECT_FALSE(Eval(p.whole, Openat(O_RDONLY)).read_args) << v;
+    }
+  }
+  EXPECT_EQ(brokered, kToolFilterCombinations / 2 / 2 + kToolFilterCombinations / 2 / 4);
 }
 
 // The kernel skips the filter for a syscall the program allows whatever its
