@@ -153,24 +153,15 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
   int install_at = -1;
   uint32_t install_flags = 0;
   if (!sock && sock.error().err != EBADF && sock.error().err != ESRCH) {
-    auto inet = ReadToolInetSocket(creds->tgid, tool_fd);
+    auto in = MakeInetStandIn(stand_ins_, creds->tgid, tool_fd);
     if (!valid()) return Reply::Errno(EACCES, "stale");
-    if (!inet && inet.error().err == EAFNOSUPPORT) {
+    if (!in && in.error().err == EAFNOSUPPORT) {
       return StandInName(req, creds->tgid, tool_fd, addr, len, bind, valid, may_block);
     }
-    if (!inet) return Reply::Errno(inet.error().err == ENOTSOCK ? ENOTSOCK : EBADF);
-    auto ino = ToolSocketInode(creds->tgid, tool_fd);
-    std::optional<Fd> kept = ino ? stand_ins_.Take(ino.value()) : std::nullopt;
-    if (kept) {
-      sock = std::move(*kept);  // bound here before: the tool's descriptor names it
-    } else {
-      sock = Fd(::socket(inet->domain,
-                         inet->type | SOCK_CLOEXEC | (inet->nonblock ? SOCK_NONBLOCK : 0),
-                         inet->protocol));
-      if (!sock) return Reply::Errno(errno);
-      install_at = tool_fd;
-      install_flags = inet->cloexec ? O_CLOEXEC : 0;
-    }
+    if (!in) return Reply::Errno(in.error().err);
+    sock = std::move(in->sock);
+    install_at = in->install_at;
+    install_flags = in->install_flags;
   }
   if (!sock) return Reply::Errno(EBADF);
   int domain = 0;
@@ -414,20 +405,19 @@ Reply Emulator::Listen(const Request& req, int tool_fd, int backlog) {
     // descriptor names that very socket); an unbound socket's listen (an
     // implicit bind) on a fresh one, installed over the tool's. Both after
     // the same decision.
-    auto ino = ToolSocketInode(creds->tgid, tool_fd);
-    if (!ino) return Reply::Errno(ino.error().err == ENOTSOCK ? ENOTSOCK : EBADF);
-    std::optional<Fd> kept = stand_ins_.Take(ino.value());
-    if (kept) {
-      sock = std::move(*kept);
+    auto in = MakeInetStandIn(stand_ins_, creds->tgid, tool_fd);
+    if (in) {
+      sock = std::move(in->sock);
+      install_at = in->install_at;
+      install_flags = in->install_flags;
+    } else if (in.error().err != EAFNOSUPPORT) {
+      return Reply::Errno(in.error().err);
     } else {
-      auto inet = ReadToolInetSocket(creds->tgid, tool_fd);
-      if (!inet) return NoStandIn("listen");
-      sock = Fd(::socket(inet->domain,
-                         inet->type | SOCK_CLOEXEC | (inet->nonblock ? SOCK_NONBLOCK : 0),
-                         inet->protocol));
-      if (!sock) return Reply::Errno(errno);
-      install_at = tool_fd;
-      install_flags = inet->cloexec ? O_CLOEXEC : 0;
+      // AF_UNIX: only a stand-in bound here can listen.
+      auto ino = ToolSocketInode(creds->tgid, tool_fd);
+      std::optional<Fd> kept = ino ? stand_ins_.Take(ino.value()) : std::nullopt;
+      if (!kept) return NoStandIn("listen");
+      sock = std::move(*kept);
     }
   }
   if (!sock) return Reply::Errno(EBADF);

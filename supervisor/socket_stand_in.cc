@@ -12,6 +12,7 @@
 #include <string>
 
 #include "supervisor/caps.h"
+#include "supervisor/tool_fd.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -124,13 +125,11 @@ Result<ToolInetSocket> ReadToolInetSocket(pid_t tgid, int fd) {
   if (n <= 0) return SysError{errno == ENOENT ? EBADF : errno, "sockprotoname", link};
   ToolInetSocket out = InetSocketOf(std::string_view(name, ::strnlen(name, static_cast<size_t>(n))));
   if (out.domain == 0) return SysError{EAFNOSUPPORT, "not a TCP or UDP socket", name};
-  auto info = ReadProc(proc + "/fdinfo/" + std::to_string(fd));
-  if (!info) return info.error();
-  const size_t at = info->find("flags:");
-  if (at == std::string::npos) return SysError{EBADF, "fdinfo"};
-  const unsigned long flags = std::strtoul(info->c_str() + at + 6, nullptr, 8);
-  out.nonblock = (flags & O_NONBLOCK) != 0;
-  out.cloexec = (flags & O_CLOEXEC) != 0;
+  auto flags = ToolFdFlags(tgid, fd);
+  if (!flags) return flags.error();
+  out.ino = ino.value();
+  out.nonblock = (flags.value() & O_NONBLOCK) != 0;
+  out.cloexec = (flags.value() & O_CLOEXEC) != 0;
   return out;
 }
 
@@ -142,17 +141,33 @@ Result<ToolUnixSocket> ReadToolUnixSocket(pid_t tgid, int fd) {
   if (!table) return table.error();
   auto line = FindUnixSocketLine(table.value(), ino.value());
   if (!line) return SysError{EAFNOSUPPORT, "not an AF_UNIX socket"};
-  // The open flags, octal, on fdinfo's "flags:" line (close-on-exec too).
-  auto info = ReadProc(proc + "/fdinfo/" + std::to_string(fd));
-  if (!info) return info.error();
-  const size_t at = info->find("flags:");
-  if (at == std::string::npos) return SysError{EBADF, "fdinfo"};
-  const unsigned long flags = std::strtoul(info->c_str() + at + 6, nullptr, 8);
+  auto flags = ToolFdFlags(tgid, fd);
+  if (!flags) return flags.error();
   ToolUnixSocket out;
   out.ino = ino.value();
   out.line = line.value();
-  out.nonblock = (flags & O_NONBLOCK) != 0;
-  out.cloexec = (flags & O_CLOEXEC) != 0;
+  out.nonblock = (flags.value() & O_NONBLOCK) != 0;
+  out.cloexec = (flags.value() & O_CLOEXEC) != 0;
+  return out;
+}
+
+Result<InetStandIn> MakeInetStandIn(StandIns& kept, pid_t tgid, int fd) {
+  auto inet = ReadToolInetSocket(tgid, fd);
+  if (!inet && inet.error().err != EAFNOSUPPORT && inet.error().err != ENOTSOCK) {
+    return SysError{EBADF, "the tool's socket", inet.error().detail};
+  }
+  if (!inet) return inet.error();
+  InetStandIn out;
+  if (std::optional<Fd> bound = kept.Take(inet->ino)) {
+    out.sock = std::move(*bound);
+    return out;
+  }
+  out.sock = Fd(::socket(inet->domain,
+                         inet->type | SOCK_CLOEXEC | (inet->nonblock ? SOCK_NONBLOCK : 0),
+                         inet->protocol));
+  if (!out.sock) return Errno("socket");
+  out.install_at = fd;
+  out.install_flags = inet->cloexec ? O_CLOEXEC : 0;
   return out;
 }
 

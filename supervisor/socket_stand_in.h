@@ -19,6 +19,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -60,6 +61,7 @@ Result<ino_t> ToolSocketInode(pid_t tgid, int fd);
 // socket inode's "system.sockprotoname" (TCP, TCPv6, UDP, UDPv6, PING,
 // PINGv6), which the kernel keeps for every socket, bound or not.
 struct ToolInetSocket {
+  ino_t ino = 0;
   int domain = 0;  // AF_INET, AF_INET6
   int type = 0;    // SOCK_STREAM, SOCK_DGRAM
   int protocol = 0;
@@ -88,5 +90,18 @@ class StandIns {
   std::mutex mu_;
   std::deque<std::pair<ino_t, Fd>> kept_;  // guarded by mu_
 };
+
+// The socket a call on the tool's TCP or UDP socket `fd` is made on: the
+// stand-in kept when it was bound here (the tool's descriptor names it
+// already: install_at -1), else a fresh one of the tool's type, to install
+// at `fd` once the call succeeds. EAFNOSUPPORT for another protocol
+// (nothing is taken), ENOTSOCK, EBADF when the socket cannot be read, or
+// socket(2)'s own error.
+struct InetStandIn {
+  Fd sock;
+  int install_at = -1;
+  uint32_t install_flags = 0;  // O_CLOEXEC or 0
+};
+Result<InetStandIn> MakeInetStandIn(StandIns& kept, pid_t tgid, int fd);
 
 }  // namespace cordon::supervisor

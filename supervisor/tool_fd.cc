@@ -37,18 +37,24 @@ Result<Fd> GetToolFile(pid_t tgid, int fd, bool* opath) {
   const std::string link = "/proc/" + std::to_string(tgid) + "/fd/" + std::to_string(fd);
   Fd file(RetryAsSupervisor([&] { return ::open(link.c_str(), O_PATH | O_CLOEXEC); }));
   if (!file) return SysError{errno == ENOENT ? EBADF : errno, "open /proc/PID/fd"};
-  // Its open flags, octal, on fdinfo's "flags:" line.
+  auto flags = ToolFdFlags(tgid, fd);
+  if (!flags) return flags.error();
+  *opath = (flags.value() & O_PATH) != 0;
+  if (::syscall(uapi::kNrPidfdSendSignal, pidfd.get(), 0, nullptr, 0) != 0) {
+    return SysError{ESRCH, "the tool is gone"};
+  }
+  return file;
+}
+
+Result<unsigned long> ToolFdFlags(pid_t tgid, int fd) {
+  // Octal, on fdinfo's "flags:" line.
   const std::string info = "/proc/" + std::to_string(tgid) + "/fdinfo/" + std::to_string(fd);
   Fd fi(RetryAsSupervisor([&] { return ::open(info.c_str(), O_RDONLY | O_CLOEXEC); }));
   char buf[512] = {};
   if (!fi || ::read(fi.get(), buf, sizeof buf - 1) <= 0) return SysError{EBADF, "fdinfo"};
   const char* flags = std::strstr(buf, "flags:");
   if (flags == nullptr) return SysError{EBADF, "fdinfo"};
-  *opath = (std::strtoul(flags + 6, nullptr, 8) & O_PATH) != 0;
-  if (::syscall(uapi::kNrPidfdSendSignal, pidfd.get(), 0, nullptr, 0) != 0) {
-    return SysError{ESRCH, "the tool is gone"};
-  }
-  return file;
+  return std::strtoul(flags + 6, nullptr, 8);
 }
 
 std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }

@@ -25,6 +25,11 @@ Result<Fd> GetToolFd(pid_t tgid, int fd);
 // *opath says whether the tool's descriptor is an O_PATH one.
 Result<Fd> GetToolFile(pid_t tgid, int fd, bool* opath);
 
+// The open flags of the tool's descriptor `fd` (O_NONBLOCK, O_PATH, and
+// O_CLOEXEC for its close-on-exec flag), from /proc/TGID/fdinfo/FD; EBADF
+// when it has none.
+Result<unsigned long> ToolFdFlags(pid_t tgid, int fd);
+
 // "/proc/self/fd/N".
 std::string ProcPath(int fd);
 
