@@ -116,6 +116,12 @@ SupervisorPermissions::~SupervisorPermissions() {
   t_acting_for_tool = true;
 }
 
+bool Permits(cap_value_t cap) {
+  CapPtr cur(cap_get_proc());
+  cap_flag_value_t v = CAP_CLEAR;
+  return cur && cap_get_flag(cur.get(), cap, CAP_PERMITTED, &v) == 0 && v == CAP_SET;
+}
+
 bool HoldsNoCapabilities() {
   CapPtr cur(cap_get_proc());
   CapPtr none(cap_init());

@@ -92,6 +92,9 @@ auto RetryAsSupervisor(Call&& call) -> decltype(call()) {
   return call();
 }
 
+// True when `cap` is in the calling thread's permitted set.
+bool Permits(cap_value_t cap);
+
 // True when the calling process holds no capability in any set.
 bool HoldsNoCapabilities();
 

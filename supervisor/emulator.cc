@@ -256,6 +256,7 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
     case SCMP_SYS(sched_setparam):
     case SCMP_SYS(sched_setattr):
       return ProcessTarget(r);
+    case SCMP_SYS(prctl): return Undumpable(r);
     case SCMP_SYS(umask): {
       umask_.OnUmask(r.tid, static_cast<mode_t>(a[0]));
       Reply cont;

@@ -255,6 +255,8 @@ class Emulator {
   // Signals, priorities, limits and scheduling aimed at another process
   // (emulator_process.cc).
   Reply ProcessTarget(const Request& req);
+  // prctl(PR_SET_DUMPABLE, ...).
+  Reply Undumpable(const Request& req);
   // inotify_add_watch(2) on what the tool may read only (emulator_watch.cc).
   Reply Watch(const Request& req, int inotify_fd, uint64_t path, uint32_t mask,
               const std::function<bool()>& valid);
@@ -410,5 +412,10 @@ class Emulator {
   BlockingCalls blocking_;
   StandIns stand_ins_;
 };
+
+// A call that needs the tool's own descriptor (a socket no stand-in is made
+// for, an inotify instance) where pidfd_getfd is refused: EBADF, and said
+// once a run with the fix, as the tool sees only EBADF.
+Reply NoPidfdGetfd(const std::string& what);
 
 }  // namespace cordon::supervisor

@@ -273,16 +273,16 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!read) return Reply::Errno(ESRCH);
   const ToolCreds& creds = read.value();
-  bool opath = false;
-  auto fd = GetToolFile(creds.tgid, tool_fd, &opath);
-  if (!fd) return Reply::Errno(EBADF);
-  if (opath && !opath_ok) return Reply::Errno(EBADF);
+  auto held = GetToolFile(creds.tgid, tool_fd);
+  if (!held) return Reply::Errno(held.error().err == EAGAIN ? EAGAIN : EBADF);
+  if ((held->flags & O_PATH) && !opath_ok) return Reply::Errno(EBADF);
+  Fd fd = std::move(held->fd);
   struct stat st;
-  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+  if (::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
   // Which file is this? Its path must lead, beneath a write root and with
   // no symlink, to the very same inode.
   char buf[PATH_MAX];
-  ssize_t n = ::readlink(ProcPath(fd->get()).c_str(), buf, sizeof buf - 1);
+  ssize_t n = ::readlink(ProcPath(fd.get()).c_str(), buf, sizeof buf - 1);
   if (n <= 0 || buf[0] != '/') return Reply::Errno(EACCES, "descriptor is not a file in a writable path");
   std::string path(buf, static_cast<size_t>(n));
   auto loc = roots_.Locate(path, Change::kContent);
@@ -300,7 +300,7 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   if (auto d = policy::Decide(q, DecideSettings()); !d.allowed()) {
     return Reply::Errno(d.err, "change metadata of " + path + ": " + d.rule);
   }
-  return ApplyAttr(req, fd->get(), true, valid);
+  return ApplyAttr(req, fd.get(), true, valid);
 }
 
 }  // namespace cordon::supervisor

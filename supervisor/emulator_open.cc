@@ -247,11 +247,24 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     auto creds = ReadToolCreds(req.tid);
     if (!valid()) return Reply::Errno(EACCES, "stale");
     if (!creds) return Reply::Errno(ENOENT, "no such descriptor");
-    auto fd = GetToolFd(creds->tgid, n);
-    if (!fd) return Reply::Errno(ENOENT, "no such descriptor");
-    switch (policy::JudgeHeldFd(::fcntl(fd->get(), F_GETFL), static_cast<int>(flags))) {
+    auto held = GetToolFile(creds->tgid, n);
+    if (!held && held.error().err == EAGAIN) return Reply::Errno(EAGAIN, held.error().op);
+    if (!held) return Reply::Errno(ENOENT, "no such descriptor");
+    switch (policy::JudgeHeldFd(static_cast<long>(held->flags), static_cast<int>(flags))) {
       case policy::HeldFd::kCovered:
-        rep.install = std::move(fd.value());
+        if (held->copy) {
+          rep.install = std::move(held->fd);
+          return rep;
+        }
+        // Without pidfd_getfd: the file the tool holds, opened again as the
+        // kernel opens /dev/fd/N, through the inode already checked to be
+        // the one held with those flags (GetToolFile). No new file is made.
+        if (flags & kBareTmpfile) return Reply::Errno(EACCES, "O_TMPFILE through a held descriptor");
+        rep.install = Fd(RetryAsSupervisor([&] {
+          return ::open(ProcPath(held->fd.get()).c_str(),
+                        static_cast<int>(flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC);
+        }));
+        if (!rep.install) return Reply::Errno(errno);
         return rep;
       case policy::HeldFd::kNotHeld: return Reply::Errno(ENOENT, "no such descriptor");
       case policy::HeldFd::kNotCovered:

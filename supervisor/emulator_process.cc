@@ -12,17 +12,21 @@
 #include <fcntl.h>
 #include <seccomp.h>
 #include <sys/syscall.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
 
 #include "supervisor/emulator.h"
+#include "supervisor/caps.h"
 #include "supervisor/notify_loop.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
+#include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -105,11 +109,12 @@ Reply Decide(Target t, int nr) {
   return Reply::Errno(EPERM, std::string(SyscallName(nr)) + ": not a process of the tool");
 }
 
-// The pid a pidfd refers to, from /proc/self/fdinfo ("Pid:\t-1" once gone).
-pid_t PidfdPid(int fd) {
-  std::string path = "/proc/self/fdinfo/" + std::to_string(fd);
+// The pid the pidfd `fd` of thread group `tgid` refers to, from its fdinfo
+// ("Pid:\t-1" once gone; -2 for no pidfd, -3 for no descriptor).
+pid_t PidfdPid(pid_t tgid, int fd) {
+  std::string path = "/proc/" + std::to_string(tgid) + "/fdinfo/" + std::to_string(fd);
   FILE* f = std::fopen(path.c_str(), "re");
-  if (f == nullptr) return -1;
+  if (f == nullptr) return -3;
   char line[128];
   pid_t pid = -2;  // not a pidfd
   while (std::fgets(line, sizeof line, f) != nullptr) {
@@ -120,6 +125,25 @@ pid_t PidfdPid(int fd) {
 }
 
 }  // namespace
+
+// A tool may make itself undumpable only where the supervisor can still read
+// its memory and descriptors then (CAP_SYS_PTRACE, which the supervisor
+// raises for that alone: caps.h): elsewhere every call it makes for the tool
+// would fail. The refusal is the tool's to handle (ssh and ssh-agent go on
+// dumpable), and said once a run.
+Reply Emulator::Undumpable(const Request& req) {
+  static const bool kServesUndumpable = Permits(CAP_SYS_PTRACE);
+  Reply cont;
+  cont.continue_syscall = true;
+  if (req.args[1] != 0 || kServesUndumpable) return cont;  // dumpable again, or EINVAL's
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true)) {
+    spdlog::warn("refused a tool's prctl(PR_SET_DUMPABLE, 0) (EPERM): cordon holds no "
+                 "CAP_SYS_PTRACE here (an unprivileged user, a container), and could no longer "
+                 "read the calls of an undumpable tool to make them; the tool stays dumpable");
+  }
+  return Reply::Errno(EPERM, "prctl(PR_SET_DUMPABLE, 0): the supervisor could not serve it");
+}
 
 Reply Emulator::ProcessTarget(const Request& req) {
   const uint64_t* a = req.args;
@@ -163,11 +187,21 @@ Reply Emulator::ProcessTarget(const Request& req) {
       auto creds = ReadToolCreds(req.tid);
       if (!creds) return Reply::Errno(ESRCH);
       auto fd = GetToolFd(creds->tgid, arg(0));
-      if (!fd) return Reply::Errno(EBADF);
-      pid_t pid = PidfdPid(fd->get());
+      if (!fd && fd.error().err != EPERM && fd.error().err != ENOSYS) return Reply::Errno(EBADF);
+      const pid_t self = static_cast<pid_t>(::getpid());
+      pid_t pid = fd ? PidfdPid(self, fd->get()) : PidfdPid(creds->tgid, arg(0));
       if (pid <= 0) return Reply::Errno(pid == -1 ? ESRCH : EBADF);  // gone, or not a pidfd
       Reply r = Decide(Classify(pid), nr);
       if (!r.continue_syscall) return r;
+      if (!fd) {
+        // Without pidfd_getfd (a container's seccomp profile): a pidfd of our
+        // own for that pid, which is the tool's process if the tool's pidfd
+        // still names it, alive, after ours was made (no pid is reused while
+        // its process lives).
+        fd = Fd(static_cast<int>(::syscall(uapi::kNrPidfdOpen, pid, 0)));
+        if (!fd.value()) return Reply::Errno(errno == ESRCH ? ESRCH : EBADF);
+        if (PidfdPid(creds->tgid, arg(0)) != pid) return Reply::Errno(ESRCH);
+      }
       // The copy still refers to the process checked, or to nothing.
       long rc = ::syscall(SYS_pidfd_send_signal, fd->get(), arg(1), nullptr, 0);
       return rc == 0 ? Reply{} : Reply::Errno(errno);

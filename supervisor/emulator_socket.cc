@@ -121,22 +121,19 @@ Reply AbstractRefused(const std::string& what) {
                                   "writable paths are reachable");
 }
 
-// A call on a socket no stand-in is made for (another protocol than AF_UNIX,
-// TCP and UDP; a listen on a socket not bound here), where the supervisor
-// cannot take the tool's socket: said once a run, as the tool sees only EBADF.
-Reply NoStandIn(const std::string& what) {
+}  // namespace
+
+Reply NoPidfdGetfd(const std::string& what) {
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) {
-    spdlog::warn("{} on this socket fails with EBADF here: this container's seccomp profile "
-                 "refuses pidfd_getfd, and the supervisor needs the tool's socket to make it; "
+    spdlog::warn("{} fails with EBADF here: this container's seccomp profile refuses "
+                 "pidfd_getfd, and the supervisor needs the tool's own descriptor to make it; "
                  "run the container with --cap-add SYS_PTRACE (Docker's default profile then "
                  "allows pidfd_getfd)",
                  what);
   }
   return Reply::Errno(EBADF);
 }
-
-}  // namespace
 
 Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, uint64_t len,
                            bool bind, const std::function<bool()>& valid, bool may_block) {
@@ -336,7 +333,7 @@ Reply Emulator::StandInName(const Request& req, pid_t tgid, int tool_fd,
   const std::string what = bind ? "bind" : "connect";
   auto tool = ReadToolUnixSocket(tgid, tool_fd);
   if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!tool && tool.error().err == EAFNOSUPPORT) return NoStandIn(what);
+  if (!tool && tool.error().err == EAFNOSUPPORT) return NoPidfdGetfd(what + " on this socket");
   if (!tool) return Reply::Errno(tool.error().err == ENOTSOCK ? ENOTSOCK : EBADF);
   const auto& sun = reinterpret_cast<const sockaddr_un&>(addr);
   if (len < kPathOffset || len > sizeof sun || sun.sun_family != AF_UNIX) {
@@ -416,7 +413,7 @@ Reply Emulator::Listen(const Request& req, int tool_fd, int backlog) {
       // AF_UNIX: only a stand-in bound here can listen.
       auto ino = ToolSocketInode(creds->tgid, tool_fd);
       std::optional<Fd> kept = ino ? stand_ins_.Take(ino.value()) : std::nullopt;
-      if (!kept) return NoStandIn("listen");
+      if (!kept) return NoPidfdGetfd("listen on this socket");
       sock = std::move(*kept);
     }
   }

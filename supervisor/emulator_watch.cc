@@ -47,6 +47,9 @@ Reply Emulator::Watch(const Request& req, int inotify_fd, uint64_t path, uint32_
   auto creds = ReadToolCreds(req.tid);
   if (!creds) return Reply::Errno(ESRCH);
   auto instance = GetToolFd(creds->tgid, inotify_fd);
+  if (!instance && instance.error().err != EBADF && instance.error().err != ESRCH) {
+    return NoPidfdGetfd("an inotify watch");
+  }
   if (!instance) return Reply::Errno(EBADF);
   // The magic link is followed to the inode held, a symlink's own included.
   // The kernel asks for read permission on it: the tool's (Handle).

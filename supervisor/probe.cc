@@ -11,6 +11,7 @@
 
 #include <cerrno>
 
+#include "supervisor/caps.h"
 #include "supervisor/landlock.h"
 #include "supervisor/seccomp_filter.h"
 #include "supervisor/uapi.h"
@@ -82,6 +83,7 @@ KernelProbe ProbeKernel() {
     Fd copy(self ? static_cast<int>(::syscall(uapi::kNrPidfdGetfd, self.get(), 0, 0)) : -1);
     k.pidfd_getfd = copy.valid();
   }
+  k.serves_undumpable = Permits(CAP_SYS_PTRACE);
   return k;
 }
 

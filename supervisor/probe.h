@@ -30,6 +30,9 @@ struct KernelProbe {
   // Without it the supervisor reaches a tool's files through
   // /proc/PID/fd, and cannot take its sockets or inotify instances.
   bool pidfd_getfd = false;
+  // CAP_SYS_PTRACE is permitted to cordon: it can still serve a tool that
+  // made itself undumpable (emulator_process.cc), else that prctl is refused.
+  bool serves_undumpable = false;
   std::string kernel;
 };
 

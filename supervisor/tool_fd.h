@@ -17,13 +17,22 @@ namespace cordon::supervisor {
 // A copy of fd `fd` of thread group `tgid`; EBADF when it has none.
 Result<Fd> GetToolFd(pid_t tgid, int fd);
 
-// The file fd `fd` of thread group `tgid` names: a copy of the descriptor
-// (GetToolFd) where pidfd_getfd works, else an O_PATH fd opened through
-// /proc/TGID/fd/FD (a container's seccomp profile refuses pidfd_getfd):
-// the same inode, not the same open file, so for calls that change the
-// inode only (times, modes, owners, xattrs). EBADF when it has none.
-// *opath says whether the tool's descriptor is an O_PATH one.
-Result<Fd> GetToolFile(pid_t tgid, int fd, bool* opath);
+// The file fd `fd` of thread group `tgid` names, and the open flags the
+// tool holds it with.
+struct ToolFile {
+  Fd fd;
+  bool copy = false;        // fd is the tool's own open file (pidfd_getfd)
+  unsigned long flags = 0;  // the tool's descriptor's flags (O_ACCMODE, O_PATH, ...)
+};
+
+// A copy of the descriptor (GetToolFd) where pidfd_getfd works, else an
+// O_PATH fd opened through /proc/TGID/fd/FD (a container's seccomp profile
+// refuses pidfd_getfd): the same inode, not the same open file, so for calls
+// that change the inode only (times, modes, owners, xattrs) or that reopen
+// it. The flags are read from fdinfo together with the inode they belong to,
+// which must be the one opened: a descriptor swapped in between is EAGAIN,
+// never another file's flags. EBADF when it has none.
+Result<ToolFile> GetToolFile(pid_t tgid, int fd);
 
 // The open flags of the tool's descriptor `fd` (O_NONBLOCK, O_PATH, and
 // O_CLOEXEC for its close-on-exec flag), from /proc/TGID/fdinfo/FD; EBADF

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -190,6 +191,10 @@ void NotifyProcessTargets(SeccompBuilder& b) {
   // prlimit64(pid, resource, new, old): only a change is notified.
   b.Notify(SCMP_SYS(prlimit64), {SCMP_A0(SCMP_CMP_NE, 0), SCMP_A2(SCMP_CMP_NE, 0)});
   for (int nr : kSchedTargets) b.Notify(nr, {SCMP_A0(SCMP_CMP_NE, 0)});
+  // A tool that makes itself undumpable (ssh, ssh-agent) shuts out a
+  // supervisor without CAP_SYS_PTRACE (an unprivileged user's, a
+  // container's): the supervisor decides whether it may (emulator_process.cc).
+  b.Notify(SCMP_SYS(prctl), {SCMP_A0(SCMP_CMP_MASKED_EQ, kIntMask, PR_SET_DUMPABLE)});
 }
 
 // The groups a policy may leave to the kernel, and when they still notify.
@@ -356,6 +361,7 @@ std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   out.insert(out.end(), std::begin(kWatches), std::end(kWatches));
   out.insert(out.end(), {SCMP_SYS(setpriority), SCMP_SYS(ioprio_set), SCMP_SYS(prlimit64)});
   out.insert(out.end(), std::begin(kSchedTargets), std::end(kSchedTargets));
+  out.push_back(SCMP_SYS(prctl));  // PR_SET_DUMPABLE only
   if (o.notify_signals) {
     out.push_back(SCMP_SYS(kill));
     out.insert(out.end(), std::begin(kSignals), std::end(kSignals));

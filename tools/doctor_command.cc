@@ -55,6 +55,7 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
           {"full_confinement", full},
           {"kernel_audit", KernelAuditName(audit)},
           {"pidfd_getfd", k.pidfd_getfd},
+          {"serves_undumpable_tools", k.serves_undumpable},
       };
       std::printf("%s\n", j.dump(2).c_str());
     } else {
@@ -84,6 +85,12 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
                                   "the tool's (options set before the call are not carried over); "
                                   "other sockets and an inotify watch fail with EBADF: run the "
                                   "container with --cap-add SYS_PTRACE to have them exactly");
+      std::printf("undumpable tools       %s\n",
+                  k.serves_undumpable
+                      ? "served (CAP_SYS_PTRACE)"
+                      : "no CAP_SYS_PTRACE (an unprivileged user, a container): a tool's "
+                        "prctl(PR_SET_DUMPABLE, 0) is refused (EPERM), and the tool stays "
+                        "dumpable so that its file changes can still be made (ssh, ssh-agent go on)");
       std::printf("landlock denial log    %s\n", denial_log);
       std::printf("enforcement rung       %s\n", RungName(rung));
       std::printf("%s\n", full ? "full confinement available"

@@ -115,6 +115,11 @@ int main(int argc, char** argv) {
     argv += 1;
     argc -= 1;
   }
+  if (argc > 2 && !strcmp(argv[1], "try-undumpable")) {  // as ssh does: goes on if refused
+    (void)prctl(PR_SET_DUMPABLE, 0);
+    argv += 1;
+    argc -= 1;
+  }
   if (argc < 2) return 100;
   if (!strcmp(argv[1], "sys")) return probe_sys(argc - 2, argv + 2);  /* probe_sys.c */
   const char* op = argv[1];
