@@ -5,18 +5,55 @@
  * back to clone); ptrace too, as older profiles had it (cordon uses none).
  * process_vm_readv/writev stay: the profile allows them on kernels 4.8+.
  * The filter stays on cordon and everything it starts, as in a container.
+ * Capabilities become Docker's default set (moby oci/caps/defaults.go), in
+ * the bounding set too: no CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_NET_ADMIN,
+ * CAP_DAC_READ_SEARCH, CAP_SYS_RESOURCE.
  *
  *   container_launcher PROGRAM [ARG...]
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <seccomp.h>
+#include <sys/capability.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
+static const cap_value_t kDockerCaps[] = {
+    CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_FSETID,           CAP_FOWNER,      CAP_MKNOD,
+    CAP_NET_RAW, CAP_SETGID,      CAP_SETUID,           CAP_SETFCAP,     CAP_SETPCAP,
+    CAP_NET_BIND_SERVICE,         CAP_SYS_CHROOT,       CAP_KILL,        CAP_AUDIT_WRITE};
+enum { kDockerCapCount = sizeof kDockerCaps / sizeof kDockerCaps[0] };
+
+static int InDockerSet(cap_value_t c) {
+  for (int i = 0; i < kDockerCapCount; ++i) {
+    if (kDockerCaps[i] == c) return 1;
+  }
+  return 0;
+}
+
+/* Docker's set as effective, permitted and inheritable; everything else out
+ * of the bounding set, as runc leaves a container's process. */
+static int DropToDockerCaps(void) {
+  for (cap_value_t c = 0; c < (cap_value_t)cap_max_bits(); ++c) {
+    if (!InDockerSet(c) && cap_drop_bound(c) != 0) return -1;
+  }
+  cap_t caps = cap_init();
+  if (caps == NULL) return -1;
+  int rc = cap_set_flag(caps, CAP_EFFECTIVE, kDockerCapCount, kDockerCaps, CAP_SET) |
+           cap_set_flag(caps, CAP_PERMITTED, kDockerCapCount, kDockerCaps, CAP_SET) |
+           cap_set_flag(caps, CAP_INHERITABLE, kDockerCapCount, kDockerCaps, CAP_SET);
+  if (rc == 0) rc = cap_set_proc(caps);
+  cap_free(caps);
+  return rc;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 125;
+  if (DropToDockerCaps() != 0) {
+    perror("container_launcher: capabilities");
+    return 125;
+  }
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == NULL) return 125;
   static const char* kEperm[] = {"pidfd_getfd", "ptrace", "kcmp", "unshare", "setns", "mount"};

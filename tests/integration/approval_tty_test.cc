@@ -54,11 +54,7 @@ PtyRun RunOnPty(const std::vector<std::string>& args, const std::vector<std::str
   if (pid == 0) {
     if (::chdir(cwd.c_str()) != 0) _exit(111);
     for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> argv = {const_cast<char*>(CORDON_BIN)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    _exit(112);
+    ExecCordon(args);
   }
   const auto give_up = Clock::now() + 120s;
   Clock::time_point answer_at{};

@@ -80,11 +80,8 @@ TEST(TerminalInherited, AnInheritedMasterGrantsNoSubsidiary) {
       ::dup2(log, 1);
       ::dup2(log, 2);
       const std::string ws = t.ws(), dir = ProbeDir();
-      ::execl(CORDON_BIN, CORDON_BIN, "run", "--workspace", ws.c_str(), "--profile",
-              "workspace-write", "--approvals", "deny", "--ro", dir.c_str(), "--", probe, "sys",
-              "pty", "open", name,
-              static_cast<char*>(nullptr));
-      ::_exit(127);
+      ExecCordon({"run", "--workspace", ws, "--profile", "workspace-write", "--approvals", "deny",
+                  "--ro", dir, "--", probe, "sys", "pty", "open", name});
     }
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);

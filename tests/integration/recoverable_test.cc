@@ -365,7 +365,7 @@ TEST_F(RecoverableTest, ARunThatChangesNothingMakesNoJournal) {
   WriteFile(t_.Ws("mine.txt"), "mine\n");
   std::string cmd = "cd '" + t_.ws() + "' && env";
   for (const auto& e : env_) cmd += " '" + e + "'";
-  cmd += std::string(" ") + CORDON_BIN + " run --profile workspace-write --workspace '" + t_.ws() +
+  cmd += " " + CordonShellCommand() + " run --profile workspace-write --workspace '" + t_.ws() +
          "' -- sh -c 'cat mine.txt && sleep 1'";
   FILE* run = ::popen(cmd.c_str(), "r");
   ASSERT_NE(run, nullptr);
@@ -390,7 +390,7 @@ TEST_F(RecoverableTest, ARunStillGoingIsNotUndone) {
   const std::string flag = t_.Ws("removed");
   std::vector<std::string> args = {"run", "--profile", "workspace-write", "--workspace", t_.ws(),
                                    "--", "sh", "-c", "rm mine.txt && touch removed && sleep 3"};
-  std::string cmd = std::string(CORDON_BIN);
+  std::string cmd = CordonShellCommand();
   for (const auto& a : args) cmd += " '" + a + "'";
   std::string env;
   for (const auto& e : env_) env += " '" + e + "'";

@@ -273,8 +273,12 @@ TEST_P(RunTest, NetworkAllowLendsTheToolNoPrivilege) {
   EXPECT_EQ(Probe("", {"bind-tcp", "80"}, {"--network", "allow"}), EACCES) << last_.err;
   EXPECT_EQ(Probe("", {"bind-tcp", "0"}, {"--network", "allow"}), 0) << last_.err;
   EXPECT_EQ(Probe("", {"bind-tcp", "0"}), 0) << "network none: the tool's own loopback";
-  // glibc's getaddrinfo binds a route netlink socket: it must work.
-  EXPECT_EQ(Probe("", {"netlink-bind"}, {"--network", "allow"}), 0) << last_.err;
+  // glibc's getaddrinfo binds a route netlink socket: it must work. In a
+  // container without pidfd_getfd no stand-in can be made for it (an unbound
+  // netlink socket's protocol is nowhere in /proc): EBADF, said once, and
+  // getaddrinfo goes on without it (README).
+  EXPECT_EQ(Probe("", {"netlink-bind"}, {"--network", "allow"}), InContainerPass() ? EBADF : 0)
+      << last_.err;
   EXPECT_EQ(Probe("", {"netlink-bind"}), EPERM);
 }
 
@@ -407,9 +411,8 @@ TEST(RunContract, KillingCordonKillsTheTool) {
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);
-    ::execl(CORDON_BIN, CORDON_BIN, "run", "--profile", "workspace-write", "--workspace",
-            t.ws().c_str(), "--", "sh", "-c", "echo $$ > pid; exec sleep 60", nullptr);
-    _exit(112);
+    ExecCordon({"run", "--profile", "workspace-write", "--workspace", t.ws(), "--", "sh", "-c",
+                "echo $$ > pid; exec sleep 60"});
   }
   std::string pid_file = t.Ws("pid");
   pid_t tool = 0;

@@ -33,6 +33,13 @@ TEST_P(WatchTest, NothingOutsideTheReadableSetIsWatched) {
 }
 
 TEST_P(WatchTest, WhatTheToolMayReadIsWatched) {
+  if (InContainerPass()) {
+    // Without pidfd_getfd the supervisor cannot reach the tool's inotify
+    // instance: EBADF, and cordon says what to do (README).
+    EXPECT_EQ(Probe("", {"inotify", "inside.txt"}), EBADF) << last_.err;
+    EXPECT_NE(last_.err.find("--cap-add SYS_PTRACE"), std::string::npos) << last_.err;
+    return;
+  }
   EXPECT_EQ(Probe("", {"inotify", "."}), 0) << last_.err;
   EXPECT_EQ(Probe("", {"inotify", "inside.txt"}), 0) << last_.err;
   EXPECT_EQ(Probe("", {"inotify", "/usr"}), 0) << last_.err;

@@ -228,11 +228,7 @@ TEST_F(WorkspaceTest, RetireWaitsForTheRunningToolThenRemovesTheTree) {
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(devnull, 1);
     ::dup2(devnull, 2);
-    std::vector<char*> argv = {const_cast<char*>(CORDON_BIN)};
-    for (auto& s : args) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    ::execv(CORDON_BIN, argv.data());
-    _exit(112);
+    ExecCordon(args);
   }
   // Running means the supervisor holds the session lock: wait until a
   // non-blocking exclusive lock on it fails.
@@ -278,11 +274,7 @@ TEST_F(WorkspaceTest, RetireWaitBlocksUntilTheRunEnds) {
   args.insert(args.end(), {"--", "/bin/sh", "-c", "sleep 1 && echo done > done.txt"});
   pid_t runner = ::fork();
   if (runner == 0) {
-    std::vector<char*> argv = {const_cast<char*>(CORDON_BIN)};
-    for (auto& s : args) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    ::execv(CORDON_BIN, argv.data());
-    _exit(112);
+    ExecCordon(args);
   }
   std::string lock = Parent(a) + "/lock";
   bool held = false;

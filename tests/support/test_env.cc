@@ -34,6 +34,36 @@ ScratchTree::~ScratchTree() {
   }
 }
 
+std::vector<std::string> CordonCommand(const std::string& bin) {
+  std::vector<std::string> cmd;
+  if (const char* l = std::getenv("CORDON_TEST_LAUNCHER"); l != nullptr && *l != '\0') {
+    cmd.push_back(l);
+  }
+  cmd.push_back(bin);
+  return cmd;
+}
+
+bool InContainerPass() {
+  const char* l = std::getenv("CORDON_TEST_LAUNCHER");
+  return l != nullptr && *l != '\0';
+}
+
+std::string CordonShellCommand() {
+  std::string out;
+  for (const auto& w : CordonCommand()) out += (out.empty() ? "'" : " '") + w + "'";
+  return out;
+}
+
+void ExecCordon(const std::vector<std::string>& args) {
+  std::vector<std::string> cmd = CordonCommand();
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : cmd) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(argv[0], argv.data());
+  _exit(112);
+}
+
 namespace {
 RunResult RunBinary(const char* bin, const std::vector<std::string>& args, const std::string& cwd,
                     const std::vector<std::string>& extra_env, const std::string& launcher);
@@ -62,10 +92,11 @@ RunResult RunBinary(const char* bin, const std::vector<std::string>& args, const
     ::dup2(devnull, 0);
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) _exit(111);
     for (const auto& e : extra_env) ::putenv(const_cast<char*>(e.c_str()));
+    std::vector<std::string> cmd = launcher.empty() ? CordonCommand(bin)
+                                                    : std::vector<std::string>{launcher, bin};
+    cmd.insert(cmd.end(), args.begin(), args.end());
     std::vector<char*> argv;
-    if (!launcher.empty()) argv.push_back(const_cast<char*>(launcher.c_str()));
-    argv.push_back(const_cast<char*>(bin));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    for (auto& a : cmd) argv.push_back(a.data());
     argv.push_back(nullptr);
     ::execv(argv[0], argv.data());
     _exit(112);

@@ -33,8 +33,22 @@ struct RunResult {
   std::string err;
 };
 
+// The command that starts cordon (`bin`): behind $CORDON_TEST_LAUNCHER when
+// that is set, as in the integration suite's `moby` pass, which runs every
+// test with cordon under Docker's default seccomp profile and capability set
+// (tests/helpers/container_launcher.c, issue 28).
+std::vector<std::string> CordonCommand(const std::string& bin = CORDON_BIN);
+// True in the `moby` pass (CORDON_TEST_LAUNCHER set): tests there expect
+// what the README says a tool meets in such a container.
+bool InContainerPass();
+// The same as one shell word list, each word single-quoted.
+std::string CordonShellCommand();
+// In a forked child: execs `CordonCommand() ARGS...`; exits 112 if it cannot.
+[[noreturn]] void ExecCordon(const std::vector<std::string>& args);
+
 // Runs `cordon ARGS...` with cwd `cwd` (empty: inherit) and stdin /dev/null;
-// through `launcher` (`LAUNCHER cordon ARGS...`) when one is given.
+// through `launcher` (`LAUNCHER cordon ARGS...`) when one is given, else
+// through $CORDON_TEST_LAUNCHER (CordonCommand).
 RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd = "",
                     const std::vector<std::string>& extra_env = {},
                     const std::string& launcher = "");
