@@ -14,7 +14,7 @@ bool NotOwn(const PlaceFacts& p, const EntryFacts& e) { return p.shared && Exist
 
 constexpr const char* kDenyGlobRule = "matches a deny glob";
 constexpr const char* kGuardedConfigRule =
-    "a new repository's config: only git's rename of checked content writes it";
+    "a repository's config: only git's rename of checked content writes it";
 
 // A file of the user's that the journal keeps before a change: the run
 // is recoverable there (sensitive.delete: recoverable, the workspace).
@@ -94,7 +94,10 @@ Decision Delete(const FileRequest& r, const Settings& s) {
 Decision Rename(const FileRequest& r, const Settings& s) {
   if (r.place.root || r.other_place.root) return Decision::Refuse(EBUSY, "a writable root");
   if (r.place.deny_glob || r.other_place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
-  if (r.place.protected_path || r.other_place.protected_path) {
+  // git's lock file renamed over the user's config: its content decides
+  // (below); nothing else moves a protected path or onto one.
+  const bool onto_users_config = r.other_place.users_config && r.op == FileOp::kRename;
+  if (r.place.protected_path || (r.other_place.protected_path && !onto_users_config)) {
     return Decision::Refuse(EACCES, "protected path");
   }
   // Renaming a directory renames what lies beneath it: a protected path
@@ -142,12 +145,16 @@ Decision Rename(const FileRequest& r, const Settings& s) {
       case ContentFact::kRunnable:
         return Decision::Refuse(EACCES, "a new repository's config may not set a key that runs a "
                                         "program (core.fsmonitor, core.hooksPath, ...)");
+      case ContentFact::kChangesUsers:
+        return Decision::Refuse(EACCES, "protected path: a config the user had changes only by a "
+                                        "submodule's registration (git submodule init) or "
+                                        "user.name/user.email");
       case ContentFact::kUnreadable:
         return Decision::Refuse(EACCES, "a new repository's config: only a regular file's content "
                                         "that can be checked takes its place");
       case ContentFact::kSafe: break;
     }
-    Decision d = Decision::Allow("checked content renamed over a new repository's config");
+    Decision d = Decision::Allow("checked content renamed over a repository's config");
     d.copy_checked = true;
     return d;
   }

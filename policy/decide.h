@@ -71,16 +71,22 @@ struct PlaceFacts {
   // The config of a repository this run made (.git/config,
   // config.worktree, a submodule's): git writes it by renaming its lock
   // file over it, and only content that sets no key that runs a program
-  // there (policy/git_config_keys.h) may take its place.
+  // there (policy/git_config_keys.h) may take its place. Also a
+  // pre-existing repository's .git/config, where the content may differ
+  // from the user's only by a submodule's registration (ContentFact).
   bool guarded_config = false;
+  // That pre-existing config: also a protected path, which git's rename of
+  // checked content onto it (only) passes.
+  bool users_config = false;
   // The run's journal covers it (the workspace): under sensitive.delete
   // recoverable a file of the user's is kept there before it changes.
   bool journaled = false;
 };
 
 // What the supervisor read in a file about to take a guarded config's
-// place. kUnknown: not read (yet).
-enum class ContentFact : std::uint8_t { kUnknown, kSafe, kRunnable, kUnreadable };
+// place. kUnknown: not read (yet). kChangesUsers: a config the user had
+// would change beyond what policy/git_config_keys.h lets git change there.
+enum class ContentFact : std::uint8_t { kUnknown, kSafe, kRunnable, kUnreadable, kChangesUsers };
 
 struct EntryFacts {
   EntryKind kind = EntryKind::kUnknown;

@@ -51,14 +51,30 @@ bool Runnable(const std::string& section, bool has_sub, const std::string& sub,
   return false;
 }
 
-}  // namespace
+// One `key = value` of a config, as git reads it (section and key
+// lower-cased, the subsection as written), or an unparsable line.
+struct Entry {
+  std::string section, sub, key, value;
+  bool has_sub = false;
+  std::size_t unparsable_line = 0;  // nonzero: not an entry but that line
 
-std::vector<std::string> RunnableGitConfigKeys(std::string_view content) {
-  std::vector<std::string> found;
+  std::string Name() const {
+    if (unparsable_line != 0) return "(unparsable line " + std::to_string(unparsable_line) + ")";
+    return section + "." + (has_sub ? sub + "." : "") + key;
+  }
+  bool operator==(const Entry&) const = default;
+};
+
+std::vector<Entry> ParseGitConfig(std::string_view content) {
+  std::vector<Entry> found;
   std::string section, sub;
   bool has_sub = false;
   std::size_t line_no = 0;
-  auto bad = [&] { found.push_back("(unparsable line " + std::to_string(line_no) + ")"); };
+  auto bad = [&] {
+    Entry e;
+    e.unparsable_line = line_no;
+    found.push_back(std::move(e));
+  };
   std::size_t pos = 0;
   while (pos < content.size()) {
     std::size_t end = content.find('\n', pos);
@@ -138,13 +154,59 @@ std::vector<std::string> RunnableGitConfigKeys(std::string_view content) {
       std::string_view v = value;
       while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
       if (!v.empty() && v.front() == '=') v.remove_prefix(1);
-      if (Runnable(section, has_sub, sub, key, v)) {
-        found.push_back(section + "." + (has_sub ? sub + "." : "") + key);
-      }
+      found.push_back(Entry{section, has_sub ? sub : "", key, std::string(v), has_sub, 0});
       break;
     }
   }
   return found;
+}
+
+// Keys a repository's own git writes into a config the user already had, and
+// that run nothing: `git submodule init`/`update --init` registering a
+// submodule (its url, active, and an update mode that is not a command) and
+// `git config user.name/email`. A url is where the user's later `git
+// submodule update` fetches from: what it brings is workspace content, which
+// the run may write anyway.
+bool Registration(const Entry& e) {
+  if (e.unparsable_line != 0) return false;
+  if (e.section == "user") return !e.has_sub && (e.key == "name" || e.key == "email");
+  if (e.section != "submodule" || !e.has_sub) return false;
+  if (e.key == "url" || e.key == "active") return true;
+  return e.key == "update" && !Runnable(e.section, e.has_sub, e.sub, e.key, e.value);
+}
+
+}  // namespace
+
+std::vector<std::string> RunnableGitConfigKeys(std::string_view content) {
+  std::vector<std::string> found;
+  for (const Entry& e : ParseGitConfig(content)) {
+    if (e.unparsable_line != 0 || Runnable(e.section, e.has_sub, e.sub, e.key, e.value)) {
+      found.push_back(e.Name());
+    }
+  }
+  return found;
+}
+
+std::vector<std::string> ChangedBeyondRegistration(std::string_view before,
+                                                   std::string_view after) {
+  auto kept = [](std::string_view content) {
+    std::vector<Entry> out;
+    for (Entry& e : ParseGitConfig(content)) {
+      if (!Registration(e)) out.push_back(std::move(e));
+    }
+    return out;
+  };
+  const std::vector<Entry> was = kept(before), now = kept(after);
+  std::vector<std::string> changed;
+  // The rest must stand as it was, in its order (the last of a multi-valued
+  // key wins): every entry that differs is named, unparsable lines too.
+  const std::size_t n = std::max(was.size(), now.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i < was.size() && i < now.size() && was[i] == now[i]) continue;
+    const std::string name = i < now.size() ? now[i].Name() : was[i].Name();
+    if (std::find(changed.begin(), changed.end(), name) == changed.end()) changed.push_back(name);
+  }
+  return changed;
 }
 
 }  // namespace cordon::policy

@@ -24,4 +24,12 @@ namespace cordon::policy {
 // Empty when git may use the file as it is. Pure; bounded by the content.
 std::vector<std::string> RunnableGitConfigKeys(std::string_view content);
 
+// A config the user had before the run (a pre-existing repository's
+// .git/config) may be replaced by git only with the same entries, in the
+// same order, but for a submodule's registration (submodule.NAME.url,
+// .active, an .update that is no command: `git submodule init`) and
+// user.name/user.email. The keys that differ otherwise, as above; empty
+// when `after` may take `before`'s place. Pure; bounded by the contents.
+std::vector<std::string> ChangedBeyondRegistration(std::string_view before, std::string_view after);
+
 }  // namespace cordon::policy

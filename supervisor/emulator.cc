@@ -272,10 +272,38 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
 
 bool Emulator::Protected(const Located& loc) const { return RepoPlace(loc).protected_path; }
 
+namespace {
+
+// The git directory of a submodule that `rel` lies in, beneath `git_rel`
+// (".git"): `.git/modules/NAME` up to the first of the names the protected
+// patterns give it (hooks, info, config, ...) after at least one segment of
+// NAME, which may hold slashes and nest further modules. Empty for none.
+std::string ModuleDir(const std::string& rel, const std::string& git_rel) {
+  static constexpr std::string_view kLeaves[] = {"hooks", "info", "config", "config.worktree",
+                                                 "commondir"};
+  const std::string prefix = git_rel + "/modules/";
+  if (rel.rfind(prefix, 0) != 0) return {};
+  size_t start = prefix.size();
+  bool first = true;
+  while (start < rel.size()) {
+    size_t end = rel.find('/', start);
+    if (end == std::string::npos) end = rel.size();
+    std::string_view seg(rel.data() + start, end - start);
+    if (!first && std::find(std::begin(kLeaves), std::end(kLeaves), seg) != std::end(kLeaves)) {
+      return rel.substr(0, start - 1);
+    }
+    first = false;
+    start = end + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
 Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
   if (!loc.root->workspace || opts_.protected_patterns.empty() || loc.rel.empty()) return {};
   if (!policy::MatchesProtected(opts_.protected_patterns, loc.rel)) return {};
-  constexpr RepoFacts kProtected{true, false};
+  constexpr RepoFacts kProtected{true, false, false};
   // A repository created in this run is the tool's own: git init and
   // commit must write its config. Its hooks that would run stay protected.
   const std::string& rel = loc.rel;
@@ -284,21 +312,32 @@ Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
   if (pos != 0) pos += 1;
   std::string git_rel = rel.substr(0, pos + 4);
   if (rel.size() > git_rel.size() && rel[git_rel.size()] != '/') return kProtected;  // ".gitx"
-  auto git = WriteRoots::OpenBeneath(*loc.root, git_rel, O_PATH | O_NOFOLLOW, 0);
-  if (!git) {  // a new repository
-    return git.error().err == ENOENT && rel == git_rel ? RepoFacts{} : kProtected;
-  }
   // Made by this supervisor (known without a clock), or born after the run
   // began: a .git made in the run's first milliseconds may carry a coarse
   // birth time before run_start_ns_ (BornInRun).
-  struct statx stx {};
-  if (::statx(git->get(), "", AT_EMPTY_PATH, STATX_BTIME | STATX_INO, &stx) != 0) {
-    return kProtected;
+  auto made_in_run = [&](const std::string& dir) -> std::optional<bool> {
+    auto fd = WriteRoots::OpenBeneath(*loc.root, dir, O_PATH | O_NOFOLLOW, 0);
+    if (!fd) return fd.error().err == ENOENT ? std::nullopt : std::optional<bool>(false);
+    struct statx stx {};
+    if (::statx(fd->get(), "", AT_EMPTY_PATH, STATX_BTIME | STATX_INO, &stx) != 0) return false;
+    const dev_t dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+    if (created_.Contains(dev, stx.stx_ino) && !laundered_.Contains(dev, stx.stx_ino)) return true;
+    int64_t born = static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
+    return (stx.stx_mask & STATX_BTIME) && born >= run_start_ns_;
+  };
+  std::optional<bool> git_made = made_in_run(git_rel);
+  if (!git_made) return rel == git_rel ? RepoFacts{} : kProtected;  // a new repository
+  if (!*git_made) {
+    // A repository the user had. git rewrites its .git/config to register
+    // a submodule (git submodule init, update --init): guarded by content
+    // against the user's (policy/git_config_keys.h). A submodule's git
+    // directory the run made (.git/modules/NAME, cloned into by
+    // update --init) is the tool's own, as a new repository is.
+    if (rel == git_rel + "/config") return {false, true, true};
+    std::string module = ModuleDir(rel, git_rel);
+    if (module.empty() || made_in_run(module) != std::optional<bool>(true)) return kProtected;
+    git_rel = std::move(module);
   }
-  const dev_t dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-  const bool made_here = created_.Contains(dev, stx.stx_ino) && !laundered_.Contains(dev, stx.stx_ino);
-  int64_t born = static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
-  if (!made_here && (!(stx.stx_mask & STATX_BTIME) || born < run_start_ns_)) return kProtected;
   // Its hooks, and those of the submodules it holds (.git/modules/NAME/hooks).
   std::string_view tail = std::string_view(rel).substr(git_rel.size());
   bool hook = tail.starts_with("/hooks/") ||
@@ -309,7 +348,7 @@ Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
   // (git's lock-file rename of checked content only).
   std::string_view base = std::string_view(rel).substr(rel.rfind('/') + 1);
   if (base == "commondir") return kProtected;
-  return {false, base == "config" || base == "config.worktree"};
+  return {false, base == "config" || base == "config.worktree", false};
 }
 
 // The run's own: created by this supervisor, or born strictly after the

@@ -336,6 +336,7 @@ class Emulator {
   struct RepoFacts {
     bool protected_path = false;
     bool guarded_config = false;
+    bool users_config = false;  // guarded, and the user's before the run
   };
   RepoFacts RepoPlace(const Located& loc) const;
   // A file about to take a guarded config's place, as read and checked
@@ -347,7 +348,9 @@ class Emulator {
     struct stat st {};
     std::string keys;
   };
-  CheckedFile ReadChecked(const Located& loc) const;
+  // `users`: `loc` takes the place of a config the user had, at `target`;
+  // its content is checked against that one's.
+  CheckedFile ReadChecked(const Located& loc, const Located* users = nullptr) const;
   // A name beside `name` for a file the supervisor makes before it takes
   // `name`'s place: "NAME.cordon-" and 16 random hex digits (empty when no
   // randomness could be had).

@@ -21,8 +21,9 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
   f.disposable = loc.root->disposable;
   f.journaled = Journals(loc);
   const RepoFacts repo = RepoPlace(loc);
-  f.protected_path = repo.protected_path;
+  f.protected_path = repo.protected_path || repo.users_config;
   f.guarded_config = repo.guarded_config;
+  f.users_config = repo.users_config;
   // Deny globs hold in the whole workspace, beneath a root of a grant
   // inside it (--rw WS/sub) too: matched by the workspace-relative path.
   const std::string& ws = opts_.deny_globs_workspace;

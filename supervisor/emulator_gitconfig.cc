@@ -20,24 +20,45 @@ constexpr std::size_t kMaxConfigBytes = 1u << 20;
 
 }  // namespace
 
-Emulator::CheckedFile Emulator::ReadChecked(const Located& loc) const {
-  CheckedFile c;
-  c.fact = policy::ContentFact::kUnreadable;
+namespace {
+
+// The bytes of the regular file at `loc` (at most kMaxConfigBytes), and its
+// stat; false when it is no such file or cannot be read whole.
+bool ReadConfig(const Located& loc, std::string* bytes, struct stat* st) {
   auto fd = WriteRoots::OpenBeneath(*loc.root, loc.rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
-  if (!fd || ::fstat(fd->get(), &c.st) != 0 || !S_ISREG(c.st.st_mode) ||
-      static_cast<std::size_t>(c.st.st_size) > kMaxConfigBytes) {
-    return c;
+  if (!fd || ::fstat(fd->get(), st) != 0 || !S_ISREG(st->st_mode) ||
+      static_cast<std::size_t>(st->st_size) > kMaxConfigBytes) {
+    return false;
   }
   char buf[16384];
   for (;;) {
     ssize_t n = ::read(fd->get(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return c;
-    if (n == 0) break;
-    c.bytes.append(buf, static_cast<std::size_t>(n));
-    if (c.bytes.size() > kMaxConfigBytes) return c;  // grew while read
+    if (n < 0) return false;
+    if (n == 0) return true;
+    bytes->append(buf, static_cast<std::size_t>(n));
+    if (bytes->size() > kMaxConfigBytes) return false;  // grew while read
   }
-  std::vector<std::string> keys = policy::RunnableGitConfigKeys(c.bytes);
+}
+
+}  // namespace
+
+Emulator::CheckedFile Emulator::ReadChecked(const Located& loc, const Located* users) const {
+  CheckedFile c;
+  c.fact = policy::ContentFact::kUnreadable;
+  if (!ReadConfig(loc, &c.bytes, &c.st)) return c;
+  std::vector<std::string> keys;
+  if (users != nullptr) {
+    std::string before;
+    struct stat st {};
+    if (!ReadConfig(*users, &before, &st)) return c;
+    keys = policy::ChangedBeyondRegistration(before, c.bytes);
+    c.fact = keys.empty() ? policy::ContentFact::kSafe : policy::ContentFact::kChangesUsers;
+    for (const std::string& k : keys) c.keys += (c.keys.empty() ? " (changes " : ", ") + k;
+    if (!c.keys.empty()) c.keys += ")";
+    return c;
+  }
+  keys = policy::RunnableGitConfigKeys(c.bytes);
   c.fact = keys.empty() ? policy::ContentFact::kSafe : policy::ContentFact::kRunnable;
   for (const std::string& k : keys) c.keys += (c.keys.empty() ? " (sets " : ", ") + k;
   if (!c.keys.empty()) c.keys += ")";

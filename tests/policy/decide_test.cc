@@ -44,6 +44,16 @@ struct R {
   R& olead_any() { q.other_place.leads_to_protected_any_depth = true; return *this; }
   R& guarded() { q.place.guarded_config = true; return *this; }
   R& oguarded() { q.other_place.guarded_config = true; return *this; }
+  // A pre-existing repository's .git/config, as the supervisor's facts say it.
+  R& users_cfg() {
+    q.place.guarded_config = q.place.users_config = q.place.protected_path = true;
+    return *this;
+  }
+  R& ousers_cfg() {
+    q.other_place.guarded_config = q.other_place.users_config = true;
+    q.other_place.protected_path = true;
+    return *this;
+  }
   R& content(ContentFact f) { q.source_content = f; return *this; }
   R& glob() { q.place.deny_glob = true; return *this; }
   R& oglob() { q.other_place.deny_glob = true; return *this; }
@@ -314,6 +324,19 @@ std::vector<Row> Rows() {
             R(kRen).born().oguarded().to(K::kRegular).oborn().content(ContentFact::kSafe)),
       Allow("config: its metadata (chmod)", R(kMeta).guarded()),
       Allow("config: renamed away", R(kRen).guarded().born()),
+      // --- the config of a repository the user had (git submodule init) ---
+      Allow("user's config: renamed into place, only a registration changed",
+            R(kRen).born().ousers_cfg().to(K::kRegular).content(ContentFact::kSafe)),
+      Refuse("user's config: renamed into place, another entry changed",
+             R(kRen).born().ousers_cfg().to(K::kRegular).content(ContentFact::kChangesUsers),
+             EACCES),
+      Refuse("user's config: exchanged into place", R(kEx).ousers_cfg().to(K::kRegular), EACCES),
+      Refuse("user's config: deleted (even where the journal would keep it)",
+             R(kDel).users_cfg().kept(), EACCES),
+      Refuse("user's config: renamed away", R(kRen).users_cfg(), EACCES),
+      Refuse("user's config: open for writing", R(kOpen).users_cfg(), EACCES),
+      Refuse("user's config: linked into place", R(kLink).ousers_cfg(), EACCES),
+      Refuse("user's config: its metadata", R(kMeta).users_cfg(), EACCES),
       // --- deny globs (policy/deny_glob.h) ---
       Refuse("glob: open for writing a match", R(kOpen, K::kUnknown).glob(), EACCES),
       Refuse("glob: open of a match even made in the run", R(kOpen).glob().born(), EACCES),

@@ -77,5 +77,37 @@ TEST(GitConfigKeys, WhatCannotBeParsedIsReportedNotSkipped) {
   EXPECT_THAT(RunnableGitConfigKeys("[core]\n=x\n"), ElementsAre("(unparsable line 2)"));
 }
 
+// A config the user had: git may register a submodule in it and set
+// user.name/email; every other entry stands as it was, in its order.
+TEST(ChangedBeyondRegistration, OnlyASubmodulesRegistrationAndTheIdentityMayChange) {
+  const std::string user =
+      "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.invalid/r\n"
+      "[filter \"lfs\"]\n\tclean = git-lfs clean -- %f\n";
+  EXPECT_THAT(ChangedBeyondRegistration(user, user), IsEmpty());
+  EXPECT_THAT(ChangedBeyondRegistration(
+                  user, user + "[submodule \"a/b\"]\n\turl = ../b\n\tactive = true\n"
+                               "\tupdate = rebase\n[user]\n\temail = me@x\n\tname = Me\n"),
+              IsEmpty());
+  EXPECT_THAT(ChangedBeyondRegistration(user + "[submodule \"s\"]\n\turl = ../s\n", user),
+              IsEmpty())
+      << "deinit takes the registration away";
+  // The refusals, each named.
+  EXPECT_THAT(ChangedBeyondRegistration(user, user + "[core]\n\tpager = sh\n"),
+              ElementsAre("core.pager"));
+  EXPECT_THAT(ChangedBeyondRegistration(user, user + "[submodule \"s\"]\n\tupdate = !sh\n"),
+              ElementsAre("submodule.s.update"));
+  EXPECT_THAT(ChangedBeyondRegistration(user, user + "[url \"/evil\"]\n\tinsteadOf = /\n"),
+              ElementsAre("url./evil.insteadof"));
+  std::string moved = user;
+  moved.replace(moved.find("example.invalid"), 15, "attacker.invalid");
+  EXPECT_THAT(ChangedBeyondRegistration(user, moved), ElementsAre("remote.origin.url"));
+  std::string dropped = user.substr(0, user.find("[filter"));
+  EXPECT_THAT(ChangedBeyondRegistration(user, dropped), ElementsAre("filter.lfs.clean"));
+  EXPECT_THAT(ChangedBeyondRegistration(user, user + "[core\n"),
+              ElementsAre("(unparsable line 7)"));
+  EXPECT_THAT(ChangedBeyondRegistration(user, "[user]\n\tname = x\n" + user), IsEmpty())
+      << "identity entries anywhere";
+}
+
 }  // namespace
 }  // namespace cordon::policy
