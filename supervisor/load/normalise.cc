@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "supervisor/walk/glob_scan.h"
+#include "supervisor/walk/launch_scan.h"
 #include "supervisor/walk/protected_scan.h"
 
 namespace cordon::supervisor {
@@ -104,26 +104,29 @@ void NormalisePolicy(policy::Policy& p) {
   }
   p.paths = std::move(kept);
   if (p.workspace.empty()) return;
-  // Deny globs: every existing match out of the kernel grant, found by a
-  // walk that must see the whole workspace (glob_scan.h).
-  GlobScan globs = FindDenyGlobMatches(p.workspace, p.deny_globs, p.limits.max_scan_entries,
-                                       p.limits.max_tree_depth);
-  p.deny_glob_matches = std::move(globs.matches);
-  if (!globs.problem.empty()) {
-    p.deny_glob_problems.push_back("deny globs: the scan of the workspace for their matches is "
-                                   "incomplete (" + globs.problem + "): a glob is never applied "
-                                   "to part of the tree; raise the limit or narrow the workspace");
+  // One walk that must see the whole workspace (launch_scan.h): every
+  // existing match of a deny glob, and the hard-linked and special files,
+  // out of the kernel grant.
+  LaunchScan scan = ScanWorkspace(p.workspace, p.deny_globs, p.limits.max_scan_entries,
+                                  p.limits.max_tree_depth);
+  p.deny_glob_matches = std::move(scan.matches);
+  p.refused_entries = policy::RefusedEntries(p.hard_links, scan.entries);
+  if (!scan.problem.empty()) {
+    p.scan_problems.push_back(
+        std::string("the launch scan of the workspace is incomplete (") + scan.problem +
+        "): hard-linked and special files" + (p.deny_globs.empty() ? "" : " and deny globs' matches") +
+        " are refused for the whole tree or not at all; raise the limit or narrow the workspace");
   }
   // When the supervisor decides every write-open, create, rename and unlink
   // it matches the patterns itself, at any depth and for files created
   // later, so the (costly, bounded) walk of the workspace is only needed
   // for the kernel carve-outs of links: kernel or sensitive.delete: allow.
   if (p.links == LinkMode::kStrict && p.sensitive_delete != SensitiveDelete::kAllow) return;
-  ProtectedScan scan = FindProtectedPaths(p.workspace, p.protected_patterns,
+  ProtectedScan prot = FindProtectedPaths(p.workspace, p.protected_patterns,
                                           p.limits.max_scan_entries, p.limits.max_tree_depth);
-  p.protected_paths = std::move(scan.paths);
-  p.protected_scan_truncated = scan.truncated;
-  if (scan.truncated) {
+  p.protected_paths = std::move(prot.paths);
+  p.protected_scan_truncated = prot.truncated;
+  if (prot.truncated) {
     // Fail closed: a match past the bound has no kernel carve-out.
     p.notes.push_back("the protected-path scan stopped at its bound (" +
                       std::to_string(p.limits.max_scan_entries) + " entries, " +
