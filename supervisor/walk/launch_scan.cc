@@ -219,7 +219,10 @@ void Scan::Share(PendingDir dir, bool may_start) {
 LaunchScan ScanWorkspace(const std::string& workspace, const std::vector<std::string>& globs,
                          std::size_t max_entries, std::size_t max_depth) {
   LaunchScan out;
-  Fd root(::open(workspace.c_str(), kWalkDirFlags));
+  Fd root(OpenWalkDir(AT_FDCWD, workspace.c_str()));
+  // A workspace that is not there yet (a session's, made after load) holds
+  // nothing to refuse.
+  if (!root && errno == ENOENT) return out;
   if (!root) {
     out.problem = std::string("cannot open the workspace: ") + std::strerror(errno);
     return out;
