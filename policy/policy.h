@@ -101,7 +101,7 @@ struct Limits {
   // Entries the launch scans of the workspace (protected paths, deny
   // globs, hard-linked and special files) look at before they stop:
   // limits.scanEntries.
-  std::size_t max_scan_entries = 100000;
+  std::size_t max_scan_entries = 2000000;
   // A recoverable run's journal (supervisor/journal/journal.h): what one
   // run keeps in all (limits.journalBytes), and the largest file written in
   // place that it copies first (limits.journalCopyBytes).

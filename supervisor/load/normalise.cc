@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "supervisor/walk/launch_scan.h"
+#include <spdlog/spdlog.h>
+
+#include "supervisor/walk/scan_cache_file.h"
 #include "supervisor/walk/protected_scan.h"
 
 namespace cordon::supervisor {
@@ -106,16 +108,22 @@ void NormalisePolicy(policy::Policy& p) {
   if (p.workspace.empty()) return;
   // One walk that must see the whole workspace (launch_scan.h): every
   // existing match of a deny glob, and the hard-linked and special files,
-  // out of the kernel grant.
-  LaunchScan scan = ScanWorkspace(p.workspace, p.deny_globs, p.limits.max_scan_entries,
-                                  p.limits.max_tree_depth);
+  // out of the kernel grant. It lists only the directories that changed
+  // since the last run of this workspace (scan_cache_file.h).
+  CachedLaunchScan cached = ScanWorkspaceCached(p.workspace, p.deny_globs,
+                                                p.limits.max_scan_entries,
+                                                p.limits.max_tree_depth, ScanCacheDirOrEmpty());
+  LaunchScan& scan = cached.scan;
+  spdlog::debug("launch scan: {} directories listed, {} unchanged since the last run{}{}",
+                scan.dirs_listed, scan.dirs_reused, cached.cache_note.empty() ? "" : "; cache: ",
+                cached.cache_note);
   p.deny_glob_matches = std::move(scan.matches);
   p.refused_entries = policy::RefusedEntries(p.hard_links, scan.entries);
   if (!scan.problem.empty()) {
     p.scan_problems.push_back(
-        std::string("the launch scan of the workspace is incomplete (") + scan.problem +
-        "): hard-linked and special files" + (p.deny_globs.empty() ? "" : " and deny globs' matches") +
-        " are refused for the whole tree or not at all; raise the limit or narrow the workspace");
+        "the launch scan of the workspace is incomplete: " + scan.problem +
+        " (hard-linked and special files" + (p.deny_globs.empty() ? "" : " and deny globs' matches") +
+        " are looked for in the whole tree or the run is refused)");
   }
   // When the supervisor decides every write-open, create, rename and unlink
   // it matches the patterns itself, at any depth and for files created

@@ -5,12 +5,15 @@
 #include <limits.h>
 #include <sys/stat.h>
 
+#include <ctime>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "base/fd.h"
@@ -23,6 +26,13 @@ namespace {
 
 using policy::ScannedKind;
 using policy::ScannedEntry;
+using policy::CachedDir;
+using policy::CachedFlag;
+using policy::CachedMatch;
+
+policy::StatTimes TimesOf(const struct stat& st) {
+  return {st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
+}
 
 // The kind the scan lists a special file as, from its d_type.
 bool Special(unsigned char d_type, ScannedKind* kind) {
@@ -53,20 +63,34 @@ unsigned char TypeOf(mode_t mode) {
 class Scan {
  public:
   Scan(const std::string& workspace, const std::vector<std::string>& globs,
-       std::size_t max_entries, std::size_t max_depth)
-      : workspace_(workspace), globs_(globs), max_entries_(max_entries), max_depth_(max_depth) {}
+       std::size_t max_entries, std::size_t max_depth, const policy::ScanCache* cache,
+       std::int64_t start_s)
+      : workspace_(workspace), globs_(globs), max_entries_(max_entries), max_depth_(max_depth),
+        start_s_(start_s) {
+    if (cache == nullptr) return;
+    cached_.reserve(cache->dirs.size());
+    for (const CachedDir& d : cache->dirs) cached_.emplace(d.rel, &d);
+  }
   Scan(const Scan&) = delete;
   Scan& operator=(const Scan&) = delete;
 
   const std::string& workspace() const { return workspace_; }
   const std::vector<std::string>& globs() const { return globs_; }
   std::size_t max_depth() const { return max_depth_; }
+  std::int64_t start_s() const { return start_s_; }
   WalkQueue& queue() { return queue_; }
 
-  bool CountEntry() {
-    if (entries_.fetch_add(1, std::memory_order_relaxed) + 1 <= max_entries_) return true;
+  // The earlier scan's record of the directory at `rel`, if any.
+  const CachedDir* Cached(const std::string& rel) const {
+    auto it = cached_.find(rel);
+    return it == cached_.end() ? nullptr : it->second;
+  }
+
+  bool CountEntry() { return CountEntries(1); }
+  bool CountEntries(std::size_t n) {
+    if (entries_.fetch_add(n, std::memory_order_relaxed) + n <= max_entries_) return true;
     Problem("the workspace has more than " + std::to_string(max_entries_) +
-            " entries (limits.scanEntries)");
+            " entries; raise limits.scanEntries in the policy or narrow the workspace");
     return false;
   }
   // The first problem ends the scan: what lies past it is not known.
@@ -77,15 +101,29 @@ class Scan {
     }
     queue_.Stop();
   }
-  void Merge(std::vector<std::string>& matches, std::vector<ScannedEntry>& entries) {
+  void Merge(std::vector<std::string>& matches, std::vector<ScannedEntry>& entries,
+             std::vector<CachedDir>& dirs, std::vector<const CachedDir*>& kept, std::size_t listed,
+             std::size_t reused, bool changed) {
     std::lock_guard lock(mu_);
+    kept_.insert(kept_.end(), kept.begin(), kept.end());
     for (std::string& m : matches) out_.matches.push_back(std::move(m));
     for (ScannedEntry& e : entries) out_.entries.push_back(std::move(e));
+    for (CachedDir& d : dirs) out_.dirs.push_back(std::move(d));
+    out_.dirs_listed += listed;
+    out_.dirs_reused += reused;
+    changed_ = changed_ || changed;
   }
   void Share(PendingDir dir, bool may_start);
 
   LaunchScan Finish() {
     second_.Join();
+    out_.changed = changed_ || cached_.size() != out_.dirs.size() + kept_.size();
+    // Copies of the records kept whole only when a new cache is written.
+    if (out_.changed) {
+      for (const CachedDir* d : kept_) out_.dirs.push_back(*d);
+    } else {
+      out_.dirs.clear();
+    }
     return std::move(out_);
   }
 
@@ -93,17 +131,22 @@ class Scan {
   const std::string& workspace_;
   const std::vector<std::string>& globs_;
   const std::size_t max_entries_, max_depth_;
+  const std::int64_t start_s_;
+  std::unordered_map<std::string_view, const CachedDir*> cached_;  // read-only once walking
+  std::vector<const CachedDir*> kept_;  // guarded by mu_
   WalkQueue queue_;
   std::atomic<std::size_t> entries_{0};
   std::mutex mu_;
   LaunchScan out_;  // guarded by mu_
+  bool changed_ = false;  // guarded by mu_
   SecondWalker second_;  // started by the caller's walker only
 };
 
 // One thread's walk, depth first, each directory opened beneath its
 // parent's fd without following a link: the path listed is the path the
 // kernel grant is built from. A subdirectory is walked here or shared, as
-// that fd, while the queue is short.
+// that fd, while the queue is short. A directory the cache holds unchanged
+// is not listed (Reuse).
 class ScanWalker {
  public:
   ScanWalker(Scan& scan, bool is_caller) : scan_(scan), is_caller_(is_caller) {}
@@ -113,11 +156,14 @@ class ScanWalker {
       Walk(dir->fd.get(), dir->short_read_ends, dir->path, dir->depth);
       scan_.queue().Done();
     }
-    scan_.Merge(matches_, entries_);
+    scan_.Merge(matches_, entries_, dirs_, kept_, listed_, reused_, changed_);
   }
 
  private:
   std::string Abs(const std::string& rel) const { return scan_.workspace() + "/" + rel; }
+  static std::string Child(const std::string& rel, std::string_view name) {
+    return rel.empty() ? std::string(name) : rel + "/" + std::string(name);
+  }
 
   void DenyLinkTarget(const std::string& path) {
     char buf[PATH_MAX];
@@ -129,65 +175,70 @@ class ScanWalker {
     }
   }
 
-  // Lists the entry when it is a special file or a regular file with more
-  // than one name; returns its type (a stat only for regular files and
-  // entries the listing does not type), DT_UNKNOWN when it is gone.
-  unsigned char Classify(int fd, const dirent64& e, const std::string& child) {
+  void AddMatch(CachedDir& d, const std::string& child, std::string_view name, bool link) {
+    matches_.push_back(Abs(child));
+    d.matches.push_back({std::string(name), link});
+    // A link is read through to what it names, which the kernel grants
+    // by that name: a target in the workspace is denied with it.
+    if (link) DenyLinkTarget(matches_.back());
+  }
+
+  // Lists the entry (and flags it in `d`) when `st` is a special file or a
+  // regular file with more than one name.
+  void Flag(CachedDir& d, const std::string& child, std::string_view name, const struct stat& st) {
     ScannedKind kind;
-    if (Special(e.d_type, &kind)) {
-      entries_.push_back({Abs(child), kind, 0, e.d_ino, 1});
+    const unsigned char type = TypeOf(st.st_mode);
+    if (Special(type, &kind)) {
+      entries_.push_back({Abs(child), kind, st.st_dev, st.st_ino, st.st_nlink});
+    } else if (type == DT_REG && st.st_nlink > 1) {
+      kind = ScannedKind::kLinkedFile;
+      entries_.push_back({Abs(child), kind, st.st_dev, st.st_ino, st.st_nlink});
+    } else {
+      return;
+    }
+    d.flagged.push_back({std::string(name), kind, st.st_ino, st.st_nlink});
+  }
+
+  // Flags the listed entry when it is a special file or a regular file
+  // with more than one name; returns its type (a stat only for regular
+  // files and entries the listing does not type), DT_UNKNOWN when gone.
+  unsigned char Classify(int fd, CachedDir& d, const dirent64& e, const std::string& child) {
+    if (e.d_type != DT_REG && e.d_type != DT_UNKNOWN && e.d_type != DT_CHR &&
+        e.d_type != DT_BLK && e.d_type != DT_FIFO && e.d_type != DT_SOCK) {
       return e.d_type;
     }
-    if (e.d_type != DT_REG && e.d_type != DT_UNKNOWN) return e.d_type;
     struct stat st;
     if (::fstatat(fd, e.d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
       // Gone since it was listed: nothing to refuse. Anything else: not known.
       if (errno != ENOENT) scan_.Problem("cannot stat '" + child + "': " + std::strerror(errno));
       return DT_UNKNOWN;
     }
-    const unsigned char type = TypeOf(st.st_mode);
-    if (Special(type, &kind)) {
-      entries_.push_back({Abs(child), kind, st.st_dev, st.st_ino, st.st_nlink});
-    } else if (type == DT_REG && st.st_nlink > 1) {
-      entries_.push_back({Abs(child), ScannedKind::kLinkedFile, st.st_dev, st.st_ino, st.st_nlink});
-    }
-    return type;
+    Flag(d, child, e.d_name, st);
+    return TypeOf(st.st_mode);
   }
 
   // `rel` is the directory's workspace-relative path ("" for the root),
   // `depth` the level of its entries.
   void Walk(int fd, bool short_read_ends, const std::string& rel, std::size_t depth) {
-    const std::vector<std::string>& globs = scan_.globs();
-    std::vector<std::string> subdirs;
-    int err = ListDirectory(fd, short_read_ends, listing_, sizeof listing_, [&](const dirent64& e) {
-      if (scan_.queue().stopped() || !scan_.CountEntry()) return false;
-      std::string child = rel.empty() ? std::string(e.d_name) : rel + "/" + e.d_name;
-      // An entry past the bound, not a directory at it: an empty directory
-      // at the last level is whole (as the tree check counts).
-      if (depth > scan_.max_depth()) {
-        scan_.Problem("the workspace is deeper than " + std::to_string(scan_.max_depth()) +
-                      " levels at '" + child + "' (limits.treeDepth)");
-        return false;
-      }
-      const unsigned char type = Classify(fd, e, child);
-      if (!globs.empty() && policy::MatchesDenyGlob(globs, child)) {
-        matches_.push_back(Abs(child));
-        // A link is read through to what it names, which the kernel grants
-        // by that name: a target in the workspace is denied with it.
-        if (type == DT_LNK) DenyLinkTarget(matches_.back());
-        return true;  // denied whole: nothing beneath needs looking at
-      }
-      if (type != DT_DIR) return true;
-      subdirs.push_back(std::move(child));
-      return true;
-    });
-    if (err != 0) {
-      scan_.Problem("cannot list '" + (rel.empty() ? "." : rel) + "': " + std::strerror(err));
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      scan_.Problem("cannot stat '" + (rel.empty() ? "." : rel) + "': " + std::strerror(errno));
+      return;
     }
-    for (std::string& child : subdirs) {
+    CachedDir d;
+    d.rel = rel;
+    d.dev = st.st_dev;
+    d.ino = st.st_ino;
+    d.times = TimesOf(st);
+    const CachedDir* old = scan_.Cached(rel);
+    const bool reused = old != nullptr && old->dev == d.dev && old->ino == d.ino &&
+                        old->times == d.times && Reuse(fd, *old, d, depth);
+    if (!reused && !List(fd, short_read_ends, d, depth)) return;
+    for (const std::string& name : reused ? old->subdirs : d.subdirs) {
       if (scan_.queue().stopped()) return;
-      const char* name = child.c_str() + (rel.empty() ? 0 : rel.size() + 1);
-      Subdir sub = OpenSubdir(fd, name, short_read_ends);
+      std::string child = Child(rel, name);
+      if (ReuseLeaf(fd, name, child, depth + 1)) continue;
+      Subdir sub = OpenSubdir(fd, name.c_str(), short_read_ends);
       if (!sub.fd) {
         if (sub.err == ENOENT) continue;  // gone since it was listed: nothing to deny
         scan_.Problem("cannot open '" + child + "': " + std::strerror(sub.err));
@@ -200,12 +251,113 @@ class ScanWalker {
       }
       Walk(sub.fd.get(), sub.short_read_ends, child, depth + 1);
     }
+    Keep(reused ? old : nullptr, std::move(d));
+  }
+
+  // What the next scan may start from: the cached record itself when
+  // nothing in it moved (no copy), else `d`. One that changed in the second
+  // before the scan may change again unseen (policy::SettledBefore): it is
+  // listed next time.
+  void Keep(const CachedDir* old, CachedDir d) {
+    if (old != nullptr && d.flagged == old->flagged) {
+      kept_.push_back(old);
+      return;
+    }
+    changed_ = true;
+    if (old != nullptr) d.subdirs = old->subdirs;
+    if (policy::SettledBefore(d.times, scan_.start_s())) dirs_.push_back(std::move(d));
+  }
+
+  // A subdirectory the cache holds unchanged with nothing to look at
+  // inside (no subdirectory, nothing flagged) is taken from the cache on a
+  // stat through its parent, not opened: most directories of a package
+  // tree are such leaves. False when it is not one.
+  bool ReuseLeaf(int parent, const std::string& name, const std::string& child, std::size_t depth) {
+    const CachedDir* old = scan_.Cached(child);
+    if (old == nullptr || !old->subdirs.empty() || !old->flagged.empty()) return false;
+    struct stat st;
+    if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_dev != old->dev || st.st_ino != old->ino || TimesOf(st) != old->times) {
+      return false;
+    }
+    CachedDir d;
+    d.rel = child;
+    d.dev = old->dev;
+    d.ino = old->ino;
+    d.times = old->times;
+    Reuse(-1, *old, d, depth);
+    Keep(old, std::move(d));
+    return true;
+  }
+
+  // Lists the directory into `d`; false when the scan stops.
+  bool List(int fd, bool short_read_ends, CachedDir& d, std::size_t depth) {
+    ++listed_;
+    changed_ = true;
+    const std::vector<std::string>& globs = scan_.globs();
+    int err = ListDirectory(fd, short_read_ends, listing_, sizeof listing_, [&](const dirent64& e) {
+      if (scan_.queue().stopped() || !scan_.CountEntry()) return false;
+      ++d.entries;
+      std::string child = Child(d.rel, e.d_name);
+      // An entry past the bound, not a directory at it: an empty directory
+      // at the last level is whole (as the tree check counts).
+      if (depth > scan_.max_depth()) {
+        scan_.Problem("the workspace is deeper than " + std::to_string(scan_.max_depth()) +
+                      " levels at '" + child + "'; raise limits.treeDepth in the policy");
+        return false;
+      }
+      const unsigned char type = Classify(fd, d, e, child);
+      if (!globs.empty() && policy::MatchesDenyGlob(globs, child)) {
+        // Denied whole: nothing beneath needs looking at. A flagged match
+        // stays flagged: its other names go with it.
+        AddMatch(d, child, e.d_name, type == DT_LNK);
+        return true;
+      }
+      if (type == DT_DIR) d.subdirs.emplace_back(e.d_name);
+      return true;
+    });
+    if (err != 0) {
+      scan_.Problem("cannot list '" + (d.rel.empty() ? "." : d.rel) + "': " + std::strerror(err));
+    }
+    return !scan_.queue().stopped();
+  }
+
+  // Takes the unchanged directory from the cache: its entries counted, its
+  // flagged entries stat'ed again, its matches as they were (its
+  // subdirectories are the cached ones). False (nothing taken) when a flagged name no longer names the
+  // inode recorded, or no longer a flaggable one: then it is listed.
+  bool Reuse(int fd, const CachedDir& old, CachedDir& d, std::size_t depth) {
+    std::vector<std::pair<const CachedFlag*, struct stat>> now;
+    for (const CachedFlag& f : old.flagged) {
+      struct stat st;
+      if (::fstatat(fd, f.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_ino != f.ino ||
+          S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) {
+        return false;
+      }
+      now.emplace_back(&f, st);
+    }
+    ++reused_;
+    if (!scan_.CountEntries(old.entries)) return true;
+    d.entries = old.entries;
+    if (depth > scan_.max_depth() && old.entries > 0) {
+      scan_.Problem("the workspace is deeper than " + std::to_string(scan_.max_depth()) +
+                    " levels in '" + d.rel + "'; raise limits.treeDepth in the policy");
+      return true;
+    }
+    // A link count that moved shows in d.flagged (Keep).
+    for (const auto& [f, st] : now) Flag(d, Child(d.rel, f->name), f->name, st);
+    for (const CachedMatch& m : old.matches) AddMatch(d, Child(d.rel, m.name), m.name, m.link);
+    return true;
   }
 
   Scan& scan_;
   const bool is_caller_;
   std::vector<std::string> matches_;
   std::vector<ScannedEntry> entries_;
+  std::vector<CachedDir> dirs_;
+  std::vector<const CachedDir*> kept_;
+  std::size_t listed_ = 0, reused_ = 0;
+  bool changed_ = false;
   alignas(dirent64) char listing_[kListingBytes];
 };
 
@@ -217,17 +369,25 @@ void Scan::Share(PendingDir dir, bool may_start) {
 }  // namespace
 
 LaunchScan ScanWorkspace(const std::string& workspace, const std::vector<std::string>& globs,
-                         std::size_t max_entries, std::size_t max_depth) {
+                         std::size_t max_entries, std::size_t max_depth, ScanFrom from) {
   LaunchScan out;
+  // Taken before the first directory is looked at (policy::SettledBefore).
+  const std::int64_t start_s = from.start_s != 0 ? from.start_s : std::time(nullptr);
+  // Another workspace's record, or one of other globs, says nothing here.
+  const policy::ScanCache* cache = from.cache;
+  if (cache != nullptr && (cache->workspace != workspace || cache->globs != globs)) cache = nullptr;
   Fd root(OpenWalkDir(AT_FDCWD, workspace.c_str()));
   // A workspace that is not there yet (a session's, made after load) holds
   // nothing to refuse.
-  if (!root && errno == ENOENT) return out;
+  if (!root && errno == ENOENT) {
+    out.changed = false;
+    return out;
+  }
   if (!root) {
     out.problem = std::string("cannot open the workspace: ") + std::strerror(errno);
     return out;
   }
-  Scan scan(workspace, globs, max_entries, max_depth);
+  Scan scan(workspace, globs, max_entries, max_depth, cache, start_s);
   const bool short_read_ends = ShortReadEndsListing(root.get());
   // Depth 1 is the level of the root's entries (the limit counts levels).
   scan.Share(PendingDir{std::move(root), short_read_ends, 1, ""}, true);
@@ -242,6 +402,8 @@ LaunchScan ScanWorkspace(const std::string& workspace, const std::vector<std::st
   // The order the walkers found them in is not the tree's: sort for explain.
   std::sort(out.entries.begin(), out.entries.end(),
             [](const ScannedEntry& a, const ScannedEntry& b) { return a.path < b.path; });
+  if (out.changed) std::sort(out.dirs.begin(), out.dirs.end(),
+            [](const policy::CachedDir& a, const policy::CachedDir& b) { return a.rel < b.rel; });
   return out;
 }
 

@@ -9,17 +9,19 @@
 // and it must not be cut short: an entry past the bound would stay
 // readable, so a scan that stops there says so and the run is refused.
 //
-// No cache is kept between runs: a hard link made to a workspace file from
-// outside changes that file's link count and ctime, not its directory's
-// mtime, so only a stat of every regular file sees it (docs/policy.md,
-// "Hard links and special files").
+// A scan may start from what an earlier one learnt (policy/scan_cache.h):
+// a directory whose dev, inode, mtime and ctime match its cached record is
+// not listed; only its flagged entries are stat'ed again and its cached
+// subdirectories walked. supervisor/walk/scan_cache_file.h keeps the file.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "policy/hard_links.h"
+#include "policy/scan_cache.h"
 
 namespace cordon::supervisor {
 
@@ -27,6 +29,20 @@ struct LaunchScan {
   std::vector<std::string> matches;           // absolute, existing, no symlink on the way; sorted
   std::vector<policy::ScannedEntry> entries;  // linked regular files and special files
   std::string problem;                        // why the scan is incomplete; empty when it is not
+  // Whether what the next scan may start from differs from the cache this
+  // one started from, and then (complete only without a problem) that:
+  // every directory walked, but those changed in the second before the
+  // scan began (policy::SettledBefore), sorted by rel.
+  bool changed = true;
+  std::vector<policy::CachedDir> dirs;
+  // How many directories were listed and how many taken from the cache
+  // (tests, and --log-level debug).
+  std::size_t dirs_listed = 0, dirs_reused = 0;
+};
+
+struct ScanFrom {
+  const policy::ScanCache* cache = nullptr;  // none: list every directory
+  std::int64_t start_s = 0;                  // the scan's start (CLOCK_REALTIME seconds); 0: now
 };
 
 // Walks `workspace` (absolute realpath) without following links, at most
@@ -36,6 +52,6 @@ struct LaunchScan {
 // is not known. A regular match with more than one name has its other names
 // in the workspace listed with the matches (policy::OtherNamesOfMatches).
 LaunchScan ScanWorkspace(const std::string& workspace, const std::vector<std::string>& globs,
-                         std::size_t max_entries, std::size_t max_depth);
+                         std::size_t max_entries, std::size_t max_depth, ScanFrom from = {});
 
 }  // namespace cordon::supervisor
