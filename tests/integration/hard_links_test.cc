@@ -13,7 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <sstream>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -203,8 +206,75 @@ TEST_F(HardLinksPolicyTest, AWorkspacePastTheScanBoundIsRefusedWhole) {
                            "workspace-write", "--", "sh", "-c", "echo ran > made.txt"},
                           t_.ws());
   EXPECT_EQ(r.status, 125);
-  EXPECT_THAT(r.err, HasSubstr("more than 5 entries (limits.scanEntries)"));
+  EXPECT_THAT(r.err, HasSubstr("more than 5 entries; raise limits.scanEntries"));
   EXPECT_FALSE(Exists(t_.Ws("made.txt")));
+}
+
+
+// Runs `cmd` with sh outside the sandbox; its stdout and stderr.
+std::string Sh(const std::string& cmd) {
+  FILE* f = ::popen(("HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 sh -c '" + cmd + "' 2>&1").c_str(), "r");
+  if (f == nullptr) return "<popen failed>";
+  std::string out;
+  char buf[512];
+  while (size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
+  ::pclose(f);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+// The launch scan's cache across real runs (policy/scan_cache.h): the
+// second run of an unchanged workspace lists no directory (its debug line
+// says so), and a link planted in a directory the cache holds is refused
+// on the run after, as on the first.
+TEST_F(HardLinksPolicyTest, ALinkPlantedBetweenCachedRunsIsRefusedOnTheNextRun) {
+  for (const char* d : {"src", "src/deep", "docs"}) ASSERT_EQ(::mkdir(t_.Ws(d).c_str(), 0755), 0);
+  WriteFile(t_.Ws("src/deep/plain.txt"), "PLAIN-OK\n");
+  WriteFile(t_.Out("secret"), "OUTSIDE-SECRET\n");
+  // Directories changed in the second before a scan are listed again the
+  // next time (policy::SettledBefore): let these settle.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  auto run = [&] {
+    return RunCordon({"run", "--workspace", t_.ws(), "--log-level", "debug", "--", "sh", "-c",
+                      "cat src/deep/plain.txt; cat src/deep/planted 2>/dev/null; echo done"},
+                     t_.ws());
+  };
+  RunResult first = run();
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_THAT(first.err, HasSubstr("launch scan: 4 directories listed, 0 unchanged"));
+  RunResult second = run();
+  EXPECT_THAT(second.err, HasSubstr("launch scan: 0 directories listed, 4 unchanged"));
+  ASSERT_EQ(::link(t_.Out("secret").c_str(), t_.Ws("src/deep/planted").c_str()), 0);
+  RunResult third = run();
+  EXPECT_EQ(third.status, 0) << third.err;
+  EXPECT_THAT(third.err, HasSubstr("launch scan: 1 directories listed, 3 unchanged"));
+  EXPECT_EQ(third.out, "PLAIN-OK\ndone\n");
+  EXPECT_THAT(third.err, HasSubstr("src/deep/planted (hard-linked or special file)"));
+  EXPECT_EQ(ReadFile(t_.Out("secret")), "OUTSIDE-SECRET\n");
+}
+
+// A local `git clone` hard-links .git/objects to the source outside the
+// workspace: git cannot read them, and the refusal line says what to do;
+// a clone made with --no-hardlinks works end to end.
+TEST_F(HardLinksPolicyTest, GitWorksInANoHardlinksCloneAndTheRefusalOfALinkedOneSaysWhy) {
+  const std::string src = t_.Out("src");
+  ASSERT_EQ(Sh("git init -q -b main " + src + " && cd " + src + " && echo one > a.txt && git add a.txt "
+               "&& git -c user.name=t -c user.email=t@t commit -qm first && echo ok"), "ok");
+  ASSERT_EQ(Sh("cd " + t_.ws() + " && git clone -q " + src + " linked && git clone -q --no-hardlinks " +
+               src + " copied && echo ok"), "ok");
+  const std::string git = "git -c user.name=t -c user.email=t@t ";
+  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--",
+                           "sh", "-c",
+                           "cd copied && echo two > b.txt && " + git + "add b.txt && " + git +
+                               "commit -qm second && " + git + "log --format=%s && cd ../linked && " +
+                               git + "log --format=%s"},
+                          t_.ws());
+  EXPECT_NE(r.status, 0);  // the linked clone's log fails
+  EXPECT_THAT(r.out, HasSubstr("second\nfirst\n"));
+  EXPECT_THAT(r.err, HasSubstr("(hard-linked or special file)"));
+  EXPECT_THAT(r.err, HasSubstr("clone with --no-hardlinks"));
+  EXPECT_EQ(Sh("git -C " + t_.Ws("copied") + " log --format=%s"), "second\nfirst");
+  EXPECT_EQ(Sh("git -C " + t_.Ws("copied") + " status --porcelain"), "");
 }
 
 }  // namespace
