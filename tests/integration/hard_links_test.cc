@@ -277,5 +277,29 @@ TEST_F(HardLinksPolicyTest, GitWorksInANoHardlinksCloneAndTheRefusalOfALinkedOne
   EXPECT_EQ(Sh("git -C " + t_.Ws("copied") + " status --porcelain"), "");
 }
 
+// The cache decides what a later run leaves readable: the tool may not
+// write it, even where the policy grants the state home around it.
+TEST_F(HardLinksPolicyTest, TheToolCannotWriteTheScanCacheEvenUnderAGrantOfTheStateHome) {
+  const std::string state = t_.root() + "/state";
+  ASSERT_EQ(::mkdir(state.c_str(), 0700), 0);
+  const std::vector<std::string> env = {"XDG_STATE_HOME=" + state};
+  RunResult made = RunCordon({"run", "--workspace", t_.ws(), "--", "true"}, t_.ws(), env);
+  ASSERT_EQ(made.status, 0) << made.err;
+  const std::string scans = state + "/cordon/scans";
+  const std::string file = scans + "/" + Sh("printf %s " + t_.ws() + " | sha256sum | cut -c1-64");
+  ASSERT_NE(ReadFile(file), "<missing>");
+  const std::string before = ReadFile(file);
+  RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--rw",
+                           state, "--", "sh", "-c",
+                           "echo forged > " + file + "; echo x > " + scans + "/new; ls " + scans +
+                               "; echo neighbour > " + state + "/mine; echo done"},
+                          t_.ws(), env);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("done"));
+  EXPECT_EQ(ReadFile(file), before);
+  EXPECT_EQ(ReadFile(scans + "/new"), "<missing>");
+  EXPECT_EQ(ReadFile(state + "/mine"), "neighbour\n");  // the grant around it holds
+}
+
 }  // namespace
 }  // namespace cordon::testing
