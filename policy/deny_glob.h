@@ -10,7 +10,7 @@
 // ("secrets/*.pem"). A matched directory denies everything beneath it.
 //
 // Two enforcement points, as for protected paths: the supervisor's launch
-// scan (supervisor/walk/glob_scan.h) lists the existing matches, which the
+// scan (supervisor/walk/launch_scan.h) lists the existing matches, which the
 // kernel grant leaves out (Policy::deny_glob_matches, denied rules); the
 // supervisor refuses every change that would make a new match (create,
 // open for writing, rename, link) by name, at any depth (policy/decide.h).

@@ -117,6 +117,9 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
   for (const std::string& f : p.deny_glob_matches) {
     rules.push_back({f, Access::kDenied, false, kDenyGlobSource});
   }
+  for (const RefusedEntry& e : p.refused_entries) {
+    rules.push_back({e.path, Access::kDenied, false, kRefusedEntrySource});
+  }
   if (!p.tools.empty()) {
     // Landlock rules add up, so EXECUTE must go from every broad rule for the
     // per-file rules below to be the only way to exec.
@@ -149,7 +152,8 @@ Covered CoverPath(const std::vector<PathRule>& rules, std::string_view abs, bool
     c.why = "outside every allowed path";
   } else if (c.rule->access == Access::kDenied) {
     c.err = EACCES;
-    c.why = "denied path";
+    // No grant loosens a refused hard-linked or special file: say which it is.
+    c.why = c.rule->source == kRefusedEntrySource ? kRefusedEntrySource : "denied path";
   } else if (c.rule->access == Access::kReadOnly && !reads) {
     c.err = EACCES;
     c.why = c.rule->source == kProtectedPathSource ? kProtectedPathSource : "read-only path";
@@ -186,7 +190,7 @@ std::vector<std::string> Validate(const Policy& p, const FsFacts& facts) {
       errors.push_back("deny glob '" + g + "': " + why);
     }
   }
-  for (const std::string& e : p.deny_glob_problems) errors.push_back(e);
+  for (const std::string& e : p.scan_problems) errors.push_back(e);
   for (std::string& e : KernelInterfaceProblems(p, facts)) errors.push_back(std::move(e));
   return errors;
 }

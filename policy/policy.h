@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "policy/fs_facts.h"
+#include "policy/hard_links.h"
 #include "policy/path_admission.h"
 #include "policy/rule_lookup.h"
 #include "policy/tool_pin.h"
@@ -52,6 +53,9 @@ const char* LinkModeName(LinkMode m);
 inline constexpr const char* kProtectedPathSource = "protected path";
 // The source of the denied rule each existing match of a deny glob gets.
 inline constexpr const char* kDenyGlobSource = "deny glob";
+// The source of the denied rule each refused hard-linked or special file
+// gets (policy/hard_links.h).
+inline constexpr const char* kRefusedEntrySource = "hard-linked or special file";
 
 struct PathRule {
   std::string path;  // absolute; realpath once normalised
@@ -95,8 +99,9 @@ struct Limits {
   std::size_t max_tree_depth = 64;
   std::size_t max_delete_bytes = 20u << 20;
   // Entries the launch scans of the workspace (protected paths, deny
-  // globs) look at before they stop: limits.scanEntries.
-  std::size_t max_scan_entries = 100000;
+  // globs, hard-linked and special files) look at before they stop:
+  // limits.scanEntries.
+  std::size_t max_scan_entries = 2000000;
   // A recoverable run's journal (supervisor/journal/journal.h): what one
   // run keeps in all (limits.journalBytes), and the largest file written in
   // place that it copies first (limits.journalCopyBytes).
@@ -168,7 +173,16 @@ struct Policy {
   // a glob is never applied to part of the tree).
   std::vector<std::string> deny_globs;
   std::vector<std::string> deny_glob_matches;
-  std::vector<std::string> deny_glob_problems;
+  // Hard-linked files and special files (policy/hard_links.h): which
+  // links the read grant keeps (hardLinks), and the entries of the
+  // workspace the launch scan found that it leaves out (denied rules in
+  // EffectiveRules). The workspace's contents, not the policy: not in its
+  // digest.
+  HardLinks hard_links = HardLinks::kRefuse;
+  std::vector<RefusedEntry> refused_entries;
+  // What kept the launch scan from seeing the whole workspace: the run is
+  // then refused whole (no glob or link refusal applied to part of the tree).
+  std::vector<std::string> scan_problems;
   SensitiveDelete sensitive_delete = SensitiveDelete::kRecoverable;
   LinkMode links = LinkMode::kStrict;
   std::vector<std::string> notes;   // load-time remarks explain shows
@@ -201,7 +215,7 @@ std::vector<PathRule> BaseRulesInForce(const Policy& p);
 // (read-only or read-write by profile), the private TMPDIR (when not
 // empty), the base rules in force, then the policy's own rules (with /dev
 // carved out of a grant of its parent), the protected paths and the deny
-// globs' matches.
+// globs' matches and the refused hard-linked and special files.
 // With tools pinned, no rule carries EXECUTE except one read-only rule per
 // file of ExecFiles(tools) (tool_pin.h), appended last.
 std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private_tmp);

@@ -85,6 +85,7 @@ json PolicyToJson(const Policy& p, PolicyJsonView view) {
                 {"max_connections", p.web.max_connections}};
   }
   if (!p.deny_globs.empty()) j["deny_globs"] = TextArray(p.deny_globs);
+  if (p.hard_links != HardLinks::kRefuse) j["hard_links"] = HardLinksName(p.hard_links);
   if (p.limits.max_scan_entries != Limits{}.max_scan_entries) {
     j["limits"]["max_scan_entries"] = p.limits.max_scan_entries;
   }
@@ -101,6 +102,11 @@ json PolicyToJson(const Policy& p, PolicyJsonView view) {
   j["protected_paths"] = TextArray(p.protected_paths);
   j["protected_scan_truncated"] = p.protected_scan_truncated;
   j["deny_glob_matches"] = TextArray(p.deny_glob_matches);
+  json refused = json::array();
+  for (const RefusedEntry& e : p.refused_entries) {
+    refused.push_back({{"path", JsonText(e.path)}, {"why", e.why}});
+  }
+  j["refused_entries"] = std::move(refused);
   j["notes"] = p.notes;
   return j;
 }

@@ -279,6 +279,13 @@ void ParseLinks(Ctx& c, const json& j, const std::string& ptr) {
   if (m >= 0) c.p.links = static_cast<LinkMode>(m);
 }
 
+// hardLinks: which regular files with more than one name the read grant
+// keeps (policy/hard_links.h).
+void ParseHardLinks(Ctx& c, const json& j, const std::string& ptr) {
+  int m = Choice(c, j, ptr, {"refuse", "inside-workspace"});
+  if (m >= 0) c.p.hard_links = static_cast<HardLinks>(m);
+}
+
 void ParseLimits(Ctx& c, const json& j, const std::string& ptr) {
   if (!Object(c, j, ptr, {"treeEntries", "treeDepth", "scanEntries", "journalBytes",
                              "journalCopyBytes", "journalDays"})) {
@@ -325,7 +332,7 @@ struct Section {
 constexpr Section kSections[] = {
     {"security", ParseSecurity},   {"sandbox", ParseSandbox},     {"protectedPaths", ParseProtectedPaths},
     {"sensitive", ParseSensitive}, {"links", ParseLinks},         {"limits", ParseLimits},
-    {"tools", ParseTools},
+    {"tools", ParseTools},         {"hardLinks", ParseHardLinks},
 };
 
 // The seeds' profile rules (DESIGN.md, "The policy, from the seeds").

@@ -1,5 +1,7 @@
 #include "policy/refusal_hint.h"
 
+#include "policy/policy.h"
+
 namespace cordon::policy {
 
 Refusal FromAdmission(PathClass cls, bool mutate) {
@@ -21,6 +23,7 @@ Refusal FromRule(std::string_view rule) {
   if (rule == "outside every allowed path") return Refusal::kWriteOutside;
   if (rule == "read-only path") return Refusal::kWriteOutside;
   if (rule == "denied path") return Refusal::kDenied;
+  if (rule == kRefusedEntrySource) return Refusal::kRefusedEntry;
   if (rule == "the file existed before the run and needs approval") return Refusal::kNeedsApproval;
   return Refusal::kNone;
 }
@@ -55,6 +58,10 @@ std::string RefusalHint(Refusal r, std::string_view path) {
       return "a program made during the run beside a denied path has no kernel grant to execute "
              "(Landlock checks it at exec; no broker can): run it through its interpreter (sh " +
              ShellWord(path) + ")";
+    case Refusal::kRefusedEntry:
+      return "a file with more than one name (or a device or FIFO) is never read: a local git "
+             "clone hard-links .git/objects (clone with --no-hardlinks), pnpm and ccache stores "
+             "link files (copy them in); docs/policy.md, \"Hard links and special files\"";
     case Refusal::kNone: return {};
   }
   return {};

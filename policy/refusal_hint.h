@@ -20,6 +20,7 @@ enum class Refusal {
   kDenied,          // a --deny rule (or a built-in one) covers it
   kNeedsApproval,   // deleting or replacing a file that predates the run
   kExecute,         // an exec the kernel refused in a run with carve-outs
+  kRefusedEntry,    // a hard-linked or special file (policy/hard_links.h)
   kNone,            // no grant of the command line changes it (protected, malformed)
 };
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -78,6 +79,9 @@ const char* VerdictName(uint8_t v) {
 std::string RecordPath(const wire::Report& r) {
   return std::string(r.path, strnlen(r.path, sizeof r.path));
 }
+
+const std::string& PathOf(const policy::RefusedEntry& e) { return e.path; }
+const std::string& PathOf(const std::string& s) { return s; }
 
 }  // namespace
 
@@ -210,7 +214,8 @@ bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out) {
   return true;
 }
 
-bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint) {
+bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint,
+                     const std::vector<policy::RefusedEntry>* refused) {
   const wire::Report* r = AsReport(data, len);
   if (r == nullptr || r->verdict != static_cast<uint8_t>(wire::ReportVerdict::kRefused) ||
       r->call == static_cast<uint16_t>(wire::Call::kExit) ||
@@ -229,6 +234,16 @@ bool DescribeRefusal(const void* data, size_t len, std::string* what, std::strin
   }
   // A refused record's class names its rule; a refused workspace path can
   // only be a change in a read-only workspace.
+  // The preload knows a denied rule, not its source: a refused hard-linked
+  // or special file is named here, with what to do about it.
+  if (cls == policy::PathClass::kDenied && absolute && refused != nullptr &&
+      std::binary_search(refused->begin(), refused->end(), path,
+                         [](const auto& a, const auto& b) { return PathOf(a) < PathOf(b); })) {
+    *what = std::string(wire::CallName(r->call)) + ": " + (mutate ? "change " : "read ") + path +
+            " (" + policy::kRefusedEntrySource + ")";
+    *hint = policy::RefusalHint(policy::Refusal::kRefusedEntry, path);
+    return true;
+  }
   const char* rule = cls == policy::PathClass::kHeldFd
                          ? "the descriptor it names is not open for that access"
                      : cls == policy::PathClass::kMalformed

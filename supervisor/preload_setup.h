@@ -64,7 +64,10 @@ bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out);
 // call, the path, the rule) and `hint` (policy::RefusalHint: the grant that
 // would allow it; empty for a truncated or relative path). False for any
 // other record.
-bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint);
+// `refused` (sorted by path, may be null): the run's refused hard-linked
+// and special files, named as such rather than as a denied path.
+bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint,
+                     const std::vector<policy::RefusedEntry>* refused = nullptr);
 
 // True for an image's check-in record (wire::Call::kCheckIn), with the pid
 // it names (the tool's word: attribution only, preload_checkin.h).

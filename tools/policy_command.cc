@@ -283,6 +283,9 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
   for (const auto& f : p.deny_glob_matches) {
     paths.push_back({{"path", policy::JsonText(f)}, {"access", "denied"}, {"source", policy::kDenyGlobSource}});
   }
+  for (const auto& e : p.refused_entries) {
+    paths.push_back({{"path", policy::JsonText(e.path)}, {"access", "denied"}, {"source", policy::kRefusedEntrySource}});
+  }
   json j = policy::PolicyToJson(p, policy::PolicyJsonView::kRecord);
   j["effective_paths"] = std::move(paths);
   json denied = json::array();
@@ -401,6 +404,18 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
     for (const auto& g : p.deny_globs) globs += (globs.empty() ? "" : " ") + g;
     std::printf("  patterns: %s\n", globs.c_str());
     for (const auto& f : p.deny_glob_matches) std::printf("  found now: %s\n", f.c_str());
+  }
+  std::printf("\nHard-linked and special files (neither read nor written; hardLinks: %s):\n",
+              policy::HardLinksName(p.hard_links));
+  std::printf("  %s; devices and FIFOs always\n",
+              p.hard_links == policy::HardLinks::kRefuse
+                  ? "every regular file with more than one name"
+                  : "a regular file with a name outside the workspace (its names found here < "
+                    "its link count)");
+  if (p.workspace.empty()) std::printf("  (no workspace: nothing looked for)\n");
+  else if (p.refused_entries.empty()) std::printf("  found now: none\n");
+  for (const auto& e : p.refused_entries) {
+    std::printf("  found now: %s (%s)\n", e.path.c_str(), e.why.c_str());
   }
   if (!p.dropped.empty()) {
     std::printf("\nDropped (they do not exist, so nothing is granted for them):\n");

@@ -14,6 +14,7 @@
 #include "supervisor/load/base_policy.h"
 #include "supervisor/load/ci_runner.h"
 #include "supervisor/load/private_cache.h"
+#include "supervisor/walk/scan_cache_file.h"
 #include "supervisor/exec/tool_pin.h"
 #include "supervisor/landlock.h"
 #include "policy/deny_glob.h"
@@ -365,6 +366,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   policy::Policy run_policy = p;
   // sensitive.delete: recoverable: the journal, denied to the tool.
   DenyRunRecords(services, run_policy);
+  DenyScanCaches(run_policy);
   std::shared_ptr<Journal> journal = OpenRunJournal(run_policy, req.argv, services.run_id);
   req.emulator.journal = journal;
   ConfigureDecisions(run_policy, services, req);

@@ -73,10 +73,10 @@ PreloadAccount AttachPreload(policy::Policy& run_policy, supervisor::LaunchReque
       req.checkins = checkins;
       req.filter.notify_exec = true;
     }
-    req.on_report = [tally, checkins, audit, refusals = req.refusals](const void* data,
-                                                                       size_t len) {
+    req.on_report = [tally, checkins, audit, refusals = req.refusals,
+                     refused = run_policy.refused_entries](const void* data, size_t len) {
       std::string what, hint;
-      if (refusals && supervisor::DescribeRefusal(data, len, &what, &hint)) {
+      if (refusals && supervisor::DescribeRefusal(data, len, &what, &hint, &refused)) {
         refusals->Refused(what, hint);
       }
       if (!tally) return;

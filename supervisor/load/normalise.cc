@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "supervisor/walk/glob_scan.h"
+#include <spdlog/spdlog.h>
+
+#include "supervisor/walk/scan_cache_file.h"
 #include "supervisor/walk/protected_scan.h"
 
 namespace cordon::supervisor {
@@ -104,26 +106,35 @@ void NormalisePolicy(policy::Policy& p) {
   }
   p.paths = std::move(kept);
   if (p.workspace.empty()) return;
-  // Deny globs: every existing match out of the kernel grant, found by a
-  // walk that must see the whole workspace (glob_scan.h).
-  GlobScan globs = FindDenyGlobMatches(p.workspace, p.deny_globs, p.limits.max_scan_entries,
-                                       p.limits.max_tree_depth);
-  p.deny_glob_matches = std::move(globs.matches);
-  if (!globs.problem.empty()) {
-    p.deny_glob_problems.push_back("deny globs: the scan of the workspace for their matches is "
-                                   "incomplete (" + globs.problem + "): a glob is never applied "
-                                   "to part of the tree; raise the limit or narrow the workspace");
+  // One walk that must see the whole workspace (launch_scan.h): every
+  // existing match of a deny glob, and the hard-linked and special files,
+  // out of the kernel grant. It lists only the directories that changed
+  // since the last run of this workspace (scan_cache_file.h).
+  CachedLaunchScan cached = ScanWorkspaceCached(p.workspace, p.deny_globs,
+                                                p.limits.max_scan_entries,
+                                                p.limits.max_tree_depth, ScanCacheDirOrEmpty());
+  LaunchScan& scan = cached.scan;
+  spdlog::debug("launch scan: {} directories listed, {} unchanged since the last run{}{}",
+                scan.dirs_listed, scan.dirs_reused, cached.cache_note.empty() ? "" : "; cache: ",
+                cached.cache_note);
+  p.deny_glob_matches = std::move(scan.matches);
+  p.refused_entries = policy::RefusedEntries(p.hard_links, scan.entries);
+  if (!scan.problem.empty()) {
+    p.scan_problems.push_back(
+        "the launch scan of the workspace is incomplete: " + scan.problem +
+        " (hard-linked and special files" + (p.deny_globs.empty() ? "" : " and deny globs' matches") +
+        " are looked for in the whole tree or the run is refused)");
   }
   // When the supervisor decides every write-open, create, rename and unlink
   // it matches the patterns itself, at any depth and for files created
   // later, so the (costly, bounded) walk of the workspace is only needed
   // for the kernel carve-outs of links: kernel or sensitive.delete: allow.
   if (p.links == LinkMode::kStrict && p.sensitive_delete != SensitiveDelete::kAllow) return;
-  ProtectedScan scan = FindProtectedPaths(p.workspace, p.protected_patterns,
+  ProtectedScan prot = FindProtectedPaths(p.workspace, p.protected_patterns,
                                           p.limits.max_scan_entries, p.limits.max_tree_depth);
-  p.protected_paths = std::move(scan.paths);
-  p.protected_scan_truncated = scan.truncated;
-  if (scan.truncated) {
+  p.protected_paths = std::move(prot.paths);
+  p.protected_scan_truncated = prot.truncated;
+  if (prot.truncated) {
     // Fail closed: a match past the bound has no kernel carve-out.
     p.notes.push_back("the protected-path scan stopped at its bound (" +
                       std::to_string(p.limits.max_scan_entries) + " entries, " +

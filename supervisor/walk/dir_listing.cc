@@ -22,14 +22,26 @@ bool ShortReadEndsListing(int fd) {
   return OnKnownLocalFilesystem(fd);
 }
 
+int OpenWalkDir(int dir_fd, const char* name) {
+  int fd = ::openat(dir_fd, name, kWalkDirFlags | O_NOATIME);
+  // O_NOATIME is the owner's (or CAP_FOWNER's): another's directory is
+  // opened as it is.
+  if (fd < 0 && errno == EPERM) fd = ::openat(dir_fd, name, kWalkDirFlags);
+  return fd;
+}
+
 Subdir OpenSubdir(int dir_fd, const char* name, bool parent_short_read_ends) {
   Subdir s;
   bool mount_point = false;
   if (parent_short_read_ends) {
     open_how how{};
-    how.flags = kWalkDirFlags;
+    how.flags = kWalkDirFlags | O_NOATIME;
     how.resolve = RESOLVE_NO_XDEV;
     s.fd.reset(static_cast<int>(::syscall(SYS_openat2, dir_fd, name, &how, sizeof how)));
+    if (!s.fd && errno == EPERM) {
+      how.flags = kWalkDirFlags;
+      s.fd.reset(static_cast<int>(::syscall(SYS_openat2, dir_fd, name, &how, sizeof how)));
+    }
     if (s.fd) {
       s.short_read_ends = true;  // still the parent's filesystem
       return s;
@@ -40,7 +52,7 @@ Subdir OpenSubdir(int dir_fd, const char* name, bool parent_short_read_ends) {
     }
     mount_point = errno == EXDEV;
   }
-  s.fd.reset(::openat(dir_fd, name, kWalkDirFlags));
+  s.fd.reset(OpenWalkDir(dir_fd, name));
   if (!s.fd) {
     s.err = errno;
     return s;

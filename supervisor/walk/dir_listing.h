@@ -41,6 +41,11 @@ inline constexpr std::size_t kListingBytes = 32 * 1024;
 // end (the filesystem is one of those named above). False when unsure.
 bool ShortReadEndsListing(int fd);
 
+// Opens a directory to walk (kWalkDirFlags), without touching its access
+// time where the caller owns it (O_NOATIME): a launch walk leaves the
+// workspace as the tool will find it. Returns the fd or -1 (errno).
+int OpenWalkDir(int dir_fd, const char* name);
+
 struct Subdir {
   Fd fd;                         // O_RDONLY | O_DIRECTORY, or invalid (errno in err)
   bool short_read_ends = false;  // for listings of this directory

@@ -295,7 +295,11 @@ TEST_P(NotifyTest, MakingAnExistingNameIsEexistEvenOutside) {
 TEST_P(NotifyTest, HardLinkToAnOutsideFileCannotBeOpenedForWriting) {
   ASSERT_EQ(::link(t_.Out("secret.txt").c_str(), t_.Ws("hl").c_str()), 0);
   EXPECT_EQ(Probe({"write", "hl"}), EACCES);
-  EXPECT_NE(last_.err.find("hard-linked"), std::string::npos) << last_.err;
+  // Left out of the grant at launch (issue 27 item 8): the supervisor names
+  // why; the preload, which refuses first in a dynamic tool, sees a denial.
+  EXPECT_TRUE(last_.err.find("hard-linked") != std::string::npos ||
+              last_.err.find("denied path") != std::string::npos)
+      << last_.err;
   EXPECT_EQ(Probe({"trunc", "hl"}), EACCES);
   EXPECT_EQ(Probe({"raw-openat-write", "hl"}), EACCES);
   EXPECT_EQ(ReadFile(t_.Out("secret.txt")), "secret\n");

@@ -126,7 +126,7 @@ TEST(DenyGlob, AnIncompleteScanRefusesTheRun) {
   p.workspace = "/ws";
   p.deny_globs = {"**/.env"};
   EXPECT_TRUE(Validate(p, {}).empty());
-  p.deny_glob_problems = {"deny globs: the scan stopped"};
+  p.scan_problems = {"the launch scan stopped"};
   auto errors = Validate(p, {});
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], HasSubstr("scan stopped"));

@@ -3,6 +3,8 @@
 // (tests/integration/refusal_hint_test.cc) follows the hints for real.
 #include "policy/refusal_hint.h"
 
+#include "policy/policy.h"
+
 #include <gtest/gtest.h>
 
 namespace cordon::policy {
@@ -44,6 +46,16 @@ TEST(RefusalHint, ReadsTheRefusalOfAnAdmissionAndOfARule) {
   EXPECT_EQ(FromRule("the file existed before the run and needs approval"),
             Refusal::kNeedsApproval);
   EXPECT_EQ(FromRule("protected path"), Refusal::kNone);
+}
+
+// A refused hard-linked or special file needs no grant but a copy: the
+// line says how to make one for the stores that link.
+TEST(RefusalHint, AHardLinkedFileSaysHowToGetACopy) {
+  EXPECT_EQ(FromRule(kRefusedEntrySource), Refusal::kRefusedEntry);
+  const std::string h = RefusalHint(Refusal::kRefusedEntry, "/ws/.git/objects/ab/cd");
+  EXPECT_NE(h.find("--no-hardlinks"), std::string::npos) << h;
+  EXPECT_NE(h.find("pnpm"), std::string::npos) << h;
+  EXPECT_NE(h.find("Hard links and special files"), std::string::npos) << h;
 }
 
 TEST(RefusalHint, QuotesOnlyWhatTheShellWouldSplit) {
