@@ -8,11 +8,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 pkgs=(build-essential cmake pkg-config libseccomp-dev libcap-dev libssl-dev libspdlog-dev
       nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev ripgrep
-      clang python3 libpython3.11-testsuite git btrfs-progs ccache)
+      clang python3 libpython3.11-testsuite git btrfs-progs ccache curl openssl python3-pip)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The web proxy's npm test needs npm: Debian's, unless a Node.js install
+# (nodesource's nodejs, which conflicts with Debian's npm) brings its own.
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   echo "bootstrap: installing ${missing[*]}" >&2
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi

@@ -373,6 +373,52 @@ TEST_F(WebProxyTest, PipDownloadsFromASimpleIndexThroughTheProxy) {
   Sh("rm -rf " + ws() + "/dl");
 }
 
+// npm install of a tarball URL (issue 25): a package in npm's own layout
+// (package/package.json in a .tgz) on the https test server; npm takes the
+// proxy from the npm_config_* variables cordon sets for the tool.
+TEST_F(WebProxyTest, NpmInstallsATarballThroughTheProxy) {
+  ASSERT_TRUE(Exists("/usr/bin/npm")) << "npm is missing: tools/bootstrap.sh installs it";
+  const std::string files = s().tree().root() + "/web/files";
+  ASSERT_EQ(Sh("mkdir -p " + files + "/npm/package && cd " + files + "/npm && printf "
+               "'{\"name\":\"cordon-npm-test\",\"version\":\"1.0.0\",\"main\":\"index.js\"}' "
+               "> package/package.json && echo 'module.exports = 42;' > package/index.js && "
+               "tar czf ../cordon-npm-test-1.0.0.tgz package"),
+            0);
+  const std::string app = ws() + "/app";
+  ASSERT_EQ(Sh("mkdir -p " + app), 0);
+  WriteFile(app + "/package.json", R"({"name":"app","version":"1.0.0","private":true})");
+  std::vector<std::string> a = {
+      "run", "--workspace", ws(), "--profile", "workspace-write", "--policy",
+      Policy("hosts:test.example"), "--", "/usr/bin/npm", "install", "--prefix", app,
+      "--no-audit", "--no-fund", "--no-update-notifier", "--fetch-retries=0", "--cafile",
+      ws() + "/ca.pem",
+      s().Https("test.example", "/files/cordon-npm-test-1.0.0.tgz")};
+  RunResult r = RunCordonTestBuild(a, "",
+                                   {"CORDON_TEST_PUBLIC_RANGE=127.0.0.1/32",
+                                    "CORDON_TEST_RESOLVER=" + s().names(),
+                                    "NODE_EXTRA_CA_CERTS=" + ws() + "/ca.pem"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(ReadFile(app + "/node_modules/cordon-npm-test/index.js"), "module.exports = 42;\n")
+      << r.out << r.err;
+  EXPECT_THAT(s().Hits(), HasSubstr("/files/cordon-npm-test-1.0.0.tgz"));
+  // npm told to go around the proxy, straight to the server's address,
+  // gets nowhere: no connection reaches the server.
+  Sh("rm -rf " + app + "/node_modules " + app + "/package-lock.json");
+  s().ClearHits();
+  std::vector<std::string> around = a;
+  around.back() = "https://127.0.0.1:" + std::to_string(s().https_port()) +
+                  "/files/cordon-npm-test-1.0.0.tgz";
+  around.insert(around.end() - 1, "--noproxy=*");
+  RunResult n = RunCordonTestBuild(around, "",
+                                   {"CORDON_TEST_PUBLIC_RANGE=127.0.0.1/32",
+                                    "CORDON_TEST_RESOLVER=" + s().names(),
+                                    "NODE_EXTRA_CA_CERTS=" + ws() + "/ca.pem"});
+  EXPECT_NE(n.status, 0) << n.out;
+  EXPECT_FALSE(Exists(app + "/node_modules/cordon-npm-test/index.js"));
+  EXPECT_EQ(s().Hits(), "");
+  Sh("rm -rf " + app);
+}
+
 // cordon fetch (issue 25 item 4): the early refusal, then a fixed curl
 // confined under public-web through the same proxy.
 TEST_F(WebProxyTest, FetchPrintsTheBodyFollowsSameOriginRedirectsAndRefuses) {
