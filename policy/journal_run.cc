@@ -59,6 +59,31 @@ bool ValidRunId(std::string_view id) {
   return true;
 }
 
+std::optional<int64_t> RunIdStartedS(std::string_view id) {
+  if (id.size() < 16 || id[8] != 'T' || id[15] != 'Z') return std::nullopt;
+  auto num = [&](size_t at, size_t n) -> std::optional<int64_t> {
+    int64_t v = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      if (id[i] < '0' || id[i] > '9') return std::nullopt;
+      v = v * 10 + (id[i] - '0');
+    }
+    return v;
+  };
+  auto y = num(0, 4), mo = num(4, 2), d = num(6, 2), h = num(9, 2), mi = num(11, 2), s = num(13, 2);
+  if (!y || !mo || !d || !h || !mi || !s || *mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 ||
+      *mi > 59 || *s > 60) {
+    return std::nullopt;
+  }
+  // Days from 1970-01-01 to the civil date (Howard Hinnant's algorithm).
+  const int64_t yy = *y - (*mo <= 2 ? 1 : 0);
+  const int64_t era = (yy >= 0 ? yy : yy - 399) / 400;
+  const int64_t yoe = yy - era * 400;
+  const int64_t doy = (153 * (*mo + (*mo > 2 ? -3 : 9)) + 2) / 5 + *d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const int64_t days = era * 146097 + doe - 719468;
+  return days * 86400 + *h * 3600 + *mi * 60 + *s;
+}
+
 std::string MetaJson(const RunMeta& m) {
   return json{{"version", 1},
               {"id", m.id},

@@ -44,4 +44,10 @@ std::optional<RunEnd> ParseEnd(std::string_view text, std::string* error);
 // digits, '-' only, 1..64 bytes. Anything else never names a directory.
 bool ValidRunId(std::string_view id);
 
+// When the run `id` began, from its name ("YYYYMMDDTHHMMSSZ-PID", UTC, as
+// supervisor::NewRunId makes it), in seconds since the epoch; none for a
+// name of another shape. Lets a sweep skip the runs too young to matter
+// without reading each one's meta.json.
+std::optional<int64_t> RunIdStartedS(std::string_view id);
+
 }  // namespace cordon::policy

@@ -20,10 +20,13 @@ namespace cordon::tools {
 namespace {
 
 // The age bound: this workspace's runs older than `days` lose their
-// journals, each named (nothing is dropped unsaid).
+// journals, each named (nothing is dropped unsaid). At every launch: a run
+// whose name says it began after the cutoff is not opened (a run's name is
+// made before its start is recorded), so the cost is a listing, not a read
+// of every run's meta.json (2,313 runs made it ~45 ms a launch).
 void PruneOldRuns(const supervisor::JournalPlace& place, const std::string& workspace, size_t days) {
   const int64_t cutoff = std::time(nullptr) - static_cast<int64_t>(days) * 86400;
-  for (const supervisor::RunSummary& r : supervisor::ListRuns(place)) {
+  for (const supervisor::RunSummary& r : supervisor::ListRuns(place, cutoff)) {
     if (!r.meta || r.meta->workspace != workspace || r.meta->started_s >= cutoff) continue;
     if (Status s = supervisor::RemoveRun(place, r.id); !s) {
       spdlog::warn("run {}: its journal is older than limits.journalDays ({}) but could not be "

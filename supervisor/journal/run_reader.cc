@@ -81,7 +81,7 @@ Result<LoadedRun> LoadRun(const JournalPlace& place, const std::string& id) {
   return r;
 }
 
-std::vector<RunSummary> ListRuns(const JournalPlace& place) {
+std::vector<RunSummary> ListRuns(const JournalPlace& place, std::optional<int64_t> named_before) {
   std::vector<RunSummary> out;
   Fd listing(::openat(place.runs.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!listing) return out;
@@ -89,6 +89,10 @@ std::vector<RunSummary> ListRuns(const JournalPlace& place) {
   if (!names) return out;
   for (const std::string& name : names.value()) {
     if (!policy::ValidRunId(name)) continue;
+    if (named_before) {
+      std::optional<int64_t> began = policy::RunIdStartedS(name);
+      if (began && *began >= *named_before) continue;
+    }
     RunSummary s;
     s.id = name;
     s.place = place.root;

@@ -39,8 +39,11 @@ struct RunSummary {
   bool undone = false;
 };
 
-// Every run directory in `place`, oldest first.
-std::vector<RunSummary> ListRuns(const JournalPlace& place);
+// Every run directory in `place`, oldest first; with `named_before`, only
+// those whose name (policy::RunIdStartedS) says they began before it, or
+// does not say: the others are not opened.
+std::vector<RunSummary> ListRuns(const JournalPlace& place,
+                                 std::optional<int64_t> named_before = std::nullopt);
 
 // Marks the run taken back (undone.json), and empties its slots when
 // nothing of it is left to restore.

@@ -426,20 +426,33 @@ TEST_F(RecoverableTest, AnInPlaceWriteAndATruncateAreTakenBack) {
 }
 
 TEST_F(RecoverableTest, OldJournalsAreRemovedAtTheAgeBoundEachNamed) {
-  // The last run's start moved `days` into the past; its id.
+  // The last run's start moved `days` into the past, in its meta.json and
+  // in its name (which says when it began: the sweep opens no run whose
+  // name is younger than the bound); its new id.
   auto age_last_run = [&](int days) {
     RunResult list = Cordon({"runs", "list"});
     std::string last = list.out.substr(0, list.out.size() - 1);
     last = last.substr(last.rfind('\n') + 1);
     const std::string id = last.substr(0, last.find(' '));
+    const time_t then = ::time(nullptr) - days * 86400;
+    struct tm tm {};
+    ::gmtime_r(&then, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    const std::string aged = stamp + id.substr(id.find('-'));
     const std::string meta = Journals() + "/runs/" + id + "/meta.json";
     std::string text = ReadFile(meta);
     const size_t at = text.find("\"started\": ");
     EXPECT_NE(at, std::string::npos) << text;
     const size_t end = text.find_first_of(",\n", at);
-    text.replace(at, end - at, "\"started\": " + std::to_string(::time(nullptr) - days * 86400));
+    text.replace(at, end - at, "\"started\": " + std::to_string(then));
+    const size_t id_at = text.find("\"" + id + "\"");
+    EXPECT_NE(id_at, std::string::npos) << text;
+    text.replace(id_at + 1, id.size(), aged);
     WriteFile(meta, text);
-    return id;
+    EXPECT_EQ(::rename((Journals() + "/runs/" + id).c_str(), (Journals() + "/runs/" + aged).c_str()),
+              0);
+    return aged;
   };
   WriteFile(t_.Ws("mine.txt"), "mine\n");
   ASSERT_EQ(Run("rm mine.txt").status, 0);

@@ -189,6 +189,17 @@ TEST(JournalRunTest, MetaAndEndRoundTripAndRunIdsAreNames) {
   EXPECT_TRUE(ValidRunId("20261206T071500Z-12"));
 }
 
+// A run's name says when it began (UTC seconds), checked against `date -u
+// -d 2026-12-06T07:15:00 +%s` and the epoch; other shapes say nothing.
+TEST(RunIdStartedS, ReadsTheUtcStartFromTheName) {
+  EXPECT_EQ(RunIdStartedS("20261206T071500Z-12"), 1796541300);
+  EXPECT_EQ(RunIdStartedS("19700101T000000Z-1"), 0);
+  EXPECT_EQ(RunIdStartedS("20000229T235959Z-7"), 951868799);
+  EXPECT_EQ(RunIdStartedS("run-12"), std::nullopt);
+  EXPECT_EQ(RunIdStartedS("20261306T071500Z-12"), std::nullopt) << "month 13";
+  EXPECT_EQ(RunIdStartedS("2026120xT071500Z-12"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace cordon::policy
 
