@@ -103,7 +103,7 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   // git's lock file renamed over a new repository's config: what it holds.
   CheckedFile checked;
   if (q.other_place.guarded_config && !(flags & RENAME_EXCHANGE)) {
-    checked = ReadChecked(from->loc, RepoPlace(to->loc).users_config ? &to->loc : nullptr);
+    checked = ReadChecked(from->loc, q.other_place.users_config ? &to->loc : nullptr);
     q.source_content = checked.fact;
   }
   policy::Decision d = policy::Decide(q, settings);

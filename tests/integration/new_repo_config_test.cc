@@ -20,10 +20,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::vector<std::string> kEnv = {
-    "GIT_AUTHOR_NAME=Tess Ter", "GIT_AUTHOR_EMAIL=tess@example.org",
-    "GIT_COMMITTER_NAME=Tess Ter", "GIT_COMMITTER_EMAIL=tess@example.org",
-    "GIT_CONFIG_NOSYSTEM=1", "HOME=/nonexistent"};
+const std::vector<std::string> kEnv = GitTestEnv();
 
 class NewRepoConfigTest : public ::testing::Test {
  protected:

@@ -22,13 +22,13 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::vector<std::string> kEnv = {
-    "GIT_AUTHOR_NAME=Tess Ter",    "GIT_AUTHOR_EMAIL=tess@example.org",
-    "GIT_COMMITTER_NAME=Tess Ter", "GIT_COMMITTER_EMAIL=tess@example.org",
-    "GIT_CONFIG_NOSYSTEM=1",       "HOME=/nonexistent",
-    // git refuses file:// submodules unless told (CVE-2022-39253).
-    "GIT_CONFIG_COUNT=1",          "GIT_CONFIG_KEY_0=protocol.file.allow",
-    "GIT_CONFIG_VALUE_0=always"};
+// git refuses file:// submodules unless told (CVE-2022-39253).
+const std::vector<std::string> kEnv = [] {
+  std::vector<std::string> env = GitTestEnv();
+  env.insert(env.end(), {"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=protocol.file.allow",
+                         "GIT_CONFIG_VALUE_0=always"});
+  return env;
+}();
 
 class SubmoduleTest : public ::testing::Test {
  protected:

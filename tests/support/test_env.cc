@@ -54,8 +54,9 @@ std::string CordonShellCommand() {
   return out;
 }
 
-void ExecCordon(const std::vector<std::string>& args) {
-  std::vector<std::string> cmd = CordonCommand();
+namespace {
+// In a forked child: execs `cmd` then `args`; exits 112 if it cannot.
+[[noreturn]] void ExecArgv(std::vector<std::string> cmd, const std::vector<std::string>& args) {
   cmd.insert(cmd.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : cmd) argv.push_back(a.data());
@@ -63,6 +64,9 @@ void ExecCordon(const std::vector<std::string>& args) {
   ::execv(argv[0], argv.data());
   _exit(112);
 }
+}  // namespace
+
+void ExecCordon(const std::vector<std::string>& args) { ExecArgv(CordonCommand(), args); }
 
 namespace {
 RunResult RunBinary(const char* bin, const std::vector<std::string>& args, const std::string& cwd,
@@ -92,14 +96,7 @@ RunResult RunBinary(const char* bin, const std::vector<std::string>& args, const
     ::dup2(devnull, 0);
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) _exit(111);
     for (const auto& e : extra_env) ::putenv(const_cast<char*>(e.c_str()));
-    std::vector<std::string> cmd = launcher.empty() ? CordonCommand(bin)
-                                                    : std::vector<std::string>{launcher, bin};
-    cmd.insert(cmd.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : cmd) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    _exit(112);
+    ExecArgv(launcher.empty() ? CordonCommand(bin) : std::vector<std::string>{launcher, bin}, args);
   }
   ::close(out[1]);
   ::close(err[1]);
@@ -133,6 +130,12 @@ void WriteFile(const std::string& path, const std::string& content) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << content;
   ASSERT_TRUE(f.good()) << path;
+}
+
+std::vector<std::string> GitTestEnv() {
+  return {"GIT_AUTHOR_NAME=Tess Ter",    "GIT_AUTHOR_EMAIL=tess@example.org",
+          "GIT_COMMITTER_NAME=Tess Ter", "GIT_COMMITTER_EMAIL=tess@example.org",
+          "GIT_CONFIG_NOSYSTEM=1",       "HOME=/nonexistent"};
 }
 
 std::string ReadFile(const std::string& path) {

@@ -58,6 +58,10 @@ RunResult RunCordon(const std::vector<std::string>& args, const std::string& cwd
 RunResult RunCordonTestBuild(const std::vector<std::string>& args, const std::string& cwd = "",
                              const std::vector<std::string>& extra_env = {});
 
+// The environment of a test's git: a fixed author and committer, no system
+// or user config (HOME=/nonexistent).
+std::vector<std::string> GitTestEnv();
+
 // Small file helpers for ground-truth checks from outside the sandbox.
 void WriteFile(const std::string& path, const std::string& content);
 std::string ReadFile(const std::string& path);  // "<missing>" when absent
