@@ -177,6 +177,14 @@ std::vector<RunLogRecord> RunRecordsIn(std::string_view bytes, std::string_view 
     r.to = UnescapeBytes(Str(j, "to")).value_or("?");
     r.kept = Bool(j, "kept");
     r.refused = Str(j, "result") == "refused";
+    if (kind == "landlock") {
+      r.blockers = Str(j, "blockers");
+      const auto object = j.find("object");
+      const bool named = object != j.end() && object->is_object();
+      r.path = named && object->contains("path") ? UnescapeBytes(Str(*object, "path")).value_or("?")
+               : named                           ? object->dump()
+                                                 : "?";
+    }
     out.push_back(std::move(r));
     return true;
   });

@@ -10,7 +10,9 @@
 // The first record of a session is a `header` (SessionHeader below).
 //
 // Kinds: "header", "decision" (enforced by the supervisor), "hint"
-// (untrusted, reported by the preload), "approval", "bypass", "exec".
+// (untrusted, reported by the preload), "approval", "bypass", "exec",
+// "change", "web", "landlock" (the kernel's own record of a denial,
+// policy/landlock_audit.h), "end".
 #pragma once
 
 #include <cstddef>
@@ -84,6 +86,7 @@ struct RunLogRecord {
   std::string path, to;
   bool kept = false;
   bool refused = false;  // a decision that refused
+  std::string blockers;  // landlock: what the kernel refused (fs.read_file, ...); path: its object
 };
 
 // The records of run `id` in a log's bytes: from its header (whose `run`

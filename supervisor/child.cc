@@ -83,7 +83,7 @@ void RunChild(const ChildSpec& spec) {
   if (int rc = spec.caps->Apply(); rc != 0) Fail(spec, ChildStage::kSetup, -rc, "drop capabilities");
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Fail(spec, ChildStage::kSetup, errno, "no_new_privs");
   if (spec.ruleset_fd >= 0) {
-    if (int rc = RestrictSelf(spec.ruleset_fd); rc != 0) {
+    if (int rc = RestrictSelf(spec.ruleset_fd, spec.restrict_flags); rc != 0) {
       Fail(spec, ChildStage::kSetup, -rc, "landlock_restrict_self");
     }
     ::close(spec.ruleset_fd);

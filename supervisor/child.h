@@ -25,6 +25,7 @@ struct ChildSpec {
   pid_t parent = 0;
   int workspace_fd = -1;
   int ruleset_fd = -1;           // -1: no Landlock (notify-all or degraded rung)
+  uint32_t restrict_flags = 0;   // landlock_restrict_self's flags
   const BpfProgram* filter = nullptr;  // null: no seccomp (degraded rung only)
   const CapabilityDrop* caps = nullptr;
   int notify_sock = -1;          // where the seccomp listener fd is sent

@@ -132,8 +132,8 @@ Result<LandlockRuleset> BuildRuleset(const std::vector<policy::Grant>& grants,
   return rs;
 }
 
-int RestrictSelf(int ruleset_fd) {
-  if (::syscall(kNrLandlockRestrictSelf, ruleset_fd, 0) != 0) return -errno;
+int RestrictSelf(int ruleset_fd, uint32_t flags) {
+  if (::syscall(kNrLandlockRestrictSelf, ruleset_fd, flags) != 0) return -errno;
   return 0;
 }
 

@@ -38,7 +38,8 @@ struct LandlockRuleset {
 Result<LandlockRuleset> BuildRuleset(const std::vector<policy::Grant>& grants,
                                      const LandlockConfig& cfg);
 
-// In the child, after PR_SET_NO_NEW_PRIVS. Returns 0 or -errno.
-int RestrictSelf(int ruleset_fd);
+// In the child, after PR_SET_NO_NEW_PRIVS, with LANDLOCK_RESTRICT_SELF_*
+// `flags` (uapi.h; ABI 7 for the LOG ones). Returns 0 or -errno.
+int RestrictSelf(int ruleset_fd, uint32_t flags = 0);
 
 }  // namespace cordon::supervisor

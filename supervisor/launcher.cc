@@ -24,6 +24,7 @@
 #include "policy/fs_plan.h"
 #include "supervisor/walk/dir_listing.h"
 #include "policy/kernel_interfaces.h"
+#include "supervisor/audit/landlock_reader.h"
 #include "supervisor/child.h"
 #include "supervisor/landlock.h"
 #include "supervisor/notify_loop.h"
@@ -402,6 +403,9 @@ int Launch(const LaunchRequest& req) {
   spec.parent = ::getpid();
   spec.workspace_fd = ws.get();
   spec.ruleset_fd = ruleset.get();
+  if (req.log_landlock_denials && req.landlock_abi >= 7) {
+    spec.restrict_flags = uapi::kRestrictSelfLogNewExecOn;
+  }
   spec.filter = filter.get();
   spec.caps = &caps;
   spec.notify_sock = notify_child.get();
@@ -426,6 +430,7 @@ int Launch(const LaunchRequest& req) {
         std::thread([&] { served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns, reports); });
   }
   const pid_t pid = SpawnChild(spec);
+  if (pid > 0 && req.landlock_audit != nullptr) req.landlock_audit->SetCreator(pid);
   // The child has exec'd or died: our copies of its ends go, so a child that
   // died before sending the listener ends the wait for it with EOF.
   notify_child.reset();

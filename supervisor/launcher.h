@@ -19,6 +19,8 @@
 
 namespace cordon::supervisor {
 
+class LandlockAuditReader;
+
 inline constexpr int kExitCordonError = 125;
 inline constexpr int kExitNotExecutable = 126;
 inline constexpr int kExitNotFound = 127;
@@ -57,6 +59,11 @@ struct LaunchRequest {
   std::string web_proxy_url;
   // Becomes the tool's standard output (-1: cordon's own).
   int stdout_fd = -1;
+  // The run has a log: Landlock (ABI 7) logs the tool's denials to the
+  // kernel's audit subsystem (LOG_NEW_EXEC_ON), where `landlock_audit`,
+  // when set, reads them back for the run (told the tool's pid here).
+  bool log_landlock_denials = false;
+  LandlockAuditReader* landlock_audit = nullptr;
 };
 
 // /dev/shm, where glibc makes POSIX semaphores and shared memory (Python's

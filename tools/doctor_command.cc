@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "supervisor/audit/landlock_reader.h"
 #include "supervisor/kernel_audit.h"
 #include "supervisor/launcher.h"
 #include "supervisor/preload_checkin.h"
@@ -21,11 +22,17 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
     Rung rung = ChooseRung(k, false);
     bool full = rung == Rung::kLandlockNotify;
     const KernelAudit audit = k.landlock_abi >= 7 ? ProbeKernelAudit() : KernelAudit::kUnavailable;
-    const char* denial_log =
-        k.landlock_abi < 7                ? "no (Landlock ABI 7 logs its denials; this kernel's is older)"
-        : audit == KernelAudit::kOn       ? "kernel audit is on; cordon's log does not attach Landlock's records yet"
-        : audit == KernelAudit::kOff      ? "no: kernel audit is off (auditctl -e 1 turns it on; cordon does not)"
-                                          : "no: no audit netlink here (CONFIG_AUDIT, or not permitted)";
+    // The same subscription a run makes (supervisor/audit/landlock_reader.h).
+    std::string unread;
+    const bool readable =
+        audit == KernelAudit::kOn && LandlockAuditReader::Open("doctor", &unread) != nullptr;
+    const std::string denial_log =
+        k.landlock_abi < 7 ? "no (Landlock ABI 7 logs its denials; this kernel's is older)"
+        : readable         ? "yes: each run's log holds Landlock's own records of its denials"
+        : audit == KernelAudit::kOn ? "no: " + unread
+        : audit == KernelAudit::kOff
+            ? "no: kernel audit is off (auditctl -e 1 turns it on; cordon does not)"
+            : "no: no audit netlink here (CONFIG_AUDIT, or not permitted)";
     // Whether the preload loads into a dynamic program here and checks in
     // (a missing or broken library, a loader that refuses it).
     const char* path_env = std::getenv("PATH");
@@ -54,6 +61,7 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
           {"rung", RungName(rung)},
           {"full_confinement", full},
           {"kernel_audit", KernelAuditName(audit)},
+          {"landlock_records_attached", readable},
           {"pidfd_getfd", k.pidfd_getfd},
           {"serves_undumpable_tools", k.serves_undumpable},
       };
@@ -91,7 +99,7 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
                       : "no CAP_SYS_PTRACE (an unprivileged user, a container): a tool's "
                         "prctl(PR_SET_DUMPABLE, 0) is refused (EPERM), and the tool stays "
                         "dumpable so that its file changes can still be made (ssh, ssh-agent go on)");
-      std::printf("landlock denial log    %s\n", denial_log);
+      std::printf("landlock denial log    %s\n", denial_log.c_str());
       std::printf("enforcement rung       %s\n", RungName(rung));
       std::printf("%s\n", full ? "full confinement available"
                                : "full confinement NOT available on this kernel");

@@ -334,7 +334,8 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   // The audit log and the approver; the notify loop gets both (services.audit
   // may be null, services.approver never is).
   RunServices services;
-  if (!OpenRunServices(o, p, RungName(rung), argv, services)) return kExitCordonError;
+  const int logged_abi = rung == Rung::kLandlockNotify ? k.landlock_abi : 0;
+  if (!OpenRunServices(o, p, RungName(rung), logged_abi, argv, services)) return kExitCordonError;
 
   LaunchRequest req;
   req.run_start_ns = g_process_start_ns;
@@ -361,6 +362,8 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.stdout_fd = o.stdout_fd;
   req.rung = rung;
   req.landlock_abi = k.landlock_abi;
+  req.log_landlock_denials = services.audit != nullptr;
+  req.landlock_audit = services.landlock.get();
   req.filter.network = p.network;
   req.emulator.network = p.network;
   policy::Policy run_policy = p;

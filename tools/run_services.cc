@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <ctime>
 
@@ -92,10 +93,64 @@ class AuditLogObserver final : public supervisor::RunObserver {
   std::shared_ptr<supervisor::AuditLog> log_;
 };
 
+// Subscribes to Landlock's records for this run: what the header says.
+std::string OpenLandlockRecords(RunServices& s, int landlock_abi) {
+  if (landlock_abi == 0) return "not attached: the run has no Landlock layer";
+  if (landlock_abi < 7) {
+    return "not attached: Landlock ABI " + std::to_string(landlock_abi) + " logs no denials (7 does)";
+  }
+  std::string why;
+  s.landlock = supervisor::LandlockAuditReader::Open(s.run_id, &why);
+  if (!s.landlock) {
+    spdlog::info("Landlock's own denial records are not attached to this run's log: {}", why);
+    return "not attached: " + why;
+  }
+  return "attached";
+}
+
+// The kernel's account of the run's Landlock denials: a `landlock` record
+// each, and the count and whether it is whole in the `end` record.
+void AttachLandlockRecords(RunServices& s, nlohmann::json& end) {
+  supervisor::LandlockAuditReader::Finished f =
+      s.landlock->Finish(std::chrono::milliseconds(1000));
+  s.landlock.reset();
+  const policy::LandlockAccount& a = f.account;
+  for (const policy::LandlockDenial& d : a.denials) {
+    nlohmann::json object = nlohmann::json::object();
+    for (const auto& [k, v] : d.object) object[k] = policy::EscapeBytes(v);
+    nlohmann::json r = {{"blockers", d.blockers}, {"object", std::move(object)}};
+    if (d.pid != 0) r["pid"] = d.pid;
+    if (!d.comm.empty()) r["comm"] = policy::EscapeBytes(d.comm);
+    if (!d.exe.empty()) r["exe"] = policy::EscapeBytes(d.exe);
+    if (int nr = 0; !d.syscall.empty() && std::from_chars(d.syscall.data(), d.syscall.data() + d.syscall.size(), nr).ec == std::errc()) {
+      r["syscall"] = supervisor::SyscallName(nr);
+    }
+    const auto* path = r["object"].contains("path") ? &r["object"]["path"] : nullptr;
+    spdlog::info("the kernel refused ({}): {}{}", d.blockers,
+                 path != nullptr ? path->get<std::string>() : r["object"].dump(),
+                 d.comm.empty() ? std::string() : " (" + d.comm + ")");
+    if (!s.audit->Append("landlock", std::move(r)).ok()) spdlog::warn("audit log append failed");
+  }
+  nlohmann::json account = {{"attached", a.denials.size()}, {"complete", f.complete}};
+  if (a.kernel_denials) account["kernel_count"] = *a.kernel_denials;
+  if (a.dropped > 0) account["dropped"] = a.dropped;
+  if (a.ambiguous) {
+    account["complete"] = false;
+    account["why"] = "two Landlock domains named the tool's pid; none is attached";
+  } else if (!f.complete) {
+    account["why"] = f.incomplete_why;
+  }
+  if (!account["complete"].get<bool>()) {
+    spdlog::info("Landlock's records of this run may be incomplete: {}",
+                 account["why"].get<std::string>());
+  }
+  end["landlock"] = std::move(account);
+}
+
 }  // namespace
 
 bool OpenRunServices(const RunOptions& o, const policy::Policy& p, const std::string& rung,
-                     const std::vector<std::string>& argv, RunServices& out) {
+                     int landlock_abi, const std::vector<std::string>& argv, RunServices& out) {
   if (!(o.approval_timeout_s > 0) || o.approval_timeout_s > 86400 ||
       !std::isfinite(o.approval_timeout_s)) {
     spdlog::error("--approval-timeout must be between 0 and 86400 seconds");
@@ -155,6 +210,7 @@ bool OpenRunServices(const RunOptions& o, const policy::Policy& p, const std::st
     header["run"] = out.run_id;
     header["approvals"] = out.approver->Name();
     header["approval_timeout_ms"] = out.approval_timeout.count();
+    header["landlock_records"] = OpenLandlockRecords(out, landlock_abi);
     if (!out.audit->Append("header", std::move(header)).ok()) {
       spdlog::error("--audit {}: cannot write the session header", log_path);
       return false;
@@ -198,7 +254,9 @@ bool CloseRunServices(RunServices& s, int exit_status, bool recoverable) {
   if (s.approver) s.approver->CancelAll();
   bool ok = true;
   if (s.audit) {
-    ok = s.audit->Append("end", {{"exit_status", exit_status}}).ok();
+    nlohmann::json end = {{"exit_status", exit_status}};
+    if (s.landlock) AttachLandlockRecords(s, end);
+    ok = s.audit->Append("end", std::move(end)).ok();
     Status closed = s.audit->Close();
     if (!ok || !closed.ok()) {
       spdlog::error("--audit {}: the log could not be completed", s.audit->path());

@@ -18,6 +18,7 @@
 #include "policy/run_record.h"
 #include "supervisor/approvals/approver.h"
 #include "supervisor/audit/audit_log.h"
+#include "supervisor/audit/landlock_reader.h"
 #include "supervisor/audit/run_records.h"
 #include "supervisor/run_observer.h"
 
@@ -33,13 +34,18 @@ struct RunServices {
   std::optional<supervisor::RunDir> run_dir;  // where run.json is (none: no state home)
   policy::RunRecord record;
   Fd events;  // --events: one JSON object a line (-1: none)
+  // Landlock's own records of the run's denials (with a log, on the
+  // Landlock rung, where the kernel lets cordon read them); null otherwise.
+  std::unique_ptr<supervisor::LandlockAuditReader> landlock;
 };
 
 // Opens the log (writing the session header), the run record and the
-// events stream, and makes the approver (which records to the log). Logs
-// every problem and returns false on error.
+// events stream, and makes the approver (which records to the log). With a
+// log and `landlock_abi` >= 7 (0 off the Landlock rung) it also subscribes
+// to Landlock's records, and the header says whether they are attached.
+// Logs every problem and returns false on error.
 bool OpenRunServices(const RunOptions& o, const policy::Policy& p, const std::string& rung,
-                     const std::vector<std::string>& argv, RunServices& out);
+                     int landlock_abi, const std::vector<std::string>& argv, RunServices& out);
 
 // What the tool may not reach so that the run's record stays true: the
 // run records and the log (added to the policy as denied paths).

@@ -266,17 +266,24 @@ int Show(const std::string& workspace_arg, const std::string& id) {
   std::string whole = chain.intact ? "" : "BROKEN at record " + std::to_string(chain.broken_line) +
                                               ": " + chain.why;
   if (whole.empty() && rec->anchor) whole = policy::CheckAnchor(bytes.value(), *rec->anchor);
-  size_t refused = 0;
+  size_t refused = 0, kernel = 0;
   const std::vector<policy::RunLogRecord> records = policy::RunRecordsIn(bytes.value(), m.id);
   for (const policy::RunLogRecord& r : records) {
     if (r.kind == "decision" && r.refused) ++refused;
+    if (r.kind == "landlock") {
+      ++kernel;
+      std::printf("  %-24s %s (%s)\n", "refused by the kernel", r.path.c_str(), r.blockers.c_str());
+    }
     if (r.kind != "change") continue;
     if (r.to.empty()) std::printf("  %-24s %s\n", Verb(r.change, r.kept), r.path.c_str());
     else std::printf("  %-24s %s -> %s\n", Verb(r.change, r.kept), r.path.c_str(), r.to.c_str());
   }
-  std::printf("  %zu call(s) refused by the supervisor (what the kernel refused alone is not "
-              "in the log)\n  audit log %s: %s\n",
-              refused, rec->audit_path.c_str(),
+  const std::string by_kernel =
+      kernel > 0 ? ", " + std::to_string(kernel) + " by the kernel (Landlock's own records)"
+                 : " (what the kernel refused alone is in the log only where cordon may read "
+                   "kernel audit: cordon doctor)";
+  std::printf("  %zu call(s) refused by the supervisor%s\n  audit log %s: %s\n", refused,
+              by_kernel.c_str(), rec->audit_path.c_str(),
               whole.empty() ? (rec->anchor ? "intact, anchored" : "intact (the run did not end)")
                             : whole.c_str());
   return whole.empty() ? 0 : 1;

@@ -47,11 +47,15 @@ TEST(Doctor, JsonNamesTheRungAndTheKernelAuditAsTheKernelSaysIt) {
   if (InContainerPass()) {
     // Docker's capabilities hold no CAP_AUDIT_CONTROL to ask the kernel.
     EXPECT_EQ(j["kernel_audit"], "unavailable");
+    EXPECT_EQ(j["landlock_records_attached"], false);
     EXPECT_EQ(j["pidfd_getfd"], false);
     EXPECT_EQ(j["serves_undumpable_tools"], false);
     return;
   }
   EXPECT_EQ(j["kernel_audit"], AuditStateFromPython());
+  // As root in the initial PID namespace, audit on is all a run needs
+  // (tests/machine/ turns it on).
+  EXPECT_EQ(j["landlock_records_attached"], j["kernel_audit"] == "on");
   EXPECT_EQ(j["pidfd_getfd"], true) << "bare, as root";
   EXPECT_EQ(j["serves_undumpable_tools"], true) << "bare, as root";
 }
