@@ -167,6 +167,36 @@ TEST_P(BypassTest, AnUnlinkOfADenyGlobMatch) {
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
 }
 
+// The issue's other examples: a repository's .git/config and a path the
+// user denied inside the workspace. Each allowed once; the file beside
+// each (no rule for it) stays refused.
+TEST_P(BypassTest, ARepositoryConfigAndAUserDeniedPath) {
+  ASSERT_EQ(::mkdir(t_.Ws(".git").c_str(), 0755), 0);
+  WriteFile(t_.Ws(".git/config"), "[core]\n");
+  ASSERT_EQ(::mkdir(t_.Ws("secret").c_str(), 0755), 0);
+  WriteFile(t_.Ws("secret/token"), "t\n");
+  WriteFile(t_.Ws("secret/other"), "o\n");
+  const std::string allow = Rules(
+      R"([{"glob": ".git/config", "op": "bypass-open"}, {"glob": "secret/token", "op": "bypass"}])");
+  const std::vector<std::string> deny = {"--deny", t_.Ws("secret")};
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", ".git/config"}, {}, deny), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws(".git/config")), "[core]\nprobe\n");
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", "secret/token"}, {}, deny), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("secret/token")), "t\nprobe\n");
+  EXPECT_EQ(Approvals()[0]["preview"]["rule"], "denied path");
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", "secret/other"}, {}, deny), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("secret/other")), "o\n");
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+  // A name that does not exist yet: made exclusively, once allowed.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"create", "secret/token2"}, {}, deny), EACCES) << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("secret/token2")));
+  const std::string create = Rules(R"([{"glob": "secret/new", "op": "bypass-open"}])");
+  EXPECT_EQ(Run(kWriteBypass, create, {"create", "secret/new"}, {}, deny), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("secret/new")), "probe\n");
+  EXPECT_EQ(Approvals()[0]["preview"]["ino"], 0);
+}
+
 // A deny and an answer for another operation (a delete's rule, a write's)
 // change nothing, and the log says denied.
 TEST_P(BypassTest, ADenyOrAnAnswerForAnotherOperationChangesNothing) {
