@@ -378,6 +378,9 @@ class Emulator {
   // open(O_TRUNC) of a file of the user's: a new empty file with the same
   // mode takes its name, and the old one goes into the journal.
   Reply TruncateKept(const Located& loc, uint64_t flags, const struct stat& old);
+  // The undo of a file made for the tool at `loc` (`st`) whose fd could
+  // not be installed: removed again, if it is still that file.
+  std::function<void()> UndoCreate(const Located& loc, const struct stat& st);
   bool Protected(const Located& loc) const;
   // Where a path lies against the workspace's repositories: protected, or
   // the config of a repository this run made (guarded by content).

@@ -140,15 +140,7 @@ Reply Emulator::BypassOpen(const Request& req, const Located& loc, uint64_t flag
   Reply r = Bypassed(what + ": " + policy::BypassOperation(preview.value()) + " (" + rule + ")");
   r.install = std::move(fd.value());
   r.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-  r.undo = [this, loc, st] {
-    auto parent = WriteRoots::OpenParent(loc);
-    struct stat now;
-    if (parent && ::fstatat(parent->get(), loc.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-        now.st_dev == st.st_dev && now.st_ino == st.st_ino &&
-        ::unlinkat(parent->get(), loc.name.c_str(), 0) == 0) {
-      NoteDropped(loc, st);
-    }
-  };
+  r.undo = UndoCreate(loc, st);
   return r;
 }
 

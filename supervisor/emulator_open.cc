@@ -413,7 +413,12 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   Reply installed = InstallReply(std::move(fd.value()), flags);
   // The kernel takes the fd before it creates anything: a file made for an
   // fd that cannot be installed is removed again, if it is still ours.
-  installed.undo = [this, loc = *loc, st] {
+  installed.undo = UndoCreate(*loc, st);
+  return installed;
+}
+
+std::function<void()> Emulator::UndoCreate(const Located& loc, const struct stat& st) {
+  return [this, loc, st] {
     auto parent = WriteRoots::OpenParent(loc);
     struct stat now;
     if (parent && ::fstatat(parent->get(), loc.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -422,7 +427,6 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
       NoteDropped(loc, st);
     }
   };
-  return installed;
 }
 
 Reply Emulator::TruncateKept(const Located& loc, uint64_t flags, const struct stat& old) {
