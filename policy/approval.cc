@@ -1,5 +1,7 @@
 #include "policy/approval.h"
 
+#include <fcntl.h>
+
 #include "policy/digest.h"
 
 namespace cordon::policy {
@@ -7,10 +9,21 @@ namespace cordon::policy {
 std::string DeletePreview::Digest() const {
   // Not JSON: a fixed field order with NUL and newline separators, so the
   // digest never depends on a serialiser's choices.
-  std::string s = directory        ? "cordon-delete-preview/directory-1"
+  std::string s = !bypass.empty()  ? "cordon-bypass-preview/1"
+                  : directory      ? "cordon-delete-preview/directory-1"
                   : write_in_place ? "cordon-write-preview/1"
                                    : "cordon-delete-preview/1";
   s += '\0';
+  if (!bypass.empty()) {
+    // The operation is part of what is approved: an answer for an unlink
+    // is no answer for an open, nor for an open with other flags.
+    s += bypass;
+    s += '\0';
+    s += std::to_string(open_flags);
+    s += '\0';
+    s += bypass_rule;
+    s += '\0';
+  }
   s += rel_path;
   s += '\0';
   for (auto n : {static_cast<int64_t>(size), static_cast<int64_t>(dev), static_cast<int64_t>(ino),
@@ -28,6 +41,12 @@ nlohmann::json DeletePreview::ToJson() const {
                       {"ctime_ns", ctime_ns}};
   if (directory) j["kind"] = "directory";
   if (write_in_place) j["kind"] = "write";
+  if (!bypass.empty()) {
+    j["kind"] = "bypass";
+    j["op"] = bypass;
+    j["open_flags"] = open_flags;
+    j["rule"] = bypass_rule;
+  }
   return j;
 }
 
@@ -44,7 +63,13 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
   if (j.contains("kind")) {
     if (j["kind"] == "directory") p.directory = true;
     else if (j["kind"] == "write") p.write_in_place = true;
-    else return std::nullopt;
+    else if (j["kind"] == "bypass") {
+      if (!str("op") || !uns("open_flags") || !str("rule")) return std::nullopt;
+      p.bypass = j["op"].get<std::string>();
+      if (p.bypass != "open" && p.bypass != "unlink") return std::nullopt;
+      p.open_flags = j["open_flags"].get<uint64_t>();
+      p.bypass_rule = j["rule"].get<std::string>();
+    } else return std::nullopt;
   }
   p.rel_path = j["path"].get<std::string>();
   p.sha256 = j["sha256"].get<std::string>();
@@ -54,6 +79,21 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
   p.mtime_ns = j["mtime_ns"].get<int64_t>();
   p.ctime_ns = j["ctime_ns"].get<int64_t>();
   return p;
+}
+
+std::string BypassOperation(const DeletePreview& p) {
+  if (p.bypass != "open") return p.bypass;
+  const uint64_t f = p.open_flags;
+  std::string s = "open ";
+  s += (f & O_ACCMODE) == O_RDWR ? "O_RDWR" : (f & O_ACCMODE) == O_WRONLY ? "O_WRONLY" : "O_RDONLY";
+  static constexpr struct {
+    uint64_t bit;
+    const char* name;
+  } kBits[] = {{O_CREAT, "O_CREAT"}, {O_EXCL, "O_EXCL"}, {O_TRUNC, "O_TRUNC"}, {O_APPEND, "O_APPEND"}};
+  for (const auto& b : kBits) {
+    if (f & b.bit) s += std::string("|") + b.name;
+  }
+  return s;
 }
 
 const char* OutcomeName(Outcome o) {

@@ -31,6 +31,14 @@ struct DeletePreview {
   // keep (larger than limits.journalCopyBytes, no reflink): path, size and
   // identity, no content (the file may be far larger than a delete's bound).
   bool write_in_place = false;
+  // A bypass request (policy/bypass.h): the one operation the policy
+  // refused, to be run outside it once: "open" (for writing, with the
+  // tool's `open_flags`) or "unlink"; `bypass_rule` is the rule that
+  // refused. Path and identity as above (an unlink's with its SHA-256, as
+  // a delete's); an open of a name that does not exist yet has ino 0.
+  std::string bypass;
+  uint64_t open_flags = 0;
+  std::string bypass_rule;
 
   // SHA-256 over a canonical, versioned serialisation of every field.
   std::string Digest() const;
@@ -38,6 +46,10 @@ struct DeletePreview {
   // Null when a field is missing or has the wrong type.
   static std::optional<DeletePreview> FromJson(const nlohmann::json& j);
 };
+
+// A bypass preview's operation as a person reads it: "unlink", or "open"
+// and the tool's flags by name ("open O_WRONLY|O_CREAT|O_TRUNC").
+std::string BypassOperation(const DeletePreview& p);
 
 enum class Outcome {
   kAllowedOnce,   // the one grant

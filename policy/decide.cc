@@ -16,6 +16,12 @@ constexpr const char* kDenyGlobRule = "matches a deny glob";
 constexpr const char* kGuardedConfigRule =
     "a repository's config: only git's rename of checked content writes it";
 
+// Refusals by the policy's own rules (Decision::by; policy/bypass.h).
+Decision DenyGlob() { return Decision::RefuseBy(RefusedBy::kDenyGlob, EACCES, kDenyGlobRule); }
+Decision ProtectedPath() {
+  return Decision::RefuseBy(RefusedBy::kProtectedPath, EACCES, "protected path");
+}
+
 // A file of the user's that the journal keeps before a change: the run
 // is recoverable there (sensitive.delete: recoverable, the workspace).
 bool Journaled(const EntryFacts& e, const PlaceFacts& p, const Settings& s) {
@@ -28,8 +34,8 @@ Decision Keeping(Decision d, Keep keep) {
 }
 
 Decision OpenWrite(const FileRequest& r, const Settings& s) {
-  if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
-  if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
+  if (r.place.deny_glob) return DenyGlob();
+  if (r.place.protected_path) return ProtectedPath();
   if (r.place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
   if (!r.tmpfile && r.entry.kind != EntryKind::kDirectory) {
     if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
@@ -55,12 +61,12 @@ Decision Create(const FileRequest& r) {
   if (r.place.file_grant && r.create != EntryKind::kRegular) {
     return Decision::Refuse(EACCES, "only a file where a file is granted");
   }
-  if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
+  if (r.place.deny_glob) return DenyGlob();
   if (r.place.protected_path) {
     // The kernel looks a name up before it asks Landlock: what exists is
     // EEXIST (mkdir -p), where the tool could see it anyway.
     return r.tool_sees_name ? Decision::Refuse(EEXIST, "protected path exists")
-                            : Decision::Refuse(EACCES, "protected path");
+                            : ProtectedPath();
   }
   if (r.place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
   if (r.create == EntryKind::kSpecial) return Decision::Refuse(EACCES, "special file");
@@ -69,8 +75,8 @@ Decision Create(const FileRequest& r) {
 
 Decision Delete(const FileRequest& r, const Settings& s) {
   if (r.place.root) return Decision::Refuse(EACCES, "a writable root");
-  if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
-  if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
+  if (r.place.deny_glob) return DenyGlob();
+  if (r.place.protected_path) return ProtectedPath();
   if (r.entry.pinned) return Decision::Refuse(EACCES, "holds a denied or protected path");
   if (NotOwn(r.place, r.entry)) return Decision::Refuse(EACCES, "not made by this run (shared directory)");
   // The kernel's own error (EISDIR, ENOTDIR) follows a type mismatch.
@@ -93,12 +99,12 @@ Decision Delete(const FileRequest& r, const Settings& s) {
 
 Decision Rename(const FileRequest& r, const Settings& s) {
   if (r.place.root || r.other_place.root) return Decision::Refuse(EBUSY, "a writable root");
-  if (r.place.deny_glob || r.other_place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
+  if (r.place.deny_glob || r.other_place.deny_glob) return DenyGlob();
   // git's lock file renamed over the user's config: its content decides
   // (below); nothing else moves a protected path or onto one.
   const bool onto_users_config = r.other_place.users_config && r.op == FileOp::kRename;
   if (r.place.protected_path || (r.other_place.protected_path && !onto_users_config)) {
-    return Decision::Refuse(EACCES, "protected path");
+    return ProtectedPath();
   }
   // Renaming a directory renames what lies beneath it: a protected path
   // moved away loses its name. EXDEV: tools copy, each file decided by name.
@@ -167,8 +173,8 @@ Decision Rename(const FileRequest& r, const Settings& s) {
 Decision Link(const FileRequest& r) {
   if (!r.same_root) return Decision::Refuse(EXDEV, "across writable roots");
   if (r.place.root || r.other_place.root) return Decision::Refuse(EPERM, "a writable root");
-  if (r.place.deny_glob || r.other_place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
-  if (r.other_place.protected_path) return Decision::Refuse(EACCES, "protected path");
+  if (r.place.deny_glob || r.other_place.deny_glob) return DenyGlob();
+  if (r.other_place.protected_path) return ProtectedPath();
   if (r.other_place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
   // The new name would not be protected: a writer that trusts names could
   // change the protected file through it.
@@ -181,8 +187,8 @@ Decision Link(const FileRequest& r) {
 }
 
 Decision Metadata(const FileRequest& r, const Settings& s) {
-  if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
-  if (r.place.protected_path) return Decision::Refuse(EACCES, "protected path");
+  if (r.place.deny_glob) return DenyGlob();
+  if (r.place.protected_path) return ProtectedPath();
   if (NotOwn(r.place, r.entry)) return Decision::Refuse(EACCES, "not made by this run (shared directory)");
   // The link itself, not what it points to: tar and cp -a give each link
   // they make its owner and times (lchown, utimensat NOFOLLOW).
@@ -202,7 +208,7 @@ Decision Metadata(const FileRequest& r, const Settings& s) {
 // match that came into being after the launch scan, and not a denied
 // file reached by another name (a hard link: its inode is pinned).
 Decision Read(const FileRequest& r) {
-  if (r.place.deny_glob) return Decision::Refuse(EACCES, kDenyGlobRule);
+  if (r.place.deny_glob) return DenyGlob();
   if (r.entry.kind == EntryKind::kRegular && r.entry.pinned) {
     return Decision::Refuse(EACCES, "another name of a denied file");
   }

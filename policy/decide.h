@@ -134,6 +134,21 @@ struct Settings {
 
 enum class Verdict : std::uint8_t { kAllow, kRefuse, kAsk };
 
+// Which kind of rule refused (policy/bypass.h: only a refusal by the
+// policy's own rules may be offered to the approver as a bypass). kOther:
+// everything else, none of which is ever offered (an entry that is a
+// symbolic link, hard-linked or special; a root; another run's file; the
+// kernel's own answers).
+enum class RefusedBy : std::uint8_t {
+  kOther,
+  kProtectedPath,  // a protected path (policy/protected_paths.h)
+  kDenyGlob,       // a deny glob's match
+  kDeniedPath,     // a denial the user wrote (--deny, deniedPaths)
+  kReadOnlyPath,   // a read-only rule the user wrote, or the read-only profile's workspace
+  kCredential,     // the built-in credential deny list (kCredentialSource)
+  kOutside,        // outside every rule, or a raw ".." segment
+};
+
 // What the run's journal keeps before an allowed change is made: nothing,
 // the entry itself (moved there: a delete, the destination a rename
 // replaces, a file opened O_TRUNC), or a copy of its bytes (a file written
@@ -152,9 +167,17 @@ struct Decision {
   // hold open for writing; then remove the source, as a rename would.
   bool copy_checked = false;
   Keep keep = Keep::kNothing;
+  // kRefuse: which kind of rule refused.
+  RefusedBy by = RefusedBy::kOther;
 
   static Decision Allow(const char* rule = "allowed") { return {Verdict::kAllow, 0, rule}; }
   static Decision Refuse(int err, const char* rule) { return {Verdict::kRefuse, err, rule}; }
+  // A refusal by one of the policy's own rules (a protected path, a deny glob).
+  static Decision RefuseBy(RefusedBy by, int err, const char* rule) {
+    Decision d = Refuse(err, rule);
+    d.by = by;
+    return d;
+  }
   bool allowed() const { return verdict == Verdict::kAllow; }
 };
 

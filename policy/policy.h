@@ -51,6 +51,9 @@ const char* LinkModeName(LinkMode m);
 // workspace-write run (EffectiveRules), and CoverPath's reason when it
 // refuses a change there: no command-line grant loosens it.
 inline constexpr const char* kProtectedPathSource = "protected path";
+// The source of the denied rule each entry of the built-in credential list
+// gets (supervisor/load/credentials.h): never offered for a bypass.
+inline constexpr const char* kCredentialSource = "credential: denied";
 // The source of the denied rule each existing match of a deny glob gets.
 inline constexpr const char* kDenyGlobSource = "deny glob";
 // The source of the denied rule each refused hard-linked or special file

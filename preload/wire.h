@@ -37,6 +37,11 @@ inline constexpr char kReportRefusedOnly[] = "refused";
 // a granted file that did not exist at launch: supervisor::BrokersReads). A read-only open the kernel refused with EACCES is
 // then asked of the supervisor once more, as a brokered open.
 inline constexpr char kEnvBroker[] = "CORDON_PRELOAD_BROKER";
+// "1": the run offers per-operation bypass (policy/bypass.h). A change the
+// rules refuse under a denied or read-only rule is then left to the
+// supervisor, which may ask the approver about it, instead of being
+// refused early here (the preload never grants, so nothing is loosened).
+inline constexpr char kEnvBypass[] = "CORDON_PRELOAD_BYPASS";
 // The openat(2) flag bit that asks the supervisor to open a file for
 // reading on the tool's behalf (the broker). The kernel's openat ignores
 // it (not in VALID_OPEN_FLAGS, whose highest bit is __O_TMPFILE, 0x400000;

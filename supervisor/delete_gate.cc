@@ -116,12 +116,37 @@ WriteGate MakeWriteGate(std::shared_ptr<JoinedAsks> asks, std::chrono::milliseco
   };
 }
 
+BypassGate MakeBypassGate(std::shared_ptr<JoinedAsks> asks, std::chrono::milliseconds timeout,
+                          std::string tool_argv0) {
+  return [asks, timeout, argv0 = std::move(tool_argv0)](
+             const Request& req, const policy::DeletePreview& preview,
+             const std::function<bool()>& still_valid, std::string& why) -> bool {
+    const policy::ApprovalRequest ask = Question(req, preview, argv0);
+    JoinedAsks::Answer answer;
+    {
+      // The approver is reached with the supervisor's rights, as for a delete.
+      SupervisorPermissions raised;
+      answer = asks->Ask("bypass-" + preview.bypass, ask, timeout, still_valid);
+    }
+    if (answer.outcome != policy::Outcome::kAllowedOnce) {
+      why += ": bypass " + std::string(policy::OutcomeName(answer.outcome));
+      return false;
+    }
+    if (!answer.granted || !still_valid()) {
+      why += ": the tool is gone (stale request)";
+      return false;
+    }
+    return true;
+  };
+}
+
 }  // namespace
 
 ApprovalGates MakeApprovalGates(std::shared_ptr<supervisor::Approver> approver,
                                 std::chrono::milliseconds timeout, std::string tool_argv0) {
   auto asks = std::make_shared<JoinedAsks>(std::move(approver));
-  return {MakeDeleteGate(asks, timeout, tool_argv0), MakeWriteGate(asks, timeout, tool_argv0)};
+  return {MakeDeleteGate(asks, timeout, tool_argv0), MakeWriteGate(asks, timeout, tool_argv0),
+          MakeBypassGate(asks, timeout, tool_argv0)};
 }
 
 }  // namespace cordon::supervisor

@@ -26,6 +26,9 @@ struct ApprovalGates {
   // path, size and identity, one allowed-once answer, then a recheck of
   // the identity on the fd the tool is to get.
   WriteGate write;
+  // A bypass request (policy/bypass.h): one allowed-once answer for the
+  // preview the emulator made; the emulator rechecks and performs.
+  BypassGate bypass;
 };
 
 ApprovalGates MakeApprovalGates(std::shared_ptr<supervisor::Approver> approver,

@@ -114,13 +114,40 @@ Result<policy::DeletePreview> MakeWritePreview(int fd, std::string rel_path) {
   return p;
 }
 
+Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, std::string op,
+                                                uint64_t open_flags, std::string rule) {
+  Result<policy::DeletePreview> p = SysError{EINVAL, "preview", "no such operation"};
+  if (op == "unlink") {
+    p = MakePreview(fd, std::move(rel_path));
+  } else if (op == "open" && fd < 0) {
+    if (rel_path.empty() || rel_path[0] == '/' || !PrintableUtf8(rel_path)) {
+      return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
+    }
+    policy::DeletePreview absent;
+    absent.rel_path = std::move(rel_path);
+    p = std::move(absent);
+  } else if (op == "open") {
+    p = MakeWritePreview(fd, std::move(rel_path));
+    struct stat st;
+    if (p && (::fstat(fd, &st) != 0 || st.st_nlink != 1)) {
+      return SysError{EMLINK, "preview", p->rel_path + ": not a file with one link"};
+    }
+  }
+  if (!p) return p.error();
+  p->write_in_place = false;
+  p->bypass = std::move(op);
+  p->open_flags = open_flags;
+  p->bypass_rule = std::move(rule);
+  return p;
+}
+
 Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeletePreview& p) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return Errno("fstat", p.rel_path);
   if (!SameIdentity(st, p) || (!p.directory && !p.write_in_place && st.st_nlink != 1)) {
     return SysError{ESTALE, "recheck", p.rel_path + ": identity changed since the preview"};
   }
-  if (p.write_in_place) return Ok();
+  if (p.write_in_place || p.bypass == "open") return Ok();
   if (p.directory) return SameName(parent_dirfd, name, p);
   auto hash = Sha256Fd(fd, p.size);
   if (!hash) {

@@ -33,12 +33,21 @@ Result<policy::DeletePreview> MakeDirPreview(int fd, std::string rel_path);
 // the run's journal cannot keep: path, size and identity, no content.
 Result<policy::DeletePreview> MakeWritePreview(int fd, std::string rel_path);
 
+// Preview of a bypass request (policy/bypass.h) for `op` ("open" with the
+// tool's `open_flags`, or "unlink") that `rule` refused. An unlink's is a
+// delete's (MakePreview: regular, one link, hashed); an open's the
+// identity of the regular single-link file on `fd`, no content, or with
+// `fd` -1 a name that does not exist yet (identity zero).
+Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, std::string op,
+                                                uint64_t open_flags, std::string rule);
+
 // Immediately before unlinkat(parent_dirfd, name, 0): the held fd still has
 // the preview's identity (dev, ino, size, mtime, ctime, one link) and
 // content (re-hashed), and `name` in `parent_dirfd` still names that inode
 // (fstatat AT_SYMLINK_NOFOLLOW). A directory's preview: its identity (an
 // entry added or removed since changes its mtime). A write's preview: the
-// held fd's identity only (the fd is what the tool gets). Any difference is ESTALE: a new preview
+// held fd's identity only (the fd is what the tool gets), as a bypassed
+// open's; a bypassed unlink's as a delete's. Any difference is ESTALE: a new preview
 // and a new approval are needed.
 Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeletePreview& preview);
 

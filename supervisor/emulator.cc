@@ -167,20 +167,21 @@ void Emulator::NoteExec(pid_t tid, const std::string& abs, const std::string& ta
 }
 
 Result<Emulator::Path> Emulator::ResolvePath(const Request& req, int dirfd, uint64_t addr,
-                                             bool empty_ok, Change change) {
+                                             bool empty_ok, Change change, Named* named) {
   auto s = ReadToolString(req.tid, addr, PATH_MAX);
   if (!s) return s.error().err == ENAMETOOLONG ? SysError{ENAMETOOLONG, "path"} : s.error();
-  return Resolve(req, dirfd, std::move(s.value()), empty_ok, change);
+  return Resolve(req, dirfd, std::move(s.value()), empty_ok, change, named);
 }
 
 Result<Emulator::Path> Emulator::Resolve(const Request& req, int dirfd, std::string path,
-                                         bool empty_ok, Change change) {
+                                         bool empty_ok, Change change, Named* named) {
   if (path.empty() && !empty_ok) return SysError{ENOENT, "empty path"};
   Path p;
   p.slash = TrailingSlash(path);
   auto abs = Absolute(req.tid, dirfd, path);
   if (!abs) return abs.error();
   p.abs = std::move(abs.value());
+  if (named != nullptr) *named = {path, p.abs};
   auto loc = roots_.Locate(p.abs, change);
   if (!loc) return loc.error();
   p.loc = std::move(loc.value());
@@ -381,9 +382,17 @@ void Emulator::Gone(const struct stat& st) {
 Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
                        const std::function<bool()>& valid, bool may_block) {
   if (flags & ~AT_REMOVEDIR) return Reply::Errno(EINVAL);
-  auto p = ResolvePath(req, dirfd, path, false);
+  Named named;
+  auto p = ResolvePath(req, dirfd, path, false, Change::kEntry, &named);
   if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!p) return Reply::PathRefused("delete: ", p.error());
+  if (!p) {
+    Reply refused = Reply::PathRefused("delete: ", p.error());
+    auto at = named.abs.empty()
+                  ? std::nullopt
+                  : BypassPlace(policy::FileOp::kDelete, named, policy::RefusedBy::kOther);
+    if (!at) return refused;
+    return BypassUnlink(req, *at, flags, p.error().op, std::move(refused), valid, may_block);
+  }
   const std::string what = "delete " + p->abs;
   policy::FileRequest q;
   q.op = policy::FileOp::kDelete;
@@ -392,7 +401,10 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   const policy::Settings settings = DecideSettings();
   // What the place alone refuses (a root has no parent to look in).
   if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
-    return Reply::Errno(d.err, what + ": " + d.rule);
+    Reply refused = Reply::Errno(d.err, what + ": " + d.rule);
+    auto at = BypassPlace(policy::FileOp::kDelete, named, d.by);
+    if (!at) return refused;
+    return BypassUnlink(req, *at, flags, d.rule, std::move(refused), valid, may_block);
   }
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);

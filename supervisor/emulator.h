@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "base/fd.h"
+#include "policy/approval.h"
 #include "policy/decide.h"
 #include "policy/terminal.h"
 #include "policy/policy.h"
@@ -69,6 +70,10 @@ struct Reply {
   // returns: 0, or the errno the call fails with.
   std::function<int()> after_install;
   bool continue_syscall = false;  // execve and umask only
+  // Run outside the policy, once: the policy refused it and the approver
+  // allowed this one operation (policy/bypass.h). The audit record says
+  // "bypassed".
+  bool bypassed = false;
   bool defer = false;             // may wait: Handle again where it may block
   // With `defer`: the rest of the call, already checked, to run instead of
   // Handle, on a thread without capabilities (network connect and bind).
@@ -107,6 +112,15 @@ using DeleteGate = std::function<bool(const Request&, int parent_fd, const std::
 using WriteGate = std::function<bool(const Request&, int fd, const std::string& rel_path,
                                      const std::function<bool()>& still_valid, std::string& why)>;
 
+// Asks the approver to run one operation the policy refused outside it,
+// once (policy/bypass.h): `preview` names the operation, the path and the
+// identity the caller holds. True only for an allowed-once for this
+// request id and preview digest, with the tool's call still live; the
+// caller then rechecks the identity and performs exactly that operation.
+// Otherwise false, with the outcome appended to `why`.
+using BypassGate = std::function<bool(const Request&, const policy::DeletePreview& preview,
+                                      const std::function<bool()>& still_valid, std::string& why)>;
+
 struct ReadFence;
 class ProxyPeers;
 
@@ -122,6 +136,16 @@ struct EmulatorOptions {
   // sensitive.delete: recoverable: asked for a write in place the journal
   // cannot keep (null: such a write is refused).
   WriteGate write_gate;
+  // sandbox.allowBypass, and the gate of an approver who can answer (null
+  // under --approvals deny): a write-open or a delete the policy refuses
+  // inside the workspace is offered as a bypass when
+  // policy::BypassEligible says so (emulator_bypass.cc). Without both, no
+  // request is made and the refusal stands.
+  bool allow_bypass = false;
+  BypassGate bypass_gate;
+  // The built-in credential list (policy::IsCredentialPath): never offered
+  // for a bypass, whatever rule covers the path.
+  std::vector<policy::PathRule> credentials;
   // sensitive.delete: recoverable: the run's journal, which keeps the
   // user's files before they are removed or replaced in the workspace and
   // records every change to a name there (null: not recoverable).
@@ -227,10 +251,17 @@ class Emulator {
     int64_t born_ns = -1;
   };
   static bool StatEntry(int dirfd, const std::string& name, EntryStat& e);
+  // A path as the tool wrote it and made absolute.
+  struct Named {
+    std::string raw;
+    std::string abs;
+  };
+  // `named`, when given, gets the path before the rule lookup (for a
+  // bypass of what the lookup refuses).
   Result<Path> ResolvePath(const Request& req, int dirfd_arg, uint64_t path_addr, bool empty_ok,
-                           Change change = Change::kEntry);
+                           Change change = Change::kEntry, Named* named = nullptr);
   Result<Path> Resolve(const Request& req, int dirfd_arg, std::string path, bool empty_ok,
-                       Change change = Change::kEntry);
+                       Change change = Change::kEntry, Named* named = nullptr);
   Reply Open(const Request& req, int dirfd, uint64_t path, uint64_t flags, uint64_t mode,
              const std::function<bool()>& valid, bool may_block);
   Reply Unlink(const Request& req, int dirfd, uint64_t path, int flags,
@@ -275,6 +306,23 @@ class Emulator {
   Reply StandInName(const Request& req, pid_t tgid, int tool_fd, const sockaddr_storage& addr,
                     uint64_t len, bool bind, const std::function<bool()>& valid, bool may_block);
   Reply Listen(const Request& req, int fd, int backlog);
+
+  // Per-operation bypass (emulator_bypass.cc, policy/bypass.h). Where a
+  // change `op` at `path` that the policy refused (`by`; kOther: ask the
+  // rule lookup which rule it was) would be run: beneath the workspace's
+  // root, when policy::BypassEligible offers it; nullopt otherwise.
+  std::optional<Located> BypassPlace(policy::FileOp op, const Named& path,
+                                     policy::RefusedBy by) const;
+  // The refused open (`refused`, by `rule`) offered to the approver, and
+  // for an allowed-once performed: the file's identity rechecked on the
+  // fd the tool gets, or a new file made exclusively. Else `refused`.
+  Reply BypassOpen(const Request& req, const Located& loc, uint64_t flags, uint64_t mode,
+                   const std::string& rule, Reply refused, const std::function<bool()>& valid,
+                   bool may_block);
+  // The refused unlink of a file, as a sensitive delete: preview with its
+  // SHA-256, allowed-once, recheck, unlinkat. Else `refused`.
+  Reply BypassUnlink(const Request& req, const Located& loc, int flags, const std::string& rule,
+                     Reply refused, const std::function<bool()>& valid, bool may_block);
 
   // The facts policy::Decide needs, gathered here (emulator_facts.cc).
   policy::PlaceFacts Place(const Located& loc, bool leads = false) const;
@@ -330,6 +378,9 @@ class Emulator {
   // open(O_TRUNC) of a file of the user's: a new empty file with the same
   // mode takes its name, and the old one goes into the journal.
   Reply TruncateKept(const Located& loc, uint64_t flags, const struct stat& old);
+  // The undo of a file made for the tool at `loc` (`st`) whose fd could
+  // not be installed: removed again, if it is still that file.
+  std::function<void()> UndoCreate(const Located& loc, const struct stat& st);
   bool Protected(const Located& loc) const;
   // Where a path lies against the workspace's repositories: protected, or
   // the config of a repository this run made (guarded by content).

@@ -281,7 +281,13 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (brokered && !(flags & kWriteBits)) return OpenBrokered(req, p.abs, flags);
   if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
   auto located = roots_.Locate(p.abs, Change::kContent);
-  if (!located) return Reply::PathRefused("open for writing: ", located.error());
+  if (!located) {
+    Reply refused = Reply::PathRefused("open for writing: ", located.error());
+    auto at = BypassPlace(policy::FileOp::kOpenWrite, {raw, p.abs}, policy::RefusedBy::kOther);
+    if (!at || p.slash) return refused;
+    return BypassOpen(req, *at, flags, mode, located.error().op, std::move(refused), valid,
+                      may_block);
+  }
   p.loc = std::move(located.value());
   const Located* loc = &p.loc;
   std::string what;
@@ -290,17 +296,26 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   q.tmpfile = flags & kBareTmpfile;
   const policy::Settings settings = DecideSettings();
   std::string rel;
+  policy::Decision place_refusal;
   // What the place alone refuses; again for the name a followed link gives.
   auto admit_place = [&]() -> std::optional<Reply> {
     what = "open for writing " + p.abs;
     q.place = Place(*loc);
     if (auto d = policy::Decide(q, settings); !d.allowed()) {
+      place_refusal = d;
       return Reply::Errno(d.err, what + ": " + d.rule);
     }
     rel = p.rel();  // with the tool's trailing slash, for the kernel to judge
     return std::nullopt;
   };
-  if (auto refused = admit_place()) return std::move(*refused);
+  if (auto refused = admit_place()) {
+    // The name as the tool wrote it (no link followed yet): offered as a
+    // bypass where the policy's own rule refused it.
+    auto at = BypassPlace(policy::FileOp::kOpenWrite, {raw, p.abs}, place_refusal.by);
+    if (!at || p.slash) return std::move(*refused);
+    return BypassOpen(req, *at, flags, mode, place_refusal.rule, std::move(*refused), valid,
+                      may_block);
+  }
   uint64_t perm = 0;
   std::optional<CreationUmask> creation;
   if (flags & (O_CREAT | kBareTmpfile)) {
@@ -398,7 +413,12 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   Reply installed = InstallReply(std::move(fd.value()), flags);
   // The kernel takes the fd before it creates anything: a file made for an
   // fd that cannot be installed is removed again, if it is still ours.
-  installed.undo = [this, loc = *loc, st] {
+  installed.undo = UndoCreate(*loc, st);
+  return installed;
+}
+
+std::function<void()> Emulator::UndoCreate(const Located& loc, const struct stat& st) {
+  return [this, loc, st] {
     auto parent = WriteRoots::OpenParent(loc);
     struct stat now;
     if (parent && ::fstatat(parent->get(), loc.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -407,7 +427,6 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
       NoteDropped(loc, st);
     }
   };
-  return installed;
 }
 
 Reply Emulator::TruncateKept(const Located& loc, uint64_t flags, const struct stat& old) {

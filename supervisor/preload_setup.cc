@@ -144,6 +144,7 @@ bool MakePreloadEnv(const policy::Policy& p, const std::string& library,
   // granted file made in the run): the preload asks the broker then
   // (wire::kEnvBroker), and only then.
   if (BrokersReads(rules)) out->set.push_back(std::string(wire::kEnvBroker) + "=1");
+  if (reporting.bypass) out->set.push_back(std::string(wire::kEnvBypass) + "=1");
   if (reporting.log_refusals) out->set.push_back(std::string(wire::kEnvLog) + "=1");
   if (reporting.refused_only) {
     out->set.push_back(std::string(wire::kEnvReportMode) + "=" + wire::kReportRefusedOnly);

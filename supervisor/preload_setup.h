@@ -44,6 +44,10 @@ struct PreloadEnv {
 struct PreloadReporting {
   bool log_refusals = false;  // the preload writes its own line per refusal
   bool refused_only = false;  // wire::kEnvReportMode: refusals alone are reported
+  // wire::kEnvBypass: the supervisor may offer a refused change as a
+  // bypass (policy/bypass.h), so the preload leaves rule refusals of
+  // changes to it. Never on the preload-only rung, where nothing else decides.
+  bool bypass = false;
 };
 bool MakePreloadEnv(const policy::Policy& p, const std::string& library,
                     const std::string& caller_ld_preload, PreloadReporting reporting,

@@ -93,6 +93,7 @@ class WriteRoots {
   static Result<Fd> OpenParent(const Located& loc);
 
   const std::vector<WriteRoot>& roots() const { return roots_; }
+  const std::vector<policy::PathRule>& rules() const { return rules_; }
 
  private:
   bool Grants(policy::Access a) const {

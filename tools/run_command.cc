@@ -399,14 +399,21 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
   using policy::SensitiveDelete;
   supervisor::EmulatorOptions& e = req.emulator;
   e.sensitive_delete_allowed = p.sensitive_delete == SensitiveDelete::kAllow;
+  supervisor::ApprovalGates gates =
+      supervisor::MakeApprovalGates(services.approver, services.approval_timeout, req.argv[0]);
   if (p.sensitive_delete == SensitiveDelete::kAsk ||
       p.sensitive_delete == SensitiveDelete::kRecoverable) {
-    supervisor::ApprovalGates gates =
-        supervisor::MakeApprovalGates(services.approver, services.approval_timeout, req.argv[0]);
     // Under recoverable a delete is kept, never asked about; a write in
     // place too large to keep a copy of is asked about.
     if (p.sensitive_delete == SensitiveDelete::kAsk) e.delete_gate = std::move(gates.del);
     e.write_gate = std::move(gates.write);
+  }
+  // Per-operation bypass (policy/bypass.h): asked only with
+  // sandbox.allowBypass and an approver who can answer.
+  e.allow_bypass = p.allow_bypass;
+  if (std::string_view(services.approver->Name()) != "deny") e.bypass_gate = std::move(gates.bypass);
+  for (const policy::PathRule& r : p.base_paths) {
+    if (r.source == policy::kCredentialSource) e.credentials.push_back(r);
   }
   e.on_shutdown = [approver = services.approver] { approver->CancelAll(); };
   e.protected_patterns = p.protected_patterns;

@@ -64,7 +64,7 @@ class AuditLogObserver final : public supervisor::RunObserver {
 
   void Decided(const supervisor::Request& r, const supervisor::Reply& rep) override {
     nlohmann::json f = {{"pid", r.tid}, {"syscall", supervisor::SyscallName(r.nr)},
-                        {"result", rep.error == 0 ? "allowed" : "refused"}};
+                        {"result", rep.bypassed ? "bypassed" : rep.error == 0 ? "allowed" : "refused"}};
     if (rep.error != 0) f["errno"] = rep.error;
     if (!rep.why.empty()) f["why"] = rep.why;
     Append("decision", std::move(f));

@@ -49,11 +49,16 @@ std::unique_ptr<RulesApprover> RulesApprover::FromText(const std::string& text,
       rule.max_bytes = r["max_bytes"].get<uint64_t>();
     }
     if (r.contains("op")) {
-      if (r["op"] != "delete" && r["op"] != "write") {
-        *error = where + "\"op\" must be \"delete\" or \"write\"";
+      static constexpr const char* kOps[] = {"delete", "write", "bypass", "bypass-open",
+                                             "bypass-unlink"};
+      bool known = false;
+      for (const char* op : kOps) known = known || r["op"] == op;
+      if (!known) {
+        *error = where + "\"op\" must be \"delete\", \"write\", \"bypass\", "
+                         "\"bypass-open\" or \"bypass-unlink\"";
         return nullptr;
       }
-      rule.write_in_place = r["op"] == "write";
+      rule.op = r["op"].get<std::string>();
     }
     rules.push_back(std::move(rule));
   }
@@ -74,10 +79,22 @@ std::unique_ptr<RulesApprover> RulesApprover::FromFile(const std::string& path,
   return r;
 }
 
+namespace {
+
+// Whether a rule for `op` answers this request: each kind of request only
+// by a rule of its own kind.
+bool Answers(const std::string& op, const DeletePreview& p) {
+  if (!p.bypass.empty()) return op == "bypass" || op == "bypass-" + p.bypass;
+  if (p.write_in_place) return op == "write";
+  return op == "delete";
+}
+
+}  // namespace
+
 Outcome RulesApprover::Decide(const ApprovalRequest& req, std::chrono::steady_clock::time_point,
                               int, std::string* note) {
   for (const AllowRule& r : rules_) {
-    if (r.write_in_place == req.preview.write_in_place &&
+    if (Answers(r.op, req.preview) &&
         ::fnmatch(r.glob.c_str(), req.preview.rel_path.c_str(), FNM_PATHNAME) == 0 &&
         req.preview.size <= r.max_bytes) {
       *note = "rule " + r.glob;

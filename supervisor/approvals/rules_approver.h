@@ -4,7 +4,10 @@
 // FNM_PATHNAME: '*' stays within one directory) and its size is at most
 // max_bytes (no limit when absent). A rule with "op": "write" allows a
 // write in place that a recoverable run's journal cannot keep instead (a
-// rule for deletes never allows a write). Anything else is denied.
+// rule for deletes never allows a write). A rule with "op": "bypass"
+// allows a bypass request (policy/bypass.h) for any operation,
+// "bypass-open" or "bypass-unlink" for that one only; no other rule
+// allows a bypass. Anything else is denied.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +22,9 @@ namespace cordon::supervisor {
 struct AllowRule {
   std::string glob;
   uint64_t max_bytes = UINT64_MAX;
-  bool write_in_place = false;  // "op": "write" (else "delete", the default)
+  // "op": "delete" (the default), "write", "bypass", "bypass-open",
+  // "bypass-unlink".
+  std::string op = "delete";
 };
 
 class RulesApprover final : public Approver {

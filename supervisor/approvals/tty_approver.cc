@@ -48,6 +48,19 @@ std::string PromptText(const ApprovalRequest& req) {
            "To remove it this once, type its name (" + ConfirmationWord(req) +
            "); anything else keeps it: ";
   }
+  if (!p.bypass.empty()) {
+    const std::string op = policy::BypassOperation(p);
+    return "\ncordon: " + Printable(req.tool_argv0) + " (pid " + std::to_string(req.tool_pid) +
+           ") asks to run ONE operation OUTSIDE the sandbox policy (sandbox.allowBypass):\n" +
+           "  op      " + op + "\n" + "  refused " + Printable(p.bypass_rule) + "\n" +
+           "  path    " + Printable(p.rel_path) + "\n" +
+           (p.ino == 0 ? std::string("  (does not exist yet)\n")
+                       : "  size    " + std::to_string(p.size) + " bytes\n" + "  inode   " +
+                             std::to_string(p.dev) + ":" + std::to_string(p.ino) + "\n") +
+           "  request " + std::to_string(req.request_id) + "  preview " + req.preview_digest +
+           "\n" + "To run it this once, bypassed, type its name (" + ConfirmationWord(req) +
+           "); anything else keeps it refused: ";
+  }
   if (p.write_in_place) {
     return "\ncordon: " + Printable(req.tool_argv0) + " (pid " + std::to_string(req.tool_pid) +
            ") wants to write in place to a file that existed before the run, too large for the "

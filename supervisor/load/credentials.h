@@ -19,8 +19,8 @@
 
 namespace cordon::supervisor {
 
-// The source those rules carry, for explain.
-inline constexpr const char* kCredentialSource = "credential: denied";
+// The source those rules carry, for explain and the bypass rule.
+using policy::kCredentialSource;
 
 // The list, relative to the home.
 std::span<const char* const> CredentialPaths();

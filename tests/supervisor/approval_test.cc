@@ -190,6 +190,50 @@ TEST(RulesApprover, AWriteInPlaceNeedsAWriteRule) {
   EXPECT_NE(write(6, "x.o", 1).preview_digest, Request(6, "x.o", 1).preview_digest);
 }
 
+// A bypass request (policy/bypass.h) is answered only by a bypass rule
+// ("bypass" any operation, "bypass-open"/"bypass-unlink" that one); a
+// delete's or a write's rule never answers one, nor a bypass rule a delete.
+TEST(RulesApprover, ABypassNeedsABypassRuleForThatOperation) {
+  std::string err;
+  auto a = RulesApprover::FromText(R"([{"glob": ".gitmodules", "op": "bypass-open"},
+      {"glob": "*.pem", "op": "bypass"}, {"glob": "*.txt"}, {"glob": "*.log", "op": "write"}])",
+                                   &err);
+  ASSERT_TRUE(a) << err;
+  auto bypass = [](uint64_t id, std::string path, const char* op) {
+    ApprovalRequest r = Request(id, std::move(path), 1);
+    r.preview.bypass = op;
+    r.preview.open_flags = op == std::string("open") ? 02001 : 0;
+    r.preview.bypass_rule = "protected path";
+    r.preview_digest = r.preview.Digest();
+    return r;
+  };
+  EXPECT_EQ(a->Ask(bypass(1, ".gitmodules", "open"), 1s), Outcome::kAllowedOnce);
+  EXPECT_EQ(a->Ask(bypass(2, ".gitmodules", "unlink"), 1s), Outcome::kDenied) << "another op";
+  EXPECT_EQ(a->Ask(bypass(3, "k.pem", "unlink"), 1s), Outcome::kAllowedOnce);
+  EXPECT_EQ(a->Ask(bypass(4, "k.pem", "open"), 1s), Outcome::kAllowedOnce);
+  EXPECT_EQ(a->Ask(bypass(5, "a.txt", "unlink"), 1s), Outcome::kDenied) << "a delete rule";
+  EXPECT_EQ(a->Ask(bypass(6, "a.log", "open"), 1s), Outcome::kDenied) << "a write rule";
+  EXPECT_EQ(a->Ask(Request(7, "k.pem", 1), 1s), Outcome::kDenied) << "a bypass rule, a delete";
+  EXPECT_EQ(a->Ask(Request(8, "a.txt", 1), 1s), Outcome::kAllowedOnce);
+  // The operation, its flags and the rule are in the digest.
+  ApprovalRequest open = bypass(9, "k.pem", "open");
+  ApprovalRequest other = open;
+  other.preview.open_flags = 01;
+  EXPECT_NE(open.preview.Digest(), other.preview.Digest());
+  other = open;
+  other.preview.bypass = "unlink";
+  EXPECT_NE(open.preview.Digest(), other.preview.Digest());
+  EXPECT_NE(open.preview.Digest(), Request(9, "k.pem", 1).preview.Digest());
+  // It travels as JSON and back unchanged.
+  auto back = DeletePreview::FromJson(open.preview.ToJson());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->Digest(), open.preview.Digest());
+  EXPECT_EQ(BypassOperation(open.preview), "open O_WRONLY|O_APPEND");
+  nlohmann::json bad = open.preview.ToJson();
+  bad["op"] = "rename";
+  EXPECT_FALSE(DeletePreview::FromJson(bad)) << "no such bypass operation";
+}
+
 TEST(RulesApprover, MalformedRulesAreRefused) {
   for (const char* bad :
        {"", "{", "{}", R"([1])", R"([{"max_bytes": 1}])", R"([{"glob": ""}])",

@@ -1,0 +1,55 @@
+#include "policy/bypass.h"
+
+namespace cordon::policy {
+namespace {
+
+// A rule the user wrote: a command-line flag, or a policy file's pointer.
+bool UsersRule(const PathRule& r) {
+  return r.source == "--deny" || r.source == "--ro" || r.source.rfind("policy ", 0) == 0;
+}
+
+}  // namespace
+
+bool BypassEligible(const BypassFacts& f) {
+  if (!f.allow_bypass || !f.can_ask) return false;
+  if (f.op != FileOp::kOpenWrite && f.op != FileOp::kDelete) return false;
+  if (!f.in_workspace || f.credential || f.dotdot) return false;
+  switch (f.refused_by) {
+    case RefusedBy::kProtectedPath:
+    case RefusedBy::kDenyGlob:
+    case RefusedBy::kDeniedPath:
+    case RefusedBy::kReadOnlyPath:
+      return true;
+    case RefusedBy::kOther:
+    case RefusedBy::kCredential:
+    case RefusedBy::kOutside:
+      return false;
+  }
+  return false;
+}
+
+RefusedBy RefusedByRule(const Covered& c) {
+  if (c.err == 0) return RefusedBy::kOther;
+  if (c.rule == nullptr) return RefusedBy::kOutside;  // no rule, a raw "..", not absolute
+  const PathRule& r = *c.rule;
+  if (r.source == kCredentialSource) return RefusedBy::kCredential;
+  if (r.source == kProtectedPathSource) return RefusedBy::kProtectedPath;
+  if (r.source == kDenyGlobSource) return RefusedBy::kDenyGlob;
+  if (r.access == Access::kDenied) return UsersRule(r) ? RefusedBy::kDeniedPath : RefusedBy::kOther;
+  if (r.access == Access::kReadOnly) {
+    // The read-only profile's workspace rule carries no source; the
+    // system set's rules (/usr, /proc) carry none either, and lie outside
+    // the workspace (BypassFacts::in_workspace).
+    return UsersRule(r) || r.source.empty() ? RefusedBy::kReadOnlyPath : RefusedBy::kOther;
+  }
+  return RefusedBy::kOther;
+}
+
+bool IsCredentialPath(const std::vector<PathRule>& rules, std::string_view abs) {
+  for (const PathRule& r : rules) {
+    if (r.source == kCredentialSource && PathWithin(abs, r.path)) return true;
+  }
+  return false;
+}
+
+}  // namespace cordon::policy

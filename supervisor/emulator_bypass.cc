@@ -1,0 +1,179 @@
+// Per-operation bypass (seed 004; policy/bypass.h decides which refusals
+// may be offered): a write-open or an unlink the policy refused inside the
+// workspace is sent to the approver as "run this one operation outside the
+// policy", with the preview shape of a sensitive delete (the operation,
+// the path, the identity held). Only an allowed-once for that request id
+// and preview digest grants (BypassGate); the supervisor then rechecks the
+// identity and performs exactly that operation beneath the workspace's
+// root (openat2 RESOLVE_BENEATH, no symlink, no mount crossed; the fd
+// handed over with ADDFD), as the tool's credentials. The reply says
+// `bypassed`, and so does the audit record.
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy/bypass.h"
+#include "supervisor/creation_umask.h"
+#include "supervisor/delete_preview.h"
+#include "supervisor/emulator.h"
+
+namespace cordon::supervisor {
+namespace {
+
+constexpr uint64_t kBareTmpfile = 020000000;
+// What of the tool's open flags the approver is shown and approves.
+constexpr uint64_t kAskedFlags = O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND;
+
+Reply Deferred() {
+  Reply later;
+  later.defer = true;
+  return later;
+}
+
+// Not offered after all (the entry is not one a bypass may touch): the
+// refusal stands, and says why no one was asked.
+Reply NotOffered(Reply refused, const std::string& why) {
+  refused.why += " (no bypass offered: " + why + ")";
+  return refused;
+}
+
+Reply Bypassed(std::string why) {
+  spdlog::warn("cordon: ran outside the policy, once (bypass allowed): {}", why);
+  Reply r;
+  r.bypassed = true;
+  r.why = std::move(why);
+  return r;
+}
+
+}  // namespace
+
+std::optional<Located> Emulator::BypassPlace(policy::FileOp op, const Named& path,
+                                             policy::RefusedBy by) const {
+  if (!opts_.bypass_gate) return std::nullopt;  // nobody to ask
+  const WriteRoot* ws = nullptr;
+  for (const WriteRoot& r : roots_.roots()) {
+    if (r.workspace) ws = &r;
+  }
+  policy::Covered c = policy::CoverPath(roots_.rules(), path.abs);
+  if (ws == nullptr || c.path.empty()) return std::nullopt;
+  policy::BypassFacts f;
+  f.allow_bypass = opts_.allow_bypass;
+  f.can_ask = static_cast<bool>(opts_.bypass_gate);
+  f.op = op;
+  f.in_workspace = policy::IsWithin(c.path, ws->path) && c.path != ws->path;
+  f.dotdot = policy::HasParentSegment(path.raw);
+  f.credential = policy::IsCredentialPath(opts_.credentials, c.path);
+  f.refused_by = by == policy::RefusedBy::kOther ? policy::RefusedByRule(c) : by;
+  if (!policy::BypassEligible(f)) return std::nullopt;
+  Located loc;
+  loc.root = ws;
+  loc.rel = ws->path == "/" ? c.path.substr(1) : c.path.substr(ws->path.size() + 1);
+  const size_t slash = loc.rel.rfind('/');
+  loc.parent_rel = slash == std::string::npos ? "." : loc.rel.substr(0, slash);
+  loc.name = slash == std::string::npos ? loc.rel : loc.rel.substr(slash + 1);
+  return loc;
+}
+
+Reply Emulator::BypassOpen(const Request& req, const Located& loc, uint64_t flags, uint64_t mode,
+                           const std::string& rule, Reply refused,
+                           const std::function<bool()>& valid, bool may_block) {
+  if (flags & (O_PATH | kBareTmpfile)) return NotOffered(std::move(refused), "not a named file");
+  if (!may_block) return Deferred();
+  // Held without following a link: what the approver is shown is what is
+  // opened, or a name with nothing there yet.
+  auto held = WriteRoots::OpenBeneath(*loc.root, loc.rel, O_PATH | O_NOFOLLOW, 0);
+  if (!held && held.error().err != ENOENT)
+    return NotOffered(std::move(refused), Describe(held.error()));
+  if (!held && !(flags & O_CREAT)) return Reply::Errno(ENOENT);
+  if (held && (flags & O_CREAT) && (flags & O_EXCL)) return Reply::Errno(EEXIST);
+  auto preview =
+      MakeBypassPreview(held ? held->get() : -1, loc.rel, "open", flags & kAskedFlags, rule);
+  if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
+  std::string why = refused.why;
+  if (!opts_.bypass_gate(req, preview.value(), valid, why)) {
+    refused.why = why;
+    return refused;
+  }
+  // Exactly the operation approved: the tool's flags, no link followed,
+  // beneath the workspace's root. O_NONBLOCK until the identity is known
+  // (a FIFO swapped in cannot stall this thread); O_TRUNC once installed.
+  const uint64_t base =
+      (flags & ~static_cast<uint64_t>(O_TRUNC | O_CREAT | O_EXCL)) | O_NOCTTY | O_NOFOLLOW;
+  const std::string what = "open for writing " + loc.rel;
+  if (held) {
+    auto fd = WriteRoots::OpenBeneath(*loc.root, loc.rel, base | O_NONBLOCK, 0);
+    if (!fd) return Reply::Errno(fd.error().err, what + ": bypass allowed, open failed");
+    if (Status s = Recheck(fd->get(), -1, nullptr, preview.value()); !s) {
+      return Reply::Errno(EACCES, what + ": the file changed after the preview (" +
+                                      Describe(s.error()) + "): not bypassed");
+    }
+    constexpr uint64_t kStatusFlags = O_APPEND | O_DIRECT | O_NOATIME | O_NONBLOCK;
+    if (::fcntl(fd->get(), F_SETFL, static_cast<int>(flags & kStatusFlags)) != 0) {
+      return Reply::Errno(errno);
+    }
+    struct stat st;
+    if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+    const bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+    if (writes) NoteWritten(loc, st, flags & O_TRUNC);
+    Reply r = Bypassed(what + ": " + policy::BypassOperation(preview.value()) + " (" + rule + ")");
+    r.install = std::move(fd.value());
+    r.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+    r.truncate_installed = (flags & O_TRUNC) != 0;
+    return r;
+  }
+  auto umask = umask_.Get(req.tid, valid);
+  if (!umask) return Reply::Errno(EACCES, "stale");
+  CreationUmask creation(umask.value());
+  // O_EXCL: the name must still be free, as the approver was shown.
+  auto fd = WriteRoots::OpenBeneath(*loc.root, loc.rel, base | O_CREAT | O_EXCL,
+                                    creation.Mode(static_cast<mode_t>(mode)));
+  if (!fd) {
+    return Reply::Errno(fd.error().err == EEXIST ? EACCES : fd.error().err,
+                        what + ": not bypassed (" + Describe(fd.error()) + ")");
+  }
+  if (!creation.FixMode(fd->get(), static_cast<mode_t>(mode))) return Reply::Errno(errno);
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
+  Born(st);
+  NoteCreated(loc, st);
+  Reply r = Bypassed(what + ": " + policy::BypassOperation(preview.value()) + " (" + rule + ")");
+  r.install = std::move(fd.value());
+  r.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+  r.undo = UndoCreate(loc, st);
+  return r;
+}
+
+Reply Emulator::BypassUnlink(const Request& req, const Located& loc, int flags,
+                             const std::string& rule, Reply refused,
+                             const std::function<bool()>& valid, bool may_block) {
+  if (flags & AT_REMOVEDIR) return NotOffered(std::move(refused), "a directory");
+  if (!may_block) return Deferred();
+  auto parent = WriteRoots::OpenParent(loc);
+  if (!parent) return NotOffered(std::move(refused), Describe(parent.error()));
+  // Held for the preview and the recheck, as a sensitive delete's.
+  Fd fd(::openat(parent->get(), loc.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd && errno == ENOENT) return Reply::Errno(ENOENT);
+  if (!fd) return NotOffered(std::move(refused), "cannot hold the file for a preview");
+  auto preview = MakeBypassPreview(fd.get(), loc.rel, "unlink", 0, rule);
+  if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
+  std::string why = refused.why;
+  if (!opts_.bypass_gate(req, preview.value(), valid, why)) {
+    refused.why = why;
+    return refused;
+  }
+  const std::string what = "delete " + loc.rel;
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
+  // No await between this recheck and the unlink.
+  if (Status s = Recheck(fd.get(), parent->get(), loc.name.c_str(), preview.value()); !s) {
+    return Reply::Errno(EACCES, what + ": the file changed after the preview (" +
+                                    Describe(s.error()) + "): not bypassed");
+  }
+  if (::unlinkat(parent->get(), loc.name.c_str(), 0) != 0) return Reply::Errno(errno);
+  NoteDropped(loc, st);
+  Gone(st);
+  return Bypassed(what + ": unlink (" + rule + ")");
+}
+
+}  // namespace cordon::supervisor

@@ -1,0 +1,363 @@
+// Per-operation bypass (issue 27 item 1, seed 004: "Tools can request a
+// bypass only when sandbox.allowBypass is enabled, and the permission UI
+// records whether the operation ran sandboxed or bypassed"), end to end:
+// the real cordon, a forked probe (dynamic, through the preload, and
+// static), answers from a rules file or the real policyd and `cordon
+// approve`, the disk and the audit log read afterwards.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <future>
+#include <thread>
+
+#include "policy/audit_record.h"
+#include "policy/digest.h"
+#include "supervisor/approvals/seqpacket.h"
+#include "tests/support/json_lines.h"
+#include "tests/support/test_env.h"
+
+namespace cordon::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+constexpr const char* kWrite =
+    R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v1"}}})";
+constexpr const char* kWriteBypass =
+    R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v1"}},)"
+    R"("sandbox":{"allowBypass":true}})";
+constexpr const char* kModules = "[submodule \"lib\"]\n\tpath = lib\n";
+
+class BypassTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    // .gitmodules: a protected path (policy/protected_paths.h), which git
+    // run later outside the sandbox obeys.
+    WriteFile(t_.Ws(".gitmodules"), kModules);
+    WriteFile(t_.Ws("key.pem"), "key\n");
+    WriteFile(t_.Ws("other.pem"), "other\n");
+    WriteFile(t_.Ws("notes.txt"), "notes\n");
+    policy_ = t_.root() + "/policy.json";
+    rules_ = t_.root() + "/rules.json";
+    log_ = t_.root() + "/audit.jsonl";
+  }
+  // cordon run under POLICY with APPROVALS, --deny-glob '*.pem', the audit
+  // log at log_ (fresh each run); returns the probe's status.
+  int Run(const char* policy, const std::string& approvals, std::vector<std::string> op,
+          std::vector<std::string> env = {}, std::vector<std::string> extra = {}) {
+    WriteFile(policy_, policy);
+    ::unlink(log_.c_str());
+    std::vector<std::string> a = {"run",      "--workspace",        t_.ws(),   "--ro",
+                                  ProbeDir(), "--policy",           policy_,   "--deny-glob",
+                                  "*.pem",    "--approvals",        approvals, "--audit",
+                                  log_,       "--approval-timeout", "20"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    a.push_back("--");
+    a.push_back(GetParam());
+    a.insert(a.end(), op.begin(), op.end());
+    last_ = RunCordon(a, "", env);
+    return last_.status;
+  }
+  std::string Rules(const std::string& json) {
+    WriteFile(rules_, json);
+    return "rules:" + rules_;
+  }
+  std::vector<nlohmann::json> Log() {
+    std::string bytes = ReadFile(log_);
+    EXPECT_TRUE(policy::VerifyAuditBytes(bytes).intact);
+    return JsonLines(bytes);
+  }
+  std::vector<nlohmann::json> Approvals() {
+    std::vector<nlohmann::json> out;
+    for (auto& r : Log()) {
+      if (r["kind"] == "approval") out.push_back(r);
+    }
+    return out;
+  }
+  // The outcomes recorded, in order.
+  std::vector<std::string> Outcomes() {
+    std::vector<std::string> out;
+    for (auto& r : Approvals()) {
+      if (r["event"] == "outcome") out.push_back(r["outcome"]);
+    }
+    return out;
+  }
+  int Decisions(const std::string& result) {
+    int n = 0;
+    for (auto& r : Log()) n += r["kind"] == "decision" && r["result"] == result;
+    return n;
+  }
+
+  ScratchTree t_;
+  std::string policy_, rules_, log_;
+  RunResult last_;
+};
+
+// Without sandbox.allowBypass nobody is asked, whatever the approver would
+// say: the protected path stays refused, as before.
+TEST_P(BypassTest, WithoutAllowBypassNoRequestIsMade) {
+  const std::string allow =
+      Rules(R"([{"glob": "*", "op": "bypass"}, {"glob": ".*", "op": "bypass"}])");
+  EXPECT_EQ(Run(kWrite, allow, {"append", ".gitmodules"}), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws(".gitmodules")), kModules);
+  EXPECT_EQ(Run(kWrite, allow, {"unlink", "key.pem"}), EACCES) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("key.pem")));
+  EXPECT_TRUE(Approvals().empty()) << "no request without allowBypass";
+  EXPECT_EQ(Decisions("bypassed"), 0);
+}
+
+// --approvals deny is no approver: no request either.
+TEST_P(BypassTest, WithoutAnApproverNoRequestIsMade) {
+  EXPECT_EQ(Run(kWriteBypass, "deny", {"append", ".gitmodules"}), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws(".gitmodules")), kModules);
+  EXPECT_TRUE(Approvals().empty());
+}
+
+// allowBypass and an approver who allows this one operation: exactly that
+// operation runs, the audit log says "bypassed"; the neighbouring
+// operation on the same file (an unlink) is asked on its own and refused.
+TEST_P(BypassTest, AnAllowedOnceRunsExactlyThatOperation) {
+  const std::string allow = Rules(R"([{"glob": ".gitmodules", "op": "bypass-open"}])");
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", ".gitmodules"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws(".gitmodules")), std::string(kModules) + "probe\n");
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  auto approvals = Approvals();
+  ASSERT_FALSE(approvals.empty());
+  const nlohmann::json& preview = approvals[0]["preview"];
+  EXPECT_EQ(preview["kind"], "bypass");
+  EXPECT_EQ(preview["op"], "open");
+  EXPECT_EQ(preview["path"], ".gitmodules");
+  EXPECT_EQ(preview["rule"], "protected path");
+  EXPECT_EQ(preview["ino"], [&] {
+    struct stat st {};
+    ::stat(t_.Ws(".gitmodules").c_str(), &st);
+    return static_cast<uint64_t>(st.st_ino);
+  }());
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"allowed-once"});
+  EXPECT_EQ(RunCordon({"audit", "verify", log_}).status, 0);
+  // The neighbour: an unlink of the same file is another operation.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"unlink", ".gitmodules"}), EACCES) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws(".gitmodules")));
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+  EXPECT_EQ(Decisions("bypassed"), 0);
+  // An honest file beside it needs no bypass.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", "notes.txt"}), 0) << last_.err;
+  EXPECT_TRUE(Approvals().empty());
+}
+
+// A deny glob's match, deleted by a bypass: the preview is a delete's
+// (with its SHA-256), the file is gone, its neighbour stays.
+TEST_P(BypassTest, AnUnlinkOfADenyGlobMatch) {
+  const std::string allow = Rules(R"([{"glob": "key.pem", "op": "bypass-unlink"}])");
+  EXPECT_EQ(Run(kWriteBypass, allow, {"unlink", "key.pem"}), 0) << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("key.pem")));
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  auto approvals = Approvals();
+  ASSERT_FALSE(approvals.empty());
+  EXPECT_EQ(approvals[0]["preview"]["op"], "unlink");
+  EXPECT_EQ(approvals[0]["preview"]["sha256"], policy::Sha256Hex("key\n"));
+  EXPECT_EQ(Run(kWriteBypass, allow, {"unlink", "other.pem"}), EACCES) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("other.pem")));
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+}
+
+// The issue's other examples: a repository's .git/config and a path the
+// user denied inside the workspace. Each allowed once; the file beside
+// each (no rule for it) stays refused.
+TEST_P(BypassTest, ARepositoryConfigAndAUserDeniedPath) {
+  ASSERT_EQ(::mkdir(t_.Ws(".git").c_str(), 0755), 0);
+  WriteFile(t_.Ws(".git/config"), "[core]\n");
+  ASSERT_EQ(::mkdir(t_.Ws("secret").c_str(), 0755), 0);
+  WriteFile(t_.Ws("secret/token"), "t\n");
+  WriteFile(t_.Ws("secret/other"), "o\n");
+  const std::string allow = Rules(
+      R"([{"glob": ".git/config", "op": "bypass-open"}, {"glob": "secret/token", "op": "bypass"}])");
+  const std::vector<std::string> deny = {"--deny", t_.Ws("secret")};
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", ".git/config"}, {}, deny), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws(".git/config")), "[core]\nprobe\n");
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", "secret/token"}, {}, deny), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("secret/token")), "t\nprobe\n");
+  EXPECT_EQ(Approvals()[0]["preview"]["rule"], "denied path");
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", "secret/other"}, {}, deny), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("secret/other")), "o\n");
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+  // A name that does not exist yet: made exclusively, once allowed.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"create", "secret/token2"}, {}, deny), EACCES) << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("secret/token2")));
+  const std::string create = Rules(R"([{"glob": "secret/new", "op": "bypass-open"}])");
+  EXPECT_EQ(Run(kWriteBypass, create, {"create", "secret/new"}, {}, deny), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("secret/new")), "probe\n");
+  EXPECT_EQ(Approvals()[0]["preview"]["ino"], 0);
+}
+
+// A deny and an answer for another operation (a delete's rule, a write's)
+// change nothing, and the log says denied.
+TEST_P(BypassTest, ADenyOrAnAnswerForAnotherOperationChangesNothing) {
+  EXPECT_EQ(Run(kWriteBypass, Rules(R"([{"glob": "notes.txt", "op": "bypass"}])"),
+                {"append", ".gitmodules"}),
+            EACCES);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+  EXPECT_THAT(last_.err, HasSubstr("bypass denied"));
+  for (const char* other :
+       {R"([{"glob": ".gitmodules"}])", R"([{"glob": ".gitmodules", "op": "write"}])",
+        R"([{"glob": ".gitmodules", "op": "bypass-unlink"}])"}) {
+    EXPECT_EQ(Run(kWriteBypass, Rules(other), {"append", ".gitmodules"}), EACCES) << other;
+    EXPECT_EQ(ReadFile(t_.Ws(".gitmodules")), kModules) << other;
+    EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"}) << other;
+    EXPECT_EQ(Decisions("bypassed"), 0) << other;
+  }
+}
+
+// The built-in credential list is never offered, whatever the approver
+// would say: a workspace that is the home holds ~/.ssh.
+TEST_P(BypassTest, ACredentialPathIsNeverAsked) {
+  ASSERT_EQ(::mkdir(t_.Ws(".ssh").c_str(), 0700), 0);
+  WriteFile(t_.Ws(".ssh/config"), "Host *\n");
+  const std::string allow = Rules(R"([{"glob": ".ssh/*", "op": "bypass"}])");
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", ".ssh/config"}, {"HOME=" + t_.ws()}), EACCES)
+      << last_.err;
+  EXPECT_EQ(Run(kWriteBypass, allow, {"unlink", ".ssh/config"}, {"HOME=" + t_.ws()}), EACCES)
+      << last_.err;
+  EXPECT_TRUE(Approvals().empty()) << "a credential path is never asked about";
+  // A user's own --deny of that path takes the credential rule's place in
+  // the lookup; the path is still on the credential list.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", ".ssh/config"}, {"HOME=" + t_.ws()},
+                {"--deny", t_.Ws(".ssh")}),
+            EACCES)
+      << last_.err;
+  EXPECT_TRUE(Approvals().empty()) << "a credential path is never asked about";
+  EXPECT_EQ(ReadFile(t_.Ws(".ssh/config")), "Host *\n");
+}
+
+// Outside the workspace, and through a raw "..": never offered.
+TEST_P(BypassTest, OutsideTheWorkspaceIsNeverAsked) {
+  WriteFile(t_.Out("elsewhere.txt"), "elsewhere\n");
+  const std::string allow =
+      Rules(R"([{"glob": "*", "op": "bypass"}, {"glob": "*/*", "op": "bypass"}])");
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", t_.Out("elsewhere.txt")}), EACCES) << last_.err;
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", "../ws/.gitmodules"}), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Out("elsewhere.txt")), "elsewhere\n");
+  EXPECT_EQ(ReadFile(t_.Ws(".gitmodules")), kModules);
+  EXPECT_TRUE(Approvals().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Probes, BypassTest, ::testing::Values(PROBE_DYNAMIC, PROBE_STATIC),
+                         [](const auto& info) {
+                           return std::string(info.param).ends_with("_static") ? "Static"
+                                                                               : "Dynamic";
+                         });
+
+// `cordon policy explain` says whether refusals may be asked about.
+TEST(BypassExplain, SaysWhetherABypassMayBeAsked) {
+  ScratchTree t;
+  const std::string p = t.root() + "/policy.json";
+  WriteFile(p, kWriteBypass);
+  RunResult r = RunCordon({"policy", "explain", p}, t.ws());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("per operation: a write-open or delete the policy refuses"));
+  WriteFile(p, kWrite);
+  r = RunCordon({"policy", "explain", p}, t.ws());
+  EXPECT_THAT(r.out, HasSubstr("none: no refusal is ever offered to the approver"));
+}
+
+// Bad answers through the real policyd: another request id, another
+// digest, a timeout. Each changes nothing and the run says why.
+class BypassSocketTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteFile(t_.Ws(".gitmodules"), kModules);
+    sock_ = t_.root() + "/policyd.sock";
+    log_ = t_.root() + "/audit.jsonl";
+    policy_ = t_.root() + "/policy.json";
+    WriteFile(policy_, kWriteBypass);
+    daemon_ = ::fork();
+    if (daemon_ == 0) {
+      ::execl(CORDON_BIN, CORDON_BIN, "policyd", "--socket", sock_.c_str(), nullptr);
+      _exit(127);
+    }
+    for (int i = 0; i < 500 && !supervisor::ConnectSeqpacket(sock_).ok(); ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+  void TearDown() override {
+    if (daemon_ > 0) {
+      ::kill(daemon_, SIGTERM);
+      ::waitpid(daemon_, nullptr, 0);
+    }
+  }
+  std::future<RunResult> Start(const std::string& timeout = "30") {
+    std::vector<std::string> a = {
+        "run",   "--workspace", t_.ws(),           "--ro",    ProbeDir(),   "--policy",
+        policy_, "--approvals", "socket:" + sock_, "--audit", log_,         "--approval-timeout",
+        timeout, "--",          PROBE_DYNAMIC,     "append",  ".gitmodules"};
+    return std::async(std::launch::async, [a] { return RunCordon(a); });
+  }
+  nlohmann::json WaitForRequest() {
+    for (int i = 0; i < 1000; ++i) {
+      auto l = JsonLines(RunCordon({"approve", "--socket", sock_, "--list"}).out);
+      if (!l.empty()) return l[0];
+      std::this_thread::sleep_for(10ms);
+    }
+    ADD_FAILURE() << "no request arrived";
+    return nlohmann::json::object();
+  }
+  int Answer(uint64_t id, const std::string& digest) {
+    return RunCordon(
+               {"approve", "--socket", sock_, "--allow", std::to_string(id), "--digest", digest})
+        .status;
+  }
+  std::string Outcome() {
+    for (auto& r : JsonLines(ReadFile(log_))) {
+      if (r["kind"] == "approval" && r["event"] == "outcome") return r["outcome"];
+    }
+    return "<none>";
+  }
+
+  ScratchTree t_;
+  std::string sock_, log_, policy_;
+  pid_t daemon_ = -1;
+};
+
+TEST_F(BypassSocketTest, AnAnswerForAnotherIdOrDigestChangesNothing) {
+  auto run = Start();
+  nlohmann::json req = WaitForRequest();
+  EXPECT_EQ(req["preview"]["kind"], "bypass");
+  const uint64_t id = req["id"].get<uint64_t>();
+  EXPECT_EQ(Answer(id + 1000, req["digest"]), 1) << "not pending: stale";
+  EXPECT_EQ(Answer(id, std::string(64, '0')), 1) << "another digest: stale";
+  RunResult r = run.get();
+  EXPECT_EQ(r.status, EACCES) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("bypass stale"));
+  EXPECT_EQ(ReadFile(t_.Ws(".gitmodules")), kModules);
+  EXPECT_EQ(Outcome(), "stale");
+}
+
+TEST_F(BypassSocketTest, ATimeoutChangesNothing) {
+  auto run = Start("0.5");
+  (void)WaitForRequest();
+  RunResult r = run.get();
+  EXPECT_EQ(r.status, EACCES) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("bypass timeout"));
+  EXPECT_EQ(ReadFile(t_.Ws(".gitmodules")), kModules);
+  EXPECT_EQ(Outcome(), "timeout");
+}
+
+TEST_F(BypassSocketTest, TheRightAnswerRunsIt) {
+  auto run = Start();
+  nlohmann::json req = WaitForRequest();
+  EXPECT_EQ(Answer(req["id"].get<uint64_t>(), req["digest"]), 0);
+  RunResult r = run.get();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(t_.Ws(".gitmodules")), std::string(kModules) + "probe\n");
+  EXPECT_EQ(Outcome(), "allowed-once");
+}
+
+}  // namespace
+}  // namespace cordon::testing
