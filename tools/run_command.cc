@@ -362,7 +362,6 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.rung = rung;
   req.landlock_abi = k.landlock_abi;
   req.filter.network = p.network;
-  req.emulator.network = p.network;
   policy::Policy run_policy = p;
   // sensitive.delete: recoverable: the journal, denied to the tool.
   DenyRunRecords(services, run_policy);
@@ -395,7 +394,6 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
                         supervisor::LaunchRequest& req) {
   using policy::SensitiveDelete;
   supervisor::EmulatorOptions& e = req.emulator;
-  e.sensitive_delete_allowed = p.sensitive_delete == SensitiveDelete::kAllow;
   if (p.sensitive_delete == SensitiveDelete::kAsk ||
       p.sensitive_delete == SensitiveDelete::kRecoverable) {
     supervisor::ApprovalGates gates =
@@ -406,11 +404,6 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
     e.write_gate = std::move(gates.write);
   }
   e.on_shutdown = [approver = services.approver] { approver->CancelAll(); };
-  e.protected_patterns = p.protected_patterns;
-  e.deny_globs = p.deny_globs;
-  e.deny_globs_workspace = p.workspace;
-  e.deny_globs_follow_parents = policy::DenyGlobsFollowParents(p.deny_globs);
-  e.pins = p.tools;
   e.observer = AuditObserver(services);
   // Notify only what the policy needs decided (DESIGN.md); an exec needs a
   // decision only against an exec allowlist (Landlock's EXECUTE rights are
