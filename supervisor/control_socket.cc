@@ -167,6 +167,15 @@ void ControlSocket::Serve() {
       (void)SendControl(conn.get(), {{"type", "refused"},
                                      {"message", "uid " + std::to_string(cred.uid) +
                                                      " does not own this run"}});
+      // What the peer sent is read (and dropped) before the close: a
+      // socket closed with unread data resets its peer, which would then
+      // lose the refusal. A second at most.
+      (void)::shutdown(conn.get(), SHUT_WR);
+      for (int i = 0; i < 4; ++i) {
+        pollfd p{conn.get(), POLLIN, 0};
+        char drop[256];
+        if (::poll(&p, 1, 250) <= 0 || ::recv(conn.get(), drop, sizeof drop, MSG_DONTWAIT) <= 0) break;
+      }
       continue;
     }
     handler_(conn.get(), stop_read_.get());
