@@ -7,6 +7,8 @@
 
 #include <map>
 
+#include "tests/support/fake_tree.h"
+
 namespace cordon::policy {
 namespace {
 
@@ -14,15 +16,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-DirLister Tree(std::map<std::string, std::vector<std::string>> t) {
-  return [t](const std::string& d) {
-    std::vector<DirEntry> out;
-    if (auto it = t.find(d); it != t.end()) {
-      for (const std::string& name : it->second) out.push_back({name});
-    }
-    return out;
-  };
-}
+const auto Tree = cordon::testing::FakeTree;
 
 const DirLister kTree = Tree({{"/", {"usr", "w", "other"}},
                               {"/w", {"src", "secret", ".env"}},
