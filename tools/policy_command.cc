@@ -249,21 +249,6 @@ std::string SharedMemoryLine(const policy::Policy& p) {
   return "none: no /dev/shm here";
 }
 
-// What `cordon policy reload` may change in a run of this policy
-// (policy/reload_check.h, docs/policy.md "Reloading a running tool's policy").
-std::string ReloadLine(const policy::Policy& p) {
-  const std::string fixed =
-      "; the kernel layers stay the launch's, so a reload needing more (a new path, a "
-      "removed denial, a network, sensitive.delete or links change) is refused: start a new run";
-  if (!supervisor::DecidesEveryChange(Decided(p))) {
-    return "cordon policy reload --run RUN FILE may not change the path rules of such a run "
-           "(the kernel takes some writes and deletes, and no supervisor would see them)" + fixed;
-  }
-  return "cordon policy reload --run RUN FILE may tighten what the supervisor decides (writes, "
-         "creations, deletes, renames, metadata, protected paths, deny globs); reads the kernel "
-         "grants stay granted" + fixed;
-}
-
 // The names of this environment a run from here would leave out.
 std::vector<std::string> RemovedHere(const policy::Policy& p) {
   std::vector<std::string> env, removed;
@@ -321,7 +306,7 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
   j["rung"] = rung;
   j["notified_syscalls"] = Notified(p);
   j["preload"] = kPreloadLine;
-  j["reload"] = ReloadLine(p);
+  j["reload"] = ReloadLine(Decided(p));
   j["own_files_only"] = SharedDirs(p);
   return j;
 }
@@ -373,7 +358,7 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
   for (const auto& n : Notified(p)) notified += (notified.empty() ? "" : " ") + n;
   line("Decided by", "the supervisor, one round trip each (reads stay at kernel speed): " + notified);
   line("Preload", kPreloadLine);
-  line("Reload", ReloadLine(p));
+  line("Reload", ReloadLine(Decided(p)));
 
   std::printf("\nPaths from the policy and the command line:\n");
   if (p.paths.empty()) std::printf("  (none)\n");

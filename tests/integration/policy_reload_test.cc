@@ -157,14 +157,20 @@ TEST_F(PolicyReloadTest, ATighterPolicyIsEnforcedFromThenOn) {
   EXPECT_EQ(Ask("w " + t_.Ws("secret/after")), "denied");
   EXPECT_EQ(Ask("w " + t_.Ws("neighbour")), "ok");
   EXPECT_EQ(Ask("w " + t_.Ws("secret/before")), "denied");
+  // A denial a reload added may go again: the launch's policy had none.
+  RunResult back = Reload(PolicyFile("open.json", "{}"));
+  EXPECT_EQ(back.status, 0) << back.err;
+  EXPECT_EQ(Ask("w " + t_.Ws("secret/again")), "ok");
   EXPECT_EQ(Stop(), 0);
   EXPECT_FALSE(Exists(t_.Ws("secret/after")));
+  EXPECT_EQ(ReadFile(t_.Ws("secret/again")), "data\n");
   EXPECT_EQ(ReadFile(t_.Ws("secret/before")), "data\n");
   EXPECT_EQ(ReadFile(t_.Ws("neighbour")), "data\n");
   auto records = Reloads();
-  ASSERT_EQ(records.size(), 1u) << ReadFile(RunDir() + "/audit.jsonl");
+  ASSERT_EQ(records.size(), 2u) << ReadFile(RunDir() + "/audit.jsonl");
   EXPECT_EQ(records[0]["outcome"], "accepted");
   EXPECT_NE(records[0]["old_digest"], records[0]["new_digest"]);
+  EXPECT_EQ(records[1]["old_digest"], records[0]["new_digest"]);
   // The socket went with the run.
   EXPECT_FALSE(Exists(RunDir() + "/control.sock"));
 }
@@ -303,7 +309,7 @@ TEST_F(PolicyReloadTest, OnlyTheRunsOwnerIsServed) {
   int status = 0;
   ::waitpid(other, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << WEXITSTATUS(status);
-  EXPECT_THAT(reply, HasSubstr("refused"));
+  EXPECT_THAT(reply, HasSubstr("refused")) << CordonErr();
   EXPECT_THAT(reply, HasSubstr("does not own this run"));
   // The caller's side: a socket that is not the caller's gets no policy.
   ASSERT_EQ(::chown(sock.c_str(), 65534, 65534), 0);
@@ -313,6 +319,13 @@ TEST_F(PolicyReloadTest, OnlyTheRunsOwnerIsServed) {
   EXPECT_EQ(Ask("w " + t_.Ws("secret/x")), "ok");  // nothing changed
   EXPECT_EQ(Stop(), 0);
   EXPECT_THAT(Reloads(), ::testing::IsEmpty());
+}
+
+TEST_F(PolicyReloadTest, ExplainSaysWhatAReloadMayChange) {
+  RunResult r = Cordon({"policy", "explain", "--profile", "workspace-write"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("cordon policy reload --run RUN FILE may tighten"));
+  EXPECT_THAT(r.out, HasSubstr("reads the kernel grants stay granted"));
 }
 
 TEST_F(PolicyReloadTest, BadRequestsSayWhyInOneLine) {
