@@ -13,19 +13,23 @@ int Level(const Grant& g) {
 }
 
 std::string Describe(const Grant& g) {
-  const char* what = g.list_only ? "listing" : g.access == Access::kReadWrite ? "read-write" : "read";
+  const char* what = g.list_only                      ? "listing"
+                     : g.access == Access::kReadWrite ? "read-write"
+                                                      : "read";
   return std::string(what) + (Level(g) > 0 && g.executable ? " and execute" : "") + " on " + g.path;
 }
 
-bool SameRules(const Policy& a, const EnforcedLayers& al, const Policy& b, const EnforcedLayers& bl) {
+bool SameRules(const Policy& a, const EnforcedLayers& al, const Policy& b,
+               const EnforcedLayers& bl) {
   auto key = [](const Grant& g) { return std::tie(g.path, g.access, g.executable, g.list_only); };
   auto sorted = [&](std::vector<Grant> v) {
     std::sort(v.begin(), v.end(), [&](const Grant& x, const Grant& y) { return key(x) < key(y); });
     return v;
   };
   const auto ag = sorted(al.grants), bg = sorted(bl.grants);
-  const bool same_grants = std::equal(ag.begin(), ag.end(), bg.begin(), bg.end(),
-                                      [&](const Grant& x, const Grant& y) { return key(x) == key(y); });
+  const bool same_grants =
+      std::equal(ag.begin(), ag.end(), bg.begin(), bg.end(),
+                 [&](const Grant& x, const Grant& y) { return key(x) == key(y); });
   return same_grants && a.protected_patterns == b.protected_patterns &&
          a.deny_globs == b.deny_globs && a.profile == b.profile;
 }
@@ -62,7 +66,8 @@ std::vector<std::string> ReloadRefusals(const Policy& running, const EnforcedLay
   fixed("sensitive.delete", SensitiveDeleteName(running.sensitive_delete),
         SensitiveDeleteName(wanted.sensitive_delete));
   fixed("links", LinkModeName(running.links), LinkModeName(wanted.links));
-  fixed("the private TMPDIR", running.private_tmp ? "on" : "off", wanted.private_tmp ? "on" : "off");
+  fixed("the private TMPDIR", running.private_tmp ? "on" : "off",
+        wanted.private_tmp ? "on" : "off");
 
   // The kernel's grants: everything the new policy needs must be granted.
   std::size_t uncovered = 0;
@@ -85,17 +90,21 @@ std::vector<std::string> ReloadRefusals(const Policy& running, const EnforcedLay
     }
   }
   if (wanted_layers.decides_exec && !running_layers.decides_exec) {
-    out.push_back("an exec allowlist needs every exec sent to the supervisor, which this run's "
-                  "seccomp filter does not do; " + std::string(kNeedsNewRun));
+    out.push_back(
+        "an exec allowlist needs every exec sent to the supervisor, which this run's "
+        "seccomp filter does not do; " +
+        std::string(kNeedsNewRun));
   }
   // A changed rule is enforced by the supervisor alone: it must see every
   // change the tool makes (links: kernel with sensitive.delete: allow leaves
   // write opens and deletes to Landlock, which keeps the launch's grants).
   if (!running_layers.decides_changes &&
       !SameRules(running, running_layers, wanted, wanted_layers)) {
-    out.push_back("this run's seccomp filter leaves some writes and deletes to the kernel "
-                  "(links: kernel, sensitive.delete: allow), so a changed path rule could not be "
-                  "enforced; " + std::string(kNeedsNewRun));
+    out.push_back(
+        "this run's seccomp filter leaves some writes and deletes to the kernel "
+        "(links: kernel, sensitive.delete: allow), so a changed path rule could not be "
+        "enforced; " +
+        std::string(kNeedsNewRun));
   }
   return out;
 }

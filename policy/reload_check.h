@@ -23,9 +23,9 @@ namespace cordon::policy {
 // What a run's kernel layers grant and send to the supervisor: for the
 // running tool as launched, or as a policy would need them.
 struct EnforcedLayers {
-  std::vector<Grant> grants;      // the Landlock plan (PlanGrants)
-  bool decides_changes = false;   // every write open, delete and rename is notified
-  bool decides_exec = false;      // execve is notified (an exec allowlist)
+  std::vector<Grant> grants;     // the Landlock plan (PlanGrants)
+  bool decides_changes = false;  // every write open, delete and rename is notified
+  bool decides_exec = false;     // execve is notified (an exec allowlist)
 };
 
 // The message every refusal for a looser layer ends with.

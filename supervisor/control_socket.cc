@@ -20,8 +20,7 @@ constexpr size_t kMaxFds = 4;
 Result<sockaddr_un> Address(int dir_fd) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  const std::string path =
-      "/proc/self/fd/" + std::to_string(dir_fd) + "/" + kControlSocketName;
+  const std::string path = "/proc/self/fd/" + std::to_string(dir_fd) + "/" + kControlSocketName;
   if (path.size() >= sizeof addr.sun_path) return SysError{ENAMETOOLONG, "control socket", path};
   std::memcpy(addr.sun_path, path.data(), path.size());
   return addr;
@@ -164,9 +163,9 @@ void ControlSocket::Serve() {
     if (::getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
         !PeerMayControl(cred.uid, ::getuid())) {
       spdlog::warn("control socket: refused a peer of uid {}: not the run's owner", cred.uid);
-      (void)SendControl(conn.get(), {{"type", "refused"},
-                                     {"message", "uid " + std::to_string(cred.uid) +
-                                                     " does not own this run"}});
+      (void)SendControl(
+          conn.get(), {{"type", "refused"},
+                       {"message", "uid " + std::to_string(cred.uid) + " does not own this run"}});
       // What the peer sent is read (and dropped) before the close: a
       // socket closed with unread data resets its peer, which would then
       // lose the refusal. A second at most.
@@ -174,7 +173,8 @@ void ControlSocket::Serve() {
       for (int i = 0; i < 4; ++i) {
         pollfd p{conn.get(), POLLIN, 0};
         char drop[256];
-        if (::poll(&p, 1, 250) <= 0 || ::recv(conn.get(), drop, sizeof drop, MSG_DONTWAIT) <= 0) break;
+        if (::poll(&p, 1, 250) <= 0 || ::recv(conn.get(), drop, sizeof drop, MSG_DONTWAIT) <= 0)
+          break;
       }
       continue;
     }

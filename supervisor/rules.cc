@@ -6,7 +6,8 @@
 namespace cordon::supervisor {
 
 Result<std::shared_ptr<const Rules>> MakeRules(const policy::Policy& p, const RulesPlace& place) {
-  auto roots = WriteRoots::Open(policy::EffectiveRules(p, place.tmp), p.workspace, place.shared_dirs);
+  auto roots =
+      WriteRoots::Open(policy::EffectiveRules(p, place.tmp), p.workspace, place.shared_dirs);
   if (!roots) return SysError{roots.error().err, "write roots", Describe(roots.error())};
   auto r = std::make_shared<Rules>(Rules{std::move(roots.value())});
   r->network = p.network;

@@ -87,11 +87,13 @@ std::string ReloadLine(const supervisor::ToolFilterOptions& decided) {
       "removed denial, a network, sensitive.delete or links change) is refused: start a new run";
   if (!supervisor::DecidesEveryChange(decided)) {
     return "cordon policy reload --run RUN FILE may not change the path rules of such a run "
-           "(the kernel takes some writes and deletes, and no supervisor would see them)" + fixed;
+           "(the kernel takes some writes and deletes, and no supervisor would see them)" +
+           fixed;
   }
   return "cordon policy reload --run RUN FILE may tighten what the supervisor decides (writes, "
          "creations, deletes, renames, metadata, protected paths, deny globs); reads the kernel "
-         "grants stay granted" + fixed;
+         "grants stay granted" +
+         fixed;
 }
 
 void AddPolicyReload(CLI::App* policy_cmd, int& exit_code) {

@@ -14,7 +14,8 @@ namespace {
 // The layers `filter` and `grants` make, as policy/reload_check.h takes them.
 policy::EnforcedLayers Layers(std::vector<policy::Grant> grants,
                               const supervisor::ToolFilterOptions& filter) {
-  return {std::move(grants), supervisor::DecidesEveryChange(filter), supervisor::NotifiesExec(filter)};
+  return {std::move(grants), supervisor::DecidesEveryChange(filter),
+          supervisor::NotifiesExec(filter)};
 }
 
 // One line: the first problem, and how many more there were.

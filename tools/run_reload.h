@@ -24,8 +24,8 @@ namespace cordon::tools {
 
 // What a reload is built and checked against: the run as launched.
 struct ReloadFrame {
-  RunOptions options;        // the run's own (a reload's file replaces --policy)
-  policy::Policy launched;   // the run's policy as the tool was launched under it
+  RunOptions options;       // the run's own (a reload's file replaces --policy)
+  policy::Policy launched;  // the run's policy as the tool was launched under it
   // The rules the run added to its policy (its records, journal, scan
   // caches, the preload library): added to every reloaded policy too.
   std::vector<policy::PathRule> run_rules;

@@ -76,9 +76,10 @@ class PolicyReloadTest : public ::testing::Test {
       ::dup2(e, 2);
       if (::chdir(t_.ws().c_str()) != 0) _exit(111);
       for (const auto& v : env_) ::putenv(const_cast<char*>(v.c_str()));
-      std::vector<std::string> args = {"run", "--profile", "workspace-write", "--workspace",
-                                       t_.ws(), "--approvals", "deny", "--log-level", "info",
-                                       "--ro", ProbeDir()};
+      std::vector<std::string> args = {"run",         "--profile",   "workspace-write",
+                                       "--workspace", t_.ws(),       "--approvals",
+                                       "deny",        "--log-level", "info",
+                                       "--ro",        ProbeDir()};
       args.insert(args.end(), flags.begin(), flags.end());
       args.insert(args.end(), {"--", "sh", "-c", kTool});
       ExecCordon(args);
@@ -304,7 +305,8 @@ TEST_F(PolicyReloadTest, OnlyTheRunsOwnerIsServed) {
   ::close(dir);
   std::string reply;
   char buf[512];
-  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;) reply.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;)
+    reply.append(buf, static_cast<size_t>(n));
   ::close(p[0]);
   int status = 0;
   ::waitpid(other, &status, 0);

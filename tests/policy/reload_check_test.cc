@@ -18,9 +18,8 @@ using ::testing::Not;
 
 const auto Tree = cordon::testing::FakeTree;
 
-const DirLister kTree = Tree({{"/", {"usr", "w", "other"}},
-                              {"/w", {"src", "secret", ".env"}},
-                              {"/usr", {"bin", "lib"}}});
+const DirLister kTree = Tree(
+    {{"/", {"usr", "w", "other"}}, {"/w", {"src", "secret", ".env"}}, {"/usr", {"bin", "lib"}}});
 
 Policy Base() {
   Policy p;
@@ -140,11 +139,12 @@ TEST(ReloadRefusals, AChangedRuleNeedsTheSupervisorToSeeEveryChange) {
 }
 
 TEST(GrantsCover, RightsAreTheUnionOfTheGrantsAbove) {
-  const std::vector<Grant> g = {{"/a", Access::kReadOnly, false}, {"/a/b", Access::kReadWrite, false},
+  const std::vector<Grant> g = {{"/a", Access::kReadOnly, false},
+                                {"/a/b", Access::kReadWrite, false},
                                 {"/x", Access::kReadOnly, true, true}};
   EXPECT_TRUE(GrantsCover(g, {"/a/b/c", Access::kReadWrite, false}));
   EXPECT_FALSE(GrantsCover(g, {"/a/c", Access::kReadWrite, false}));
-  EXPECT_FALSE(GrantsCover(g, {"/a/c", Access::kReadOnly, true}));  // no execute
+  EXPECT_FALSE(GrantsCover(g, {"/a/c", Access::kReadOnly, true}));        // no execute
   EXPECT_TRUE(GrantsCover(g, {"/x/y", Access::kReadOnly, false, true}));  // listing
   EXPECT_FALSE(GrantsCover(g, {"/x/y", Access::kReadOnly, false}));       // reading
   EXPECT_FALSE(GrantsCover(g, {"/ab", Access::kReadOnly, false}));        // not beneath /a
