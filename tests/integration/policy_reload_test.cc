@@ -176,6 +176,18 @@ TEST_F(PolicyReloadTest, ATighterPolicyIsEnforcedFromThenOn) {
   EXPECT_FALSE(Exists(RunDir() + "/control.sock"));
 }
 
+TEST_F(PolicyReloadTest, OnTheNotifyAllRungToo) {
+  // No Landlock: the supervisor decides every path call, by the new rules.
+  Start({"--test-force-notify-all"});
+  RunResult r = Reload(Denying("tight.json", {t_.Ws("secret")}));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Ask("w " + t_.Ws("secret/after")), "denied");
+  EXPECT_EQ(Ask("w " + t_.Ws("neighbour")), "ok");
+  EXPECT_EQ(Stop(), 0);
+  EXPECT_FALSE(Exists(t_.Ws("secret/after")));
+  EXPECT_EQ(ReadFile(t_.Ws("neighbour")), "data\n");
+}
+
 TEST_F(PolicyReloadTest, ALooserPolicyIsRefusedAndTheOldOneStays) {
   Start({"--policy", Denying("tight.json", {t_.Ws("secret")})});
   EXPECT_EQ(Ask("w " + t_.Ws("secret/x")), "denied");
