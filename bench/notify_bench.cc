@@ -27,8 +27,12 @@ void InstallOnce() {
   g_filtered = true;
   auto roots = cordon::supervisor::WriteRoots::Open({cordon::policy::PathRule::ReadWrite(g_dir)}, g_dir);
   if (!roots) std::abort();
+  auto rules = std::make_shared<cordon::supervisor::LiveRules>();
+  rules->Start(std::make_shared<const cordon::supervisor::Rules>(
+                   cordon::supervisor::Rules{std::move(roots.value())}),
+               {});
   auto emulator = std::make_shared<cordon::supervisor::Emulator>(
-      std::move(roots.value()), 0, cordon::supervisor::EmulatorOptions{});
+      std::move(rules), 0, cordon::supervisor::EmulatorOptions{});
   cordon::supervisor::ToolFilterOptions opts;
   opts.notify_exec = false;
   auto prog = cordon::supervisor::BuildToolFilter(opts);

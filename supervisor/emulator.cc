@@ -63,16 +63,27 @@ bool Emulator::StatEntry(int dirfd, const std::string& name, EntryStat& e) {
   return true;
 }
 
-Emulator::Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
+namespace {
+
+// The rules the request this thread decides was given (Emulator::Handle).
+struct RulesScope {
+  const Emulator* emulator = nullptr;
+  const Rules* rules = nullptr;
+};
+thread_local RulesScope t_rules;
+
+}  // namespace
+
+Emulator::Emulator(std::shared_ptr<LiveRules> rules, int64_t run_start_ns, EmulatorOptions opts,
                    std::unique_ptr<ReadFence> read_fence)
-    : roots_(std::move(roots)),
+    : live_(std::move(rules)),
       read_fence_(std::move(read_fence)),
       run_start_ns_(run_start_ns),
       opts_(std::move(opts)) {}
 
 Emulator::~Emulator() {
   if (!made_shared_.load()) return;
-  for (const WriteRoot& root : roots_.roots()) {
+  for (const WriteRoot& root : rules().roots.roots()) {
     if (!root.own_entries_only) continue;
     Fd dir(::openat(root.fd.get(), ".", kWalkDirFlags));
     if (!dir) continue;
@@ -100,7 +111,7 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
                      const std::function<bool()>& valid) {
   Reply cont;
   cont.continue_syscall = true;
-  if (!read_fence_ && opts_.pins.empty() && !opts_.exec_gate) {
+  if (!read_fence_ && rules().pins.empty() && !opts_.exec_gate) {
     // Landlock's EXECUTE rights are the fence. Noting the exec (attribution
     // only) changes no answer: whatever it cannot read or resolve goes on.
     if (opts_.on_exec) {
@@ -129,7 +140,7 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
     auto loc = Canonical(read_fence_->executable, target);
     if (!loc) return Reply::Errno(loc.error().err, "execute " + abs + ": " + loc.error().op);
   }
-  if (!opts_.pins.empty()) {
+  if (!rules().pins.empty()) {
     // The pinned identity, re-hashed on the file the exec would load. The
     // supervisor's read: a binary the tool may run but not read (0711)
     // is hashed too. O_NONBLOCK: a FIFO at the path is refused below.
@@ -140,7 +151,7 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
     }
     struct stat st;
     if (!fd || ::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
-    ExecDecision d = DecideExec(opts_.pins, st, fd.get());
+    ExecDecision d = DecideExec(rules().pins, st, fd.get());
     if (!d.allow) return Reply::Errno(d.err ? d.err : EACCES, "execute " + abs + ": " + d.reason);
     spdlog::debug("execute {}: {}", abs, d.reason);
   }
@@ -182,13 +193,40 @@ Result<Emulator::Path> Emulator::Resolve(const Request& req, int dirfd, std::str
   if (!abs) return abs.error();
   p.abs = std::move(abs.value());
   if (named != nullptr) *named = {path, p.abs};
-  auto loc = roots_.Locate(p.abs, change);
+  auto loc = rules().roots.Locate(p.abs, change);
   if (!loc) return loc.error();
   p.loc = std::move(loc.value());
   return p;
 }
 
+const Rules& Emulator::rules() const {
+  if (t_rules.emulator == this) return *t_rules.rules;
+  // Kept alive by live_ until the run ends (LiveRules::Install).
+  return *live_->Current();
+}
+
+Reply Emulator::Guarded(int nr) {
+  // Said as the other refusals are; a path call gets EACCES, a process or
+  // socket call EPERM (DESIGN.md, "Exit status").
+  const bool path_call = nr != SCMP_SYS(kill) && nr != SCMP_SYS(tkill) &&
+                         nr != SCMP_SYS(tgkill) && nr != SCMP_SYS(pidfd_send_signal) &&
+                         nr != SCMP_SYS(prctl) && nr != SCMP_SYS(listen);
+  return Reply::Errno(path_call ? EACCES : EPERM,
+                      "policy reload in progress: every decision refuses until it ends",
+                      "try again once `cordon policy reload` has finished");
+}
+
 Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, bool may_block) {
+  // One rule set for the whole request: taken once, here.
+  std::shared_ptr<const Rules> snapshot = live_->Snapshot();
+  // umask decides nothing (it only drops the cached mask): never refused.
+  if (!snapshot && r.nr != SCMP_SYS(umask)) return Guarded(r.nr);
+  const RulesScope outer = t_rules;
+  t_rules = {this, snapshot ? snapshot.get() : &*live_->Current()};
+  struct Restore {
+    RulesScope saved;
+    ~Restore() { t_rules = saved; }
+  } restore{outer};
   ToolPermissions as_tool;  // free on the notify loop's threads, which hold one
   if (!as_tool.lowered()) return Reply::Errno(EACCES, "cannot lower capabilities");
   umask_.Seen(r.tid);
@@ -302,8 +340,8 @@ std::string ModuleDir(const std::string& rel, const std::string& git_rel) {
 }  // namespace
 
 Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
-  if (!loc.root->workspace || opts_.protected_patterns.empty() || loc.rel.empty()) return {};
-  if (!policy::MatchesProtected(opts_.protected_patterns, loc.rel)) return {};
+  if (!loc.root->workspace || rules().protected_patterns.empty() || loc.rel.empty()) return {};
+  if (!policy::MatchesProtected(rules().protected_patterns, loc.rel)) return {};
   constexpr RepoFacts kProtected{true, false, false};
   // A repository created in this run is the tool's own: git init and
   // commit must write its config. Its hooks that would run stay protected.

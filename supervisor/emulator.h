@@ -40,6 +40,7 @@
 #include "policy/tool_pin.h"
 #include "supervisor/blocking_calls.h"
 #include "supervisor/journal/journal.h"
+#include "supervisor/rules.h"
 #include "supervisor/run_observer.h"
 #include "supervisor/socket_stand_in.h"
 #include "supervisor/tool_creds.h"
@@ -124,14 +125,12 @@ using BypassGate = std::function<bool(const Request&, const policy::DeletePrevie
 struct ReadFence;
 class ProxyPeers;
 
+// The mechanisms a run's decisions use; what is decided is the policy's
+// (Rules, supervisor/rules.h), read from the run's LiveRules.
 struct EmulatorOptions {
-  // Under none the tool's sockets reach Unix names beneath the writable
-  // paths only; under allow, other families too.
-  policy::Network network = policy::Network::kNone;
   // public-web and hosts: the web proxy's endpoint and the record of the
   // tool's connections to it (supervisor/net/proxy_peers.h).
   std::shared_ptr<ProxyPeers> web_proxy;
-  bool sensitive_delete_allowed = false;  // sensitive.delete: allow
   DeleteGate delete_gate;
   // sensitive.delete: recoverable: asked for a write in place the journal
   // cannot keep (null: such a write is refused).
@@ -150,19 +149,6 @@ struct EmulatorOptions {
   // user's files before they are removed or replaced in the workspace and
   // records every change to a name there (null: not recoverable).
   std::shared_ptr<Journal> journal;
-  // Workspace-relative patterns that stay read-only (policy protectedPaths,
-  // policy/protected_paths.h): checked for every change in the workspace,
-  // files created later too; a directory a protected path could lie
-  // beneath is not renamed (EXDEV).
-  std::vector<std::string> protected_patterns;
-  // Deny globs (policy/deny_glob.h), relative to `deny_globs_workspace`
-  // (the workspace's realpath): no change there may make a match; with
-  // `deny_globs_follow_parents` no directory there is renamed.
-  std::vector<std::string> deny_globs;
-  std::string deny_globs_workspace;
-  bool deny_globs_follow_parents = false;
-  // The exec allowlist: empty allows every exec the filesystem rules allow.
-  std::vector<policy::ToolPin> pins;
   // Asked after the allowlist admits an exec (may block); an error refuses
   // the exec with EACCES. cordon grep waits here for its tree check, which
   // runs while the sandbox is built: ripgrep starts only once it has passed.
@@ -202,7 +188,8 @@ struct ReadFence {
 
 class Emulator {
  public:
-  Emulator(WriteRoots roots, int64_t run_start_ns, EmulatorOptions opts,
+  // `rules`: started (LiveRules::Start); read once per request.
+  Emulator(std::shared_ptr<LiveRules> rules, int64_t run_start_ns, EmulatorOptions opts,
            std::unique_ptr<ReadFence> read_fence = nullptr);
   // Removes what the tool left in the shared directories (its semaphores and
   // shared memory in /dev/shm): the host's tmpfs is no place for a finished
@@ -417,7 +404,13 @@ class Emulator {
     return loc.root->own_entries_only && !created_.Contains(st.st_dev, st.st_ino);
   }
 
-  WriteRoots roots_;
+  // The rules of the request this thread is deciding (the snapshot Handle
+  // took), else those in force.
+  const Rules& rules() const;
+  // The answer to every notified call while a reload holds the guard.
+  static Reply Guarded(int nr);
+
+  std::shared_ptr<LiveRules> live_;
   std::unique_ptr<ReadFence> read_fence_;  // null unless on the notify-all rung
   std::once_flag watch_fence_once_;
   std::unique_ptr<ReadFence> watch_fence_;  // Readable() on the Landlock rung

@@ -178,7 +178,7 @@ Result<Fd> Emulator::FollowLinks(Path& p, Fd link) {
     std::string abs = target.empty()      ? base
                       : target[0] == '/' ? target
                                          : base + (base == "/" ? "" : "/") + target;
-    auto loc = roots_.Locate(abs, Change::kContent);
+    auto loc = rules().roots.Locate(abs, Change::kContent);
     if (!loc) return SysError{EACCES, "a symlink to outside every writable path", abs};
     p.abs = abs;
     p.loc = std::move(loc.value());
@@ -285,7 +285,7 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   ssize_t n = ::readlink(ProcPath(fd.get()).c_str(), buf, sizeof buf - 1);
   if (n <= 0 || buf[0] != '/') return Reply::Errno(EACCES, "descriptor is not a file in a writable path");
   std::string path(buf, static_cast<size_t>(n));
-  auto loc = roots_.Locate(path, Change::kContent);
+  auto loc = rules().roots.Locate(path, Change::kContent);
   if (!loc) return Reply::Errno(EACCES, "change metadata of " + path + ": outside every writable path");
   auto check = WriteRoots::OpenBeneath(*loc->root, loc->rel, O_PATH | O_NOFOLLOW, 0);
   struct stat st2;

@@ -52,10 +52,10 @@ std::optional<Located> Emulator::BypassPlace(policy::FileOp op, const Named& pat
                                              policy::RefusedBy by) const {
   if (!opts_.bypass_gate) return std::nullopt;  // nobody to ask
   const WriteRoot* ws = nullptr;
-  for (const WriteRoot& r : roots_.roots()) {
+  for (const WriteRoot& r : rules().roots.roots()) {
     if (r.workspace) ws = &r;
   }
-  policy::Covered c = policy::CoverPath(roots_.rules(), path.abs);
+  policy::Covered c = policy::CoverPath(rules().roots.rules(), path.abs);
   if (ws == nullptr || c.path.empty()) return std::nullopt;
   policy::BypassFacts f;
   f.allow_bypass = opts_.allow_bypass;

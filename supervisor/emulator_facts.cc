@@ -26,17 +26,17 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
   f.users_config = repo.users_config;
   // Deny globs hold in the whole workspace, beneath a root of a grant
   // inside it (--rw WS/sub) too: matched by the workspace-relative path.
-  const std::string& ws = opts_.deny_globs_workspace;
-  if (!opts_.deny_globs.empty() && policy::IsWithin(loc.root->path, ws)) {
+  const std::string& ws = rules().deny_globs_workspace;
+  if (!rules().deny_globs.empty() && policy::IsWithin(loc.root->path, ws)) {
     std::string rel = loc.root->path.substr(std::min(ws.size() + 1, loc.root->path.size()));
     if (!rel.empty() && !loc.rel.empty()) rel += '/';
     rel += loc.rel;
-    f.deny_glob = policy::MatchesDenyGlob(opts_.deny_globs, rel);
-    f.deny_glob_parents = opts_.deny_globs_follow_parents;
+    f.deny_glob = policy::MatchesDenyGlob(rules().deny_globs, rel);
+    f.deny_glob_parents = rules().deny_globs_follow_parents;
   }
-  if (leads && loc.root->workspace && !opts_.protected_patterns.empty()) {
-    f.leads_to_protected = policy::LeadsToProtected(opts_.protected_patterns, loc.rel, false);
-    f.leads_to_protected_any_depth = policy::LeadsToProtected(opts_.protected_patterns, loc.rel, true);
+  if (leads && loc.root->workspace && !rules().protected_patterns.empty()) {
+    f.leads_to_protected = policy::LeadsToProtected(rules().protected_patterns, loc.rel, false);
+    f.leads_to_protected_any_depth = policy::LeadsToProtected(rules().protected_patterns, loc.rel, true);
   }
   return f;
 }
@@ -52,7 +52,7 @@ policy::EntryFacts Emulator::Facts(const struct stat& st, const Located& loc) co
   policy::EntryFacts e;
   e.kind = KindOf(st.st_mode);
   e.nlink = static_cast<std::uint32_t>(st.st_nlink);
-  e.pinned = roots_.IsPinned(st.st_dev, st.st_ino);
+  e.pinned = rules().roots.IsPinned(st.st_dev, st.st_ino);
   e.own = !NotOwn(loc, st);
   return e;
 }
@@ -75,7 +75,7 @@ bool Emulator::HasEntries(const Located& loc) {
 
 policy::Settings Emulator::DecideSettings() const {
   policy::Settings s;
-  s.delete_allowed = opts_.sensitive_delete_allowed;
+  s.delete_allowed = rules().sensitive_delete_allowed;
   s.can_ask = static_cast<bool>(opts_.delete_gate);
   s.recoverable = opts_.journal != nullptr;
   return s;

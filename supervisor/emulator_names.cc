@@ -90,7 +90,7 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   // (renaming a name onto itself removes nothing): one syscall fewer for a
   // plain rename.
   const bool replaces = dst_exists && !(flags & RENAME_EXCHANGE);
-  if (!src_known && (roots_.HasPins() || replaces || from->loc.root->own_entries_only)) {
+  if (!src_known && (rules().roots.HasPins() || replaces || from->loc.root->own_entries_only)) {
     if (!stat_source()) return Reply::Errno(errno);
     q.entry = Facts(src, from->loc);
   }

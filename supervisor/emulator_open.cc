@@ -280,7 +280,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   constexpr uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | kBareTmpfile;
   if (brokered && !(flags & kWriteBits)) return OpenBrokered(req, p.abs, flags);
   if (read_fence_ && !(flags & kWriteBits)) return OpenForRead(req, p.abs, flags);
-  auto located = roots_.Locate(p.abs, Change::kContent);
+  auto located = rules().roots.Locate(p.abs, Change::kContent);
   if (!located) {
     Reply refused = Reply::PathRefused("open for writing: ", located.error());
     auto at = BypassPlace(policy::FileOp::kOpenWrite, {raw, p.abs}, policy::RefusedBy::kOther);

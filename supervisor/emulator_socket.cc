@@ -188,9 +188,9 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
   }
   // The network rule (policy/loopback.h): under none, the tool's own
   // loopback only; under public-web and hosts:, the web proxy too.
-  const bool none = policy::NetworkFenced(opts_.network);
+  const bool none = policy::NetworkFenced(rules().network);
   policy::NetRequest nr;
-  nr.mode = opts_.network;
+  nr.mode = rules().network;
   nr.op = bind ? policy::NetOp::kBind : policy::NetOp::kConnect;
   nr.parsed = policy::ParseInetEndpoint(&addr, len, &nr.endpoint);
   if (opts_.web_proxy) nr.proxy = &opts_.web_proxy->endpoint();
@@ -202,7 +202,7 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
     if (domain != AF_INET && domain != AF_INET6) {
       return Reply::Errno(EACCES, what + ": a socket of another family than AF_UNIX, AF_INET "
                                          "and AF_INET6 under network " +
-                                         policy::NetworkName(opts_.network));
+                                         policy::NetworkName(rules().network));
     }
     if (to_loopback && !(nr.proxy && nr.endpoint.port == nr.proxy->port)) {
       ListenerFacts f = GatherListenerFacts(creds->tgid, nr.endpoint);
@@ -430,7 +430,7 @@ Reply Emulator::Listen(const Request& req, int tool_fd, int backlog) {
       return Reply::Errno(errno);
     }
     policy::NetRequest nr;
-    nr.mode = opts_.network;
+    nr.mode = rules().network;
     nr.op = policy::NetOp::kListen;
     nr.parsed = policy::ParseInetEndpoint(&name, nlen, &nr.endpoint);
     policy::NetDecision d = policy::DecideNet(nr);

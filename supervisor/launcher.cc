@@ -143,11 +143,11 @@ Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const 
 // server that answers it. EPIPE: the child died before sending it.
 Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Policy& p,
                                             const LaunchRequest& req, const std::string& tmp,
-                                            int64_t run_start_ns, ReportChannel& reports) {
+                                            int64_t run_start_ns, ReportChannel& reports,
+                                            const std::shared_ptr<LiveRules>& live) {
   auto listener = ReceiveFd(notify_sock);
   if (!listener) return listener.error();
-  auto roots = WriteRoots::Open(policy::EffectiveRules(p, tmp), p.workspace, req.shared_dirs);
-  if (!roots) return SysError{roots.error().err, "write roots", Describe(roots.error())};
+  if (!live->started()) return SysError{EINVAL, "rules", "not made"};
   std::unique_ptr<ReadFence> fence;
   if (req.rung == Rung::kNotifyAll) {
     auto f = MakeReadFence(p, tmp);
@@ -169,8 +169,7 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
     if (!f) spdlog::warn("read fence: {}", Describe(f.error()));
     return f ? std::move(f.value()) : nullptr;
   };
-  auto emulator = std::make_shared<Emulator>(std::move(roots.value()), run_start_ns,
-                                             std::move(opts), std::move(fence));
+  auto emulator = std::make_shared<Emulator>(live, run_start_ns, std::move(opts), std::move(fence));
   return std::unique_ptr<NotifyServer>(
       std::make_unique<NotifyLoop>(std::move(listener.value()), std::move(emulator), req.refusals));
 }
@@ -213,37 +212,10 @@ std::string ResolveCommand(const std::string& cmd, const std::string& path_env) 
 
 namespace {
 
-// The Landlock ruleset of a run: the policy's rules, planned into grants.
+// The Landlock ruleset of a run: its planned grants (PlanRunGrants).
 Result<Fd> BuildLandlock(const LaunchRequest& req, const std::string& tmp) {
-  const policy::Policy& p = *req.policy;
-  std::vector<policy::PathRule> rules = policy::EffectiveRules(p, tmp);
-  // Protected paths: when every write-open, create, rename and unlink is
-  // decided by the supervisor (IsProtected), Landlock need not carve them,
-  // and must not: a carve makes their parent directory read-only, so git
-  // could not create .git/index.lock. With links: kernel or deletes
-  // allowed, the carve stays.
-  // Likewise a denied path that does not exist yet: nothing can bring it
-  // into being but the supervisor, which refuses to; a carve would leave
-  // the files the run creates beside it unreadable.
-  if (req.filter.notify_write_opens && req.filter.notify_deletes) {
-    std::erase_if(rules, [](const policy::PathRule& r) {
-      struct stat st;
-      return r.source == policy::kProtectedPathSource ||
-             (r.access == policy::Access::kDenied && ::lstat(r.path.c_str(), &st) != 0 &&
-              errno == ENOENT);
-    });
-  }
-  std::vector<policy::SkippedLink> links;
-  auto grants = policy::PlanGrants(rules, ListDir, &links);
-  for (const auto& l : links) {
-    if (l.denied.empty()) {
-      spdlog::info("landlock: carve skips {}: a symlink that does not resolve", l.path);
-    } else {
-      spdlog::info("landlock: carve skips {}: a symlink to {}, which would grant denied {}", l.path,
-                   l.target, l.denied);
-    }
-  }
-  LandlockConfig cfg{req.landlock_abi, policy::NetworkFenced(p.network), true};
+  const std::vector<policy::Grant> grants = PlanRunGrants(*req.policy, req.filter, tmp, true);
+  LandlockConfig cfg{req.landlock_abi, policy::NetworkFenced(req.policy->network), true};
   auto rs = BuildRuleset(grants, cfg);
   if (!rs) return rs.error();
   for (const auto& s : rs->skipped) spdlog::info("landlock: skipped {}", s);
@@ -338,6 +310,38 @@ void ReportChildFailure(const ChildFailure& failure, const LaunchRequest& req,
 }
 }  // namespace
 
+std::vector<policy::Grant> PlanRunGrants(const policy::Policy& p, const ToolFilterOptions& filter,
+                                         const std::string& tmp, bool log) {
+  std::vector<policy::PathRule> rules = policy::EffectiveRules(p, tmp);
+  // Protected paths: when every write-open, create, rename and unlink is
+  // decided by the supervisor (IsProtected), Landlock need not carve them,
+  // and must not: a carve makes their parent directory read-only, so git
+  // could not create .git/index.lock. With links: kernel or deletes
+  // allowed, the carve stays.
+  // Likewise a denied path that does not exist yet: nothing can bring it
+  // into being but the supervisor, which refuses to; a carve would leave
+  // the files the run creates beside it unreadable.
+  if (filter.notify_write_opens && filter.notify_deletes) {
+    std::erase_if(rules, [](const policy::PathRule& r) {
+      struct stat st;
+      return r.source == policy::kProtectedPathSource ||
+             (r.access == policy::Access::kDenied && ::lstat(r.path.c_str(), &st) != 0 &&
+              errno == ENOENT);
+    });
+  }
+  std::vector<policy::SkippedLink> links;
+  auto grants = policy::PlanGrants(rules, ListDir, &links);
+  for (const auto& l : log ? links : std::vector<policy::SkippedLink>{}) {
+    if (l.denied.empty()) {
+      spdlog::info("landlock: carve skips {}: a symlink that does not resolve", l.path);
+    } else {
+      spdlog::info("landlock: carve skips {}: a symlink to {}, which would grant denied {}", l.path,
+                   l.target, l.denied);
+    }
+  }
+  return grants;
+}
+
 int Launch(const LaunchRequest& req) {
   const policy::Policy& p = *req.policy;
   // Files born from here on are the run's own and may be deleted freely.
@@ -350,11 +354,24 @@ int Launch(const LaunchRequest& req) {
     if (Status s = tmp.Create(); !s) return Fail("private TMPDIR: " + Describe(s.error()));
   }
 
+  // What the supervisor decides, and what the kernel layers were built for
+  // (a reload is checked against them: supervisor/rules.h).
+  LaunchedLayers layers;
+  layers.filter = req.filter;
+  layers.rung = req.rung;
+  layers.landlock_abi = req.landlock_abi;
+  layers.place = RulesPlace{tmp.path(), req.shared_dirs};
   Fd ruleset;
   if (req.rung == Rung::kLandlockNotify) {
     auto rs = BuildLandlock(req, tmp.path());
     if (!rs) return Fail("landlock: " + Describe(rs.error()));
     ruleset = std::move(rs.value());
+  }
+  const std::shared_ptr<LiveRules> live = req.rules ? req.rules : std::make_shared<LiveRules>();
+  if (req.rung != Rung::kPreloadOnly) {
+    auto first = MakeRules(p, layers.place);
+    if (!first) return Fail(Describe(first.error()));
+    live->Start(std::move(first.value()), std::move(layers));
   }
 
   std::unique_ptr<BpfProgram> filter;
@@ -427,7 +444,7 @@ int Launch(const LaunchRequest& req) {
   std::thread window;
   if (exec_notified) {
     window =
-        std::thread([&] { served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns, reports); });
+        std::thread([&] { served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns, reports, live); });
   }
   const pid_t pid = SpawnChild(spec);
   if (pid > 0 && req.landlock_audit != nullptr) req.landlock_audit->SetCreator(pid);
@@ -440,7 +457,7 @@ int Launch(const LaunchRequest& req) {
   if (window.joinable()) {
     window.join();
   } else if (notifies && pid >= 0) {
-    served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns, reports);
+    served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns, reports, live);
   }
   if (pid < 0) return Fail(std::string("clone: ") + std::strerror(-pid));
 

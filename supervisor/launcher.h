@@ -10,11 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "policy/fs_plan.h"
 #include "policy/policy.h"
 #include "supervisor/emulator.h"
 #include "supervisor/preload_checkin.h"
 #include "supervisor/probe.h"
 #include "supervisor/refusal_log.h"
+#include "supervisor/rules.h"
 #include "supervisor/tool_filter.h"
 
 namespace cordon::supervisor {
@@ -35,6 +37,10 @@ struct LaunchRequest {
   ToolFilterOptions filter;
   // How the supervisor decides the notified syscalls (approvals etc.).
   EmulatorOptions emulator;
+  // Where the supervisor reads what it decides (supervisor/rules.h): made
+  // from `policy` and started by Launch; null: Launch makes its own. The
+  // caller keeps it to reload the policy while the tool runs.
+  std::shared_ptr<LiveRules> rules;
   // The preload's report channel. When set, a SOCK_SEQPACKET pair is made,
   // the tool's end survives exec and is named by CORDON_REPORT_FD in its
   // environment, and every record the tool sends is handed here (untrusted
@@ -74,6 +80,12 @@ std::vector<std::string> SharedDirs(const policy::Policy& p, const ToolFilterOpt
 
 // CLOCK_REALTIME in ns: the clock of LaunchRequest::run_start_ns.
 int64_t NowRealtimeNs();
+
+// The Landlock plan of a run of `p` under `filter` (its private TMPDIR
+// `tmp`): launch builds the ruleset from it, a reload compares against it.
+// `log`: say which carved entries are skipped for their links.
+std::vector<policy::Grant> PlanRunGrants(const policy::Policy& p, const ToolFilterOptions& filter,
+                                         const std::string& tmp, bool log);
 
 // Returns the exit status for cordon. Errors before the tool starts are
 // logged and give kExitCordonError.

@@ -213,7 +213,6 @@ bool NotifiesDeletes(const ToolFilterOptions& o) { return o.notify_deletes || o.
 bool NotifiesRenames(const ToolFilterOptions& o) {
   return NotifiesDeletes(o) || NotifiesWriteOpens(o);
 }
-bool NotifiesExec(const ToolFilterOptions& o) { return o.notify_exec || o.notify_all_paths; }
 
 void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   if (o.notify_all_paths) {
@@ -313,6 +312,8 @@ bool BrokersReads(const std::vector<policy::PathRule>& rules) {
   }
   return false;
 }
+
+bool NotifiesExec(const ToolFilterOptions& o) { return o.notify_exec || o.notify_all_paths; }
 
 bool DecidesEveryChange(const ToolFilterOptions& o) {
   return NotifiesWriteOpens(o) && NotifiesDeletes(o) && NotifiesRenames(o);

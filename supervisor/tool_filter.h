@@ -61,6 +61,8 @@ bool BrokersReads(const std::vector<policy::PathRule>& rules);
 
 // Whether every write open, delete and rename goes to the supervisor.
 bool DecidesEveryChange(const ToolFilterOptions& o);
+// Whether execve and execveat go to the supervisor.
+bool NotifiesExec(const ToolFilterOptions& o);
 
 // The program for `opts`, from the table compiled at build time.
 Result<BpfProgram> BuildToolFilter(const ToolFilterOptions& opts);

@@ -1,4 +1,5 @@
 #include "tools/policy_command.h"
+#include "tools/policy_reload_command.h"
 
 #include <limits.h>
 #include <unistd.h>
@@ -305,6 +306,7 @@ nlohmann::json ToJson(const policy::Policy& p, const std::string& rung) {
   j["rung"] = rung;
   j["notified_syscalls"] = Notified(p);
   j["preload"] = kPreloadLine;
+  j["reload"] = ReloadLine(Decided(p));
   j["own_files_only"] = SharedDirs(p);
   return j;
 }
@@ -362,6 +364,7 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
   for (const auto& n : Notified(p)) notified += (notified.empty() ? "" : " ") + n;
   line("Decided by", "the supervisor, one round trip each (reads stay at kernel speed): " + notified);
   line("Preload", kPreloadLine);
+  line("Reload", ReloadLine(Decided(p)));
 
   std::printf("\nPaths from the policy and the command line:\n");
   if (p.paths.empty()) std::printf("  (none)\n");
@@ -443,8 +446,10 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
 
 void RegisterPolicy(CLI::App& app, int& exit_code) {
   static PolicyArgs args;
-  CLI::App* cmd = app.add_subcommand("policy", "check or explain a policy file (docs/policy.md)");
+  CLI::App* cmd = app.add_subcommand(
+      "policy", "check or explain a policy file, or reload a running tool's (docs/policy.md)");
   cmd->require_subcommand(1);
+  AddPolicyReload(cmd, exit_code);
   CLI::App* check = cmd->add_subcommand("check", "validate FILE; exit 0, or 125 with every error");
   check->add_option("file", args.file, "the policy file")->required();
   check->callback([&exit_code] {

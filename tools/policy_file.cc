@@ -22,10 +22,11 @@ bool ReadSmallFile(const std::string& path, std::string& out) {
   return !f.bad();
 }
 
-void LoadPolicyFile(const std::string& file, const std::string& receipt, policy::Policy& p,
-                    std::vector<std::string>& errors) {
+void LoadPolicyFile(const std::string& path, const std::string& receipt, policy::Policy& p,
+                    std::vector<std::string>& errors, const std::string& label) {
+  const std::string& file = label.empty() ? path : label;
   std::string bundle;
-  if (!ReadSmallFile(file, bundle)) {
+  if (!ReadSmallFile(path, bundle)) {
     errors.push_back("policy " + file + ": cannot read it (missing, unreadable or over 1 MiB)");
     return;
   }

@@ -16,7 +16,8 @@ bool ReadSmallFile(const std::string& path, std::string& out);
 
 // Fills `p` from `file` (defaults first). `receipt` empty: no receipt check.
 // Every problem goes to `errors` as one line; `p` must not be used then.
+// `label`: the name the messages give the file (empty: `file`).
 void LoadPolicyFile(const std::string& file, const std::string& receipt, policy::Policy& p,
-                    std::vector<std::string>& errors);
+                    std::vector<std::string>& errors, const std::string& label = "");
 
 }  // namespace cordon::tools

@@ -31,6 +31,8 @@
 #include "tools/run_services.h"
 #include "tools/run_journal.h"
 #include "tools/run_preload.h"
+#include "tools/run_reload.h"
+#include "supervisor/control_socket.h"
 #include "tools/run_web_proxy.h"
 
 #include <nlohmann/json.hpp>
@@ -158,18 +160,21 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
       ->check(non_empty);
 }
 
-bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
+bool BuildPolicy(const RunOptions& o, policy::Policy& p, std::vector<std::string>* errors_out,
+                 const std::string& label) {
   std::vector<std::string> errors;
+  auto report = [&] {
+    if (errors_out) errors_out->insert(errors_out->end(), errors.begin(), errors.end());
+    else for (const auto& e : errors) spdlog::error("{}", e);
+    return errors.empty();
+  };
   // Receipt and file first: until they check out nothing else is looked at.
   // Without --policy the user's settings file is the policy (settings_file.h).
   std::vector<std::string> settings_warnings;
-  if (!o.policy_file.empty()) LoadPolicyFile(o.policy_file, o.receipt, p, errors);
+  if (!o.policy_file.empty()) LoadPolicyFile(o.policy_file, o.receipt, p, errors, label);
   else LoadSettings(p, errors, settings_warnings);
   for (const auto& w : settings_warnings) spdlog::warn("{}", w);
-  if (!errors.empty()) {
-    for (const auto& e : errors) spdlog::error("{}", e);
-    return false;
-  }
+  if (!errors.empty()) return report();
   std::string ws = o.workspace;
   std::vector<std::string> ci_warnings;
   if (!o.session.empty()) {
@@ -275,8 +280,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p) {
   if (errors.empty()) {
     for (auto& e : policy::Validate(p, supervisor::GatherFsFacts(p))) errors.push_back(std::move(e));
   }
-  for (const auto& e : errors) spdlog::error("{}", e);
-  return errors.empty();
+  return report();
 }
 
 // Wires the policy's decisions into the supervisor: approvals, protected
@@ -365,7 +369,6 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   req.log_landlock_denials = services.audit != nullptr;
   req.landlock_audit = services.landlock.get();
   req.filter.network = p.network;
-  req.emulator.network = p.network;
   policy::Policy run_policy = p;
   // sensitive.delete: recoverable: the journal, denied to the tool.
   DenyRunRecords(services, run_policy);
@@ -385,7 +388,24 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   const PreloadAccount preload =
       AttachPreload(run_policy, req, named_log ? services.audit : nullptr);
   req.policy = &run_policy;
+  // `cordon policy reload` (issue 27 item 2): the run's control socket, in
+  // its directory (denied to the tool), while a supervisor decides.
+  req.rules = std::make_shared<LiveRules>();
+  std::unique_ptr<RunReloader> reloader;
+  std::unique_ptr<ControlSocket> control;
+  if (services.run_dir && rung != Rung::kPreloadOnly) {
+    ReloadFrame frame{o, run_policy, {}, p.sensitive_delete, req.rules, services.audit};
+    frame.run_rules.assign(run_policy.paths.begin() + static_cast<long>(p.paths.size()),
+                           run_policy.paths.end());
+    reloader = std::make_unique<RunReloader>(std::move(frame));
+    auto c = ControlSocket::Listen(services.run_dir->fd.get(), [r = reloader.get()](int conn, int stop) {
+      r->Serve(conn, stop);
+    });
+    if (c) control = std::move(c.value());
+    else spdlog::warn("control socket: {} (cordon policy reload cannot reach this run)", Describe(c.error()));
+  }
   int status = Launch(req);
+  control.reset();  // no reload once the tool is gone; the socket is removed
   web_proxy.reset();  // its last requests end and are audited before the log closes
   CloseRunJournal(journal, run_policy, status);
   ReportPreload(preload, req.argv[0], named_log);
@@ -398,7 +418,6 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
                         supervisor::LaunchRequest& req) {
   using policy::SensitiveDelete;
   supervisor::EmulatorOptions& e = req.emulator;
-  e.sensitive_delete_allowed = p.sensitive_delete == SensitiveDelete::kAllow;
   supervisor::ApprovalGates gates =
       supervisor::MakeApprovalGates(services.approver, services.approval_timeout, req.argv[0]);
   if (p.sensitive_delete == SensitiveDelete::kAsk ||
@@ -416,11 +435,6 @@ void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
     if (r.source == policy::kCredentialSource) e.credentials.push_back(r);
   }
   e.on_shutdown = [approver = services.approver] { approver->CancelAll(); };
-  e.protected_patterns = p.protected_patterns;
-  e.deny_globs = p.deny_globs;
-  e.deny_globs_workspace = p.workspace;
-  e.deny_globs_follow_parents = policy::DenyGlobsFollowParents(p.deny_globs);
-  e.pins = p.tools;
   e.observer = AuditObserver(services);
   // Notify only what the policy needs decided (DESIGN.md); an exec needs a
   // decision only against an exec allowlist (Landlock's EXECUTE rights are

@@ -47,8 +47,11 @@ struct RunOptions {
 void AddRunOptions(CLI::App* cmd, RunOptions& opts);
 
 // Builds and validates the policy the options describe. On error prints
-// every problem and returns false (the caller exits 125).
-bool BuildPolicy(const RunOptions& opts, policy::Policy& out);
+// every problem and returns false (the caller exits 125). With `errors`
+// the problems go there instead of being printed (a reload's, said to its
+// caller); `label` names the policy file in them instead of its path.
+bool BuildPolicy(const RunOptions& opts, policy::Policy& out,
+                 std::vector<std::string>* errors = nullptr, const std::string& label = "");
 
 // Launches argv under the policy; returns cordon's exit status. `env` is
 // the tool's environment (null: cordon's own, as `cordon run` passes it).

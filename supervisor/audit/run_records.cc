@@ -94,12 +94,19 @@ std::vector<ListedRun> ListRunRecords() {
   return out;
 }
 
-Result<policy::RunRecord> LoadRunRecord(const std::string& id) {
+Result<Fd> OpenRunDir(const std::string& id) {
   if (!policy::ValidRunId(id)) return SysError{EINVAL, "run", "\"" + id + "\" is not a run id"};
+  const SysError none{ENOENT, "run", "no run " + id + " is recorded in " + RunsRoot()};
   Result<Fd> root = OpenRoot();
-  if (!root) return root.error();
+  if (!root) return root.error().err == ENOENT ? none : root.error();
   Result<Fd> dir = OpenDirAt(root->get(), id);
-  if (!dir) return SysError{ENOENT, "run", "no run " + id + " is recorded in " + RunsRoot()};
+  if (!dir) return none;
+  return dir;
+}
+
+Result<policy::RunRecord> LoadRunRecord(const std::string& id) {
+  Result<Fd> dir = OpenRunDir(id);
+  if (!dir) return dir.error();
   return ReadRecord(dir->get(), id);
 }
 

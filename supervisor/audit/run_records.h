@@ -47,6 +47,9 @@ struct ListedRun {
 // Every run recorded under RunsRoot(), oldest first; none when it is missing.
 std::vector<ListedRun> ListRunRecords();
 
+// The directory of run `id` (a checked id, no link), open.
+Result<Fd> OpenRunDir(const std::string& id);
+
 // The record of run `id`, read and checked.
 Result<policy::RunRecord> LoadRunRecord(const std::string& id);
 

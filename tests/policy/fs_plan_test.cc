@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 
+#include "tests/support/fake_tree.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::policy {
@@ -16,17 +17,7 @@ namespace {
 
 using ::testing::UnorderedElementsAre;
 
-// A fake directory tree: dir -> entries (their type unknown, as for a
-// filesystem without d_type).
-DirLister Tree(std::map<std::string, std::vector<std::string>> t) {
-  return [t](const std::string& d) {
-    std::vector<DirEntry> out;
-    if (auto it = t.find(d); it != t.end()) {
-      for (const std::string& name : it->second) out.push_back({name});
-    }
-    return out;
-  };
-}
+const auto Tree = cordon::testing::FakeTree;
 
 std::vector<std::string> Paths(const std::vector<Grant>& g, bool list_only) {
   std::vector<std::string> out;

@@ -1,0 +1,155 @@
+// policy/reload_check.h: which policy may replace a running tool's. Plans
+// from PlanGrants over a fake tree, as the supervisor makes them.
+#include "policy/reload_check.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tests/support/fake_tree.h"
+
+namespace cordon::policy {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+const auto Tree = cordon::testing::FakeTree;
+
+const DirLister kTree = Tree(
+    {{"/", {"usr", "w", "other"}}, {"/w", {"src", "secret", ".env"}}, {"/usr", {"bin", "lib"}}});
+
+Policy Base() {
+  Policy p;
+  p.workspace = "/w";
+  p.profile = Profile::kWorkspaceWrite;
+  p.paths = {PathRule::ReadOnly("/usr"), PathRule::ReadWrite("/w")};
+  return p;
+}
+
+EnforcedLayers Layers(const Policy& p, bool decides_changes = true) {
+  return {PlanGrants(p.paths, kTree), decides_changes, !p.tools.empty()};
+}
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + "\n";
+  return s;
+}
+
+TEST(ReloadRefusals, TheSamePolicyIsAccepted) {
+  const Policy p = Base();
+  EXPECT_THAT(ReloadRefusals(p, Layers(p), p, Layers(p)), IsEmpty());
+}
+
+TEST(ReloadRefusals, ANewDenialInsideAGrantIsATighteningAndAccepted) {
+  const Policy old = Base();
+  Policy next = Base();
+  next.paths.push_back(PathRule::Denied("/w/secret"));
+  EXPECT_THAT(ReloadRefusals(old, Layers(old), next, Layers(next)), IsEmpty());
+}
+
+TEST(ReloadRefusals, ARemovedWriteRootIsATighteningAndAccepted) {
+  const Policy old = Base();
+  Policy next = Base();
+  next.paths[1] = PathRule::ReadOnly("/w");
+  EXPECT_THAT(ReloadRefusals(old, Layers(old), next, Layers(next)), IsEmpty());
+}
+
+TEST(ReloadRefusals, ANewReadOrWriteRootNeedsANewRun) {
+  const Policy old = Base();
+  for (PathRule extra : {PathRule::ReadOnly("/other"), PathRule::ReadWrite("/usr/lib")}) {
+    Policy next = Base();
+    next.paths.push_back(extra);
+    const auto why = ReloadRefusals(old, Layers(old), next, Layers(next));
+    ASSERT_EQ(why.size(), 1u) << extra.path;
+    EXPECT_THAT(why[0], HasSubstr(extra.path));
+    EXPECT_THAT(why[0], HasSubstr(kNeedsNewRun));
+  }
+}
+
+TEST(ReloadRefusals, ARemovedDenialLandlockCarvedNeedsANewRun) {
+  Policy old = Base();
+  old.paths.push_back(PathRule::Denied("/w/secret"));
+  const Policy next = Base();
+  const auto why = ReloadRefusals(old, Layers(old), next, Layers(next));
+  ASSERT_FALSE(why.empty());
+  EXPECT_THAT(Joined(why), HasSubstr("read-write and execute on /w"));
+  EXPECT_THAT(Joined(why), HasSubstr(kNeedsNewRun));
+}
+
+TEST(ReloadRefusals, ExecRightsCount) {
+  Policy old = Base();
+  old.paths[0] = PathRule::ReadOnlyNoExec("/usr");
+  const Policy next = Base();
+  EXPECT_THAT(Joined(ReloadRefusals(old, Layers(old), next, Layers(next))),
+              HasSubstr("read and execute on /usr"));
+  // And the other way round: fewer rights, accepted.
+  EXPECT_THAT(ReloadRefusals(next, Layers(next), old, Layers(old)), IsEmpty());
+}
+
+TEST(ReloadRefusals, WhatWasSetUpAtLaunchCannotChange) {
+  const Policy old = Base();
+  struct Case {
+    const char* what;
+    void (*change)(Policy&);
+  } cases[] = {
+      {"network", [](Policy& p) { p.network = Network::kAllow; }},
+      {"network", [](Policy& p) { p.network = Network::kPublicWeb; }},
+      {"sensitive.delete", [](Policy& p) { p.sensitive_delete = SensitiveDelete::kAllow; }},
+      {"sensitive.delete", [](Policy& p) { p.sensitive_delete = SensitiveDelete::kDeny; }},
+      {"links", [](Policy& p) { p.links = LinkMode::kKernel; }},
+      {"sandbox.allowBypass", [](Policy& p) { p.allow_bypass = !p.allow_bypass; }},
+      {"the workspace", [](Policy& p) { p.workspace = "/w/src"; }},
+      {"web proxy", [](Policy& p) { p.web.ports = {443}; }},
+      {"TMPDIR", [](Policy& p) { p.private_tmp = false; }},
+  };
+  for (const Case& c : cases) {
+    Policy next = Base();
+    c.change(next);
+    EXPECT_THAT(Joined(ReloadRefusals(old, Layers(old), next, Layers(next))), HasSubstr(c.what))
+        << c.what;
+  }
+}
+
+TEST(ReloadRefusals, AnExecAllowlistNeedsTheFilterToSendExecs) {
+  const Policy old = Base();
+  Policy next = Base();
+  next.tools.push_back({"rg", "/usr/bin/rg"});
+  const auto why = Joined(ReloadRefusals(old, Layers(old), next, Layers(next)));
+  EXPECT_THAT(why, HasSubstr("/usr/bin/rg, which this run did not pin"));
+  EXPECT_THAT(why, HasSubstr("every exec sent to the supervisor"));
+  // A pin the run has: kept.
+  Policy pinned = next;
+  EXPECT_THAT(ReloadRefusals(pinned, Layers(pinned), next, Layers(next)), IsEmpty());
+}
+
+TEST(ReloadRefusals, AChangedRuleNeedsTheSupervisorToSeeEveryChange) {
+  const Policy old = Base();
+  Policy next = Base();
+  next.paths.push_back(PathRule::Denied("/w/secret"));
+  EXPECT_THAT(Joined(ReloadRefusals(old, Layers(old, false), next, Layers(next))),
+              HasSubstr("leaves some writes and deletes to the kernel"));
+  // The same rules again: nothing to enforce anew.
+  EXPECT_THAT(ReloadRefusals(old, Layers(old, false), old, Layers(old)), IsEmpty());
+  Policy globbed = Base();
+  globbed.deny_globs = {"**/.env"};
+  EXPECT_THAT(ReloadRefusals(old, Layers(old, false), globbed, Layers(globbed)), Not(IsEmpty()));
+}
+
+TEST(GrantsCover, RightsAreTheUnionOfTheGrantsAbove) {
+  const std::vector<Grant> g = {{"/a", Access::kReadOnly, false},
+                                {"/a/b", Access::kReadWrite, false},
+                                {"/x", Access::kReadOnly, true, true}};
+  EXPECT_TRUE(GrantsCover(g, {"/a/b/c", Access::kReadWrite, false}));
+  EXPECT_FALSE(GrantsCover(g, {"/a/c", Access::kReadWrite, false}));
+  EXPECT_FALSE(GrantsCover(g, {"/a/c", Access::kReadOnly, true}));        // no execute
+  EXPECT_TRUE(GrantsCover(g, {"/x/y", Access::kReadOnly, false, true}));  // listing
+  EXPECT_FALSE(GrantsCover(g, {"/x/y", Access::kReadOnly, false}));       // reading
+  EXPECT_FALSE(GrantsCover(g, {"/ab", Access::kReadOnly, false}));        // not beneath /a
+}
+
+}  // namespace
+}  // namespace cordon::policy
