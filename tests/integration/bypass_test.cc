@@ -284,6 +284,16 @@ TEST_P(BypassTest, AMkdirOfANewName) {
   EXPECT_FALSE(Exists(t_.Ws("ro/other")));
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
   EXPECT_EQ(Decisions("bypassed"), 0);
+  // A new name a deny glob matches (refused by the policy's decision, not
+  // by a path rule): asked the same way.
+  const std::string glob = Rules(R"([{"glob": "made.pem", "op": "bypass-mkdir"}])");
+  EXPECT_EQ(Run(kWriteBypass, glob, {"sys", "mkdir", "made.pem", "755"}), 0) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("made.pem")));
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  EXPECT_EQ(Run(kWriteBypass, glob, {"sys", "mkdir", "other.pem.d.pem", "755"}), EACCES)
+      << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("other.pem.d.pem")));
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
   // The honest neighbour: no refusal, no ask.
   EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "mkdir", "plain", "755"}, {}, ro), 0) << last_.err;
   EXPECT_TRUE(Exists(t_.Ws("plain")));
