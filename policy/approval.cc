@@ -66,7 +66,11 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
     else if (j["kind"] == "bypass") {
       if (!str("op") || !uns("open_flags") || !str("rule")) return std::nullopt;
       p.bypass = j["op"].get<std::string>();
-      if (p.bypass != "open" && p.bypass != "unlink") return std::nullopt;
+      if (p.bypass != "open" && p.bypass != "unlink" && p.bypass != "rmdir" &&
+          p.bypass != "mkdir") {
+        return std::nullopt;
+      }
+      p.directory = p.bypass == "rmdir";
       p.open_flags = j["open_flags"].get<uint64_t>();
       p.bypass_rule = j["rule"].get<std::string>();
     } else return std::nullopt;

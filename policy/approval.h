@@ -33,9 +33,11 @@ struct DeletePreview {
   bool write_in_place = false;
   // A bypass request (policy/bypass.h): the one operation the policy
   // refused, to be run outside it once: "open" (for writing, with the
-  // tool's `open_flags`) or "unlink"; `bypass_rule` is the rule that
-  // refused. Path and identity as above (an unlink's with its SHA-256, as
-  // a delete's); an open of a name that does not exist yet has ino 0.
+  // tool's `open_flags`), "unlink", "rmdir" (of an empty directory) or
+  // "mkdir"; `bypass_rule` is the rule that refused. Path and identity as
+  // above (an unlink's with its SHA-256, as a delete's; an rmdir's as an
+  // empty directory's); an open of a name that does not exist yet, and a
+  // mkdir's new name, have ino 0.
   std::string bypass;
   uint64_t open_flags = 0;
   std::string bypass_rule;

@@ -12,7 +12,16 @@ bool UsersRule(const PathRule& r) {
 
 bool BypassEligible(const BypassFacts& f) {
   if (!f.allow_bypass || !f.can_ask) return false;
-  if (f.op != FileOp::kOpenWrite && f.op != FileOp::kDelete) return false;
+  switch (f.op) {
+    case FileOp::kOpenWrite:
+      if (f.directory) return false;  // a file is opened for writing, never a directory
+      break;
+    case FileOp::kDelete: break;  // unlink, or rmdir of an empty directory
+    case FileOp::kCreate:
+      if (!f.directory) return false;  // mkdir only: no symbolic link, no device
+      break;
+    default: return false;
+  }
   if (!f.in_workspace || f.credential || f.dotdot) return false;
   switch (f.refused_by) {
     case RefusedBy::kProtectedPath:

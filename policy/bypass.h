@@ -6,8 +6,9 @@
 // (supervisor/delete_gate.h, BypassGate) and, for an allowed-once, performs
 // exactly that operation the way it performs an allowed one.
 //
-// Offered: a refusal by the policy's own rules of a write-open or a delete
-// of a name inside the workspace (a protected path such as .git/config or
+// Offered: a refusal by the policy's own rules of a write-open, a delete
+// (unlink of a file, rmdir of an empty directory) or a mkdir of a name
+// inside the workspace (a protected path such as .git/config or
 // .gitmodules, a deny glob's match, a path the user denied or made
 // read-only). Never offered: the built-in credential list (whatever rule
 // covers the path), cordon's own places (run journals, records, audit
@@ -28,6 +29,9 @@ struct BypassFacts {
   bool allow_bypass = false;  // sandbox.allowBypass
   bool can_ask = false;       // an approver who can answer (not --approvals deny)
   FileOp op = FileOp::kOpenWrite;
+  // The change is to a directory: rmdir (kDelete), mkdir (kCreate). A
+  // create of anything else (a symbolic link, a device) is never offered.
+  bool directory = false;
   // The normalised path lies beneath the workspace (not the workspace itself).
   bool in_workspace = false;
   // The path is, or lies beneath, an entry of the built-in credential list.

@@ -119,7 +119,9 @@ Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, st
   Result<policy::DeletePreview> p = SysError{EINVAL, "preview", "no such operation"};
   if (op == "unlink") {
     p = MakePreview(fd, std::move(rel_path));
-  } else if (op == "open" && fd < 0) {
+  } else if (op == "rmdir") {
+    p = MakeDirPreview(fd, std::move(rel_path));
+  } else if ((op == "open" || op == "mkdir") && fd < 0) {
     if (rel_path.empty() || rel_path[0] == '/' || !PrintableUtf8(rel_path)) {
       return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
     }

@@ -245,12 +245,12 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
       return Rename(r, i(0), a[1], i(2), a[3], static_cast<unsigned>(a[4]), valid);
     case SCMP_SYS(link): return Link(r, AT_FDCWD, a[0], AT_FDCWD, a[1], 0, valid);
     case SCMP_SYS(linkat): return Link(r, i(0), a[1], i(2), a[3], i(4), valid);
-    case SCMP_SYS(symlink): return Create(r, AT_FDCWD, a[1], S_IFLNK, a[0], valid);
-    case SCMP_SYS(symlinkat): return Create(r, i(1), a[2], S_IFLNK, a[0], valid);
-    case SCMP_SYS(mkdir): return Create(r, AT_FDCWD, a[0], S_IFDIR, a[1], valid);
-    case SCMP_SYS(mkdirat): return Create(r, i(0), a[1], S_IFDIR, a[2], valid);
-    case SCMP_SYS(mknod): return Create(r, AT_FDCWD, a[0], S_IFREG, a[1], valid);
-    case SCMP_SYS(mknodat): return Create(r, i(0), a[1], S_IFREG, a[2], valid);
+    case SCMP_SYS(symlink): return Create(r, AT_FDCWD, a[1], S_IFLNK, a[0], valid, may_block);
+    case SCMP_SYS(symlinkat): return Create(r, i(1), a[2], S_IFLNK, a[0], valid, may_block);
+    case SCMP_SYS(mkdir): return Create(r, AT_FDCWD, a[0], S_IFDIR, a[1], valid, may_block);
+    case SCMP_SYS(mkdirat): return Create(r, i(0), a[1], S_IFDIR, a[2], valid, may_block);
+    case SCMP_SYS(mknod): return Create(r, AT_FDCWD, a[0], S_IFREG, a[1], valid, may_block);
+    case SCMP_SYS(mknodat): return Create(r, i(0), a[1], S_IFREG, a[2], valid, may_block);
     case SCMP_SYS(truncate):
     case SCMP_SYS(chmod):
     case SCMP_SYS(chown):
@@ -427,7 +427,8 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
     Reply refused = Reply::PathRefused("delete: ", p.error());
     auto at = named.abs.empty()
                   ? std::nullopt
-                  : BypassPlace(policy::FileOp::kDelete, named, policy::RefusedBy::kOther);
+                  : BypassPlace(policy::FileOp::kDelete, named, policy::RefusedBy::kOther,
+                                flags & AT_REMOVEDIR);
     if (!at) return refused;
     return BypassUnlink(req, *at, flags, p.error().op, std::move(refused), valid, may_block);
   }
@@ -440,7 +441,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   // What the place alone refuses (a root has no parent to look in).
   if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
     Reply refused = Reply::Errno(d.err, what + ": " + d.rule);
-    auto at = BypassPlace(policy::FileOp::kDelete, named, d.by);
+    auto at = BypassPlace(policy::FileOp::kDelete, named, d.by, flags & AT_REMOVEDIR);
     if (!at) return refused;
     return BypassUnlink(req, *at, flags, d.rule, std::move(refused), valid, may_block);
   }

@@ -256,7 +256,7 @@ class Emulator {
   Reply Rename(const Request& req, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
                unsigned flags, const std::function<bool()>& valid);
   Reply Create(const Request& req, int dirfd, uint64_t path, int kind, uint64_t mode_or_target,
-               const std::function<bool()>& valid);
+               const std::function<bool()>& valid, bool may_block);
   Reply Link(const Request& req, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
              int flags, const std::function<bool()>& valid);
   Reply Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
@@ -298,8 +298,9 @@ class Emulator {
   // change `op` at `path` that the policy refused (`by`; kOther: ask the
   // rule lookup which rule it was) would be run: beneath the workspace's
   // root, when policy::BypassEligible offers it; nullopt otherwise.
-  std::optional<Located> BypassPlace(policy::FileOp op, const Named& path,
-                                     policy::RefusedBy by) const;
+  // `directory`: an rmdir (kDelete) or a mkdir (kCreate).
+  std::optional<Located> BypassPlace(policy::FileOp op, const Named& path, policy::RefusedBy by,
+                                     bool directory = false) const;
   // The refused open (`refused`, by `rule`) offered to the approver, and
   // for an allowed-once performed: the file's identity rechecked on the
   // fd the tool gets, or a new file made exclusively. Else `refused`.
@@ -307,9 +308,19 @@ class Emulator {
                    const std::string& rule, Reply refused, const std::function<bool()>& valid,
                    bool may_block);
   // The refused unlink of a file, as a sensitive delete: preview with its
-  // SHA-256, allowed-once, recheck, unlinkat. Else `refused`.
+  // SHA-256, allowed-once, recheck, unlinkat. With AT_REMOVEDIR, the
+  // refused rmdir of an empty directory (BypassRmdir). Else `refused`.
   Reply BypassUnlink(const Request& req, const Located& loc, int flags, const std::string& rule,
                      Reply refused, const std::function<bool()>& valid, bool may_block);
+  // The directory held O_DIRECTORY|O_NOFOLLOW for the preview (identity,
+  // no content), allowed-once, identity and name rechecked, unlinkat
+  // AT_REMOVEDIR. A directory with entries is not offered.
+  Reply BypassRmdir(const Request& req, const Located& loc, const std::string& rule,
+                    Reply refused, const std::function<bool()>& valid, bool may_block);
+  // The refused mkdir of a new name (preview: the name, ino 0),
+  // allowed-once, mkdirat through the held parent with the tool's umask.
+  Reply BypassMkdir(const Request& req, const Located& loc, mode_t mode, const std::string& rule,
+                    Reply refused, const std::function<bool()>& valid, bool may_block);
 
   // The facts policy::Decide needs, gathered here (emulator_facts.cc).
   policy::PlaceFacts Place(const Located& loc, bool leads = false) const;

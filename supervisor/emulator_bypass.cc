@@ -1,6 +1,6 @@
 // Per-operation bypass (seed 004; policy/bypass.h decides which refusals
-// may be offered): a write-open or an unlink the policy refused inside the
-// workspace is sent to the approver as "run this one operation outside the
+// may be offered): a write-open, an unlink, an rmdir or a mkdir the policy
+// refused inside the workspace is sent to the approver as "run this one operation outside the
 // policy", with the preview shape of a sensitive delete (the operation,
 // the path, the identity held). Only an allowed-once for that request id
 // and preview digest grants (BypassGate); the supervisor then rechecks the
@@ -12,6 +12,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include "policy/bypass.h"
 #include "supervisor/creation_umask.h"
@@ -49,7 +51,7 @@ Reply Bypassed(std::string why) {
 }  // namespace
 
 std::optional<Located> Emulator::BypassPlace(policy::FileOp op, const Named& path,
-                                             policy::RefusedBy by) const {
+                                             policy::RefusedBy by, bool directory) const {
   if (!opts_.bypass_gate) return std::nullopt;  // nobody to ask
   const WriteRoot* ws = nullptr;
   for (const WriteRoot& r : rules().roots.roots()) {
@@ -61,6 +63,7 @@ std::optional<Located> Emulator::BypassPlace(policy::FileOp op, const Named& pat
   f.allow_bypass = opts_.allow_bypass;
   f.can_ask = static_cast<bool>(opts_.bypass_gate);
   f.op = op;
+  f.directory = directory;
   f.in_workspace = policy::IsWithin(c.path, ws->path) && c.path != ws->path;
   f.dotdot = policy::HasParentSegment(path.raw);
   f.credential = policy::IsCredentialPath(opts_.credentials, c.path);
@@ -147,7 +150,7 @@ Reply Emulator::BypassOpen(const Request& req, const Located& loc, uint64_t flag
 Reply Emulator::BypassUnlink(const Request& req, const Located& loc, int flags,
                              const std::string& rule, Reply refused,
                              const std::function<bool()>& valid, bool may_block) {
-  if (flags & AT_REMOVEDIR) return NotOffered(std::move(refused), "a directory");
+  if (flags & AT_REMOVEDIR) return BypassRmdir(req, loc, rule, std::move(refused), valid, may_block);
   if (!may_block) return Deferred();
   auto parent = WriteRoots::OpenParent(loc);
   if (!parent) return NotOffered(std::move(refused), Describe(parent.error()));
@@ -174,6 +177,75 @@ Reply Emulator::BypassUnlink(const Request& req, const Located& loc, int flags,
   NoteDropped(loc, st);
   Gone(st);
   return Bypassed(what + ": unlink (" + rule + ")");
+}
+
+Reply Emulator::BypassRmdir(const Request& req, const Located& loc, const std::string& rule,
+                            Reply refused, const std::function<bool()>& valid, bool may_block) {
+  if (!may_block) return Deferred();
+  auto parent = WriteRoots::OpenParent(loc);
+  if (!parent) return NotOffered(std::move(refused), Describe(parent.error()));
+  // Held for the preview and the recheck: a directory, no link followed.
+  Fd fd(::openat(parent->get(), loc.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd && errno == ENOENT) return Reply::Errno(ENOENT);
+  if (!fd) return NotOffered(std::move(refused), "not a directory the preview can hold");
+  // Only an empty one is offered (rmdir(2) would fail); the refusal
+  // stands, and says nothing of what a refused directory holds.
+  if (HasEntries(loc)) return NotOffered(std::move(refused), "the directory has entries");
+  auto preview = MakeBypassPreview(fd.get(), loc.rel, "rmdir", 0, rule);
+  if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
+  std::string why = refused.why;
+  if (!opts_.bypass_gate(req, preview.value(), valid, why)) {
+    refused.why = why;
+    return refused;
+  }
+  const std::string what = "remove directory " + loc.rel;
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
+  // An entry made since the preview changed the directory's mtime. No
+  // await between this recheck and the rmdir (which refuses one anyway).
+  if (Status s = Recheck(fd.get(), parent->get(), loc.name.c_str(), preview.value()); !s) {
+    return Reply::Errno(EACCES, what + ": the directory changed after the preview (" +
+                                    Describe(s.error()) + "): not bypassed");
+  }
+  if (::unlinkat(parent->get(), loc.name.c_str(), AT_REMOVEDIR) != 0) return Reply::Errno(errno);
+  NoteDropped(loc, st);
+  Gone(st);
+  return Bypassed(what + ": rmdir (" + rule + ")");
+}
+
+Reply Emulator::BypassMkdir(const Request& req, const Located& loc, mode_t mode,
+                            const std::string& rule, Reply refused,
+                            const std::function<bool()>& valid, bool may_block) {
+  if (!may_block) return Deferred();
+  auto parent = WriteRoots::OpenParent(loc);
+  if (!parent) return NotOffered(std::move(refused), Describe(parent.error()));
+  auto preview = MakeBypassPreview(-1, loc.rel, "mkdir", 0, rule);
+  if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
+  std::string why = refused.why;
+  if (!opts_.bypass_gate(req, preview.value(), valid, why)) {
+    refused.why = why;
+    return refused;
+  }
+  const std::string what = "make directory " + loc.rel;
+  auto umask = umask_.Get(req.tid, valid);
+  if (!umask) return Reply::Errno(EACCES, "stale");
+  const CreationUmask creation(umask.value());
+  // Through the parent held beneath the workspace's root; the name must
+  // still be free, as the approver was shown.
+  if (::mkdirat(parent->get(), loc.name.c_str(), creation.Mode(mode)) != 0) {
+    const int err = errno;
+    return Reply::Errno(err == EEXIST ? EACCES : err,
+                        what + ": not bypassed (" + std::strerror(err) + ")");
+  }
+  Fd made(::openat(parent->get(), loc.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!made) return Reply::Errno(errno);
+  if (!creation.exact() && !creation.FixMode(made.get(), mode)) return Reply::Errno(errno);
+  struct stat st;
+  if (::fstat(made.get(), &st) != 0) return Reply::Errno(errno);
+  Born(st);
+  NoteCreated(loc, st);
+  if (loc.root->own_entries_only) made_shared_ = true;
+  return Bypassed(what + ": mkdir (" + rule + ")");
 }
 
 }  // namespace cordon::supervisor

@@ -155,7 +155,7 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
 }
 
 Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, uint64_t arg,
-                       const std::function<bool()>& valid) {
+                       const std::function<bool()>& valid, bool may_block) {
   std::string target;
   if (kind == S_IFLNK) {
     auto t = ReadToolString(req.tid, arg, PATH_MAX);
@@ -171,11 +171,16 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   // cmake make every ancestor, /tmp and the workspace's parents included.
   // Only where the tool's own stat would find it (ToolSeesEntry).
   if (!p) {
-    if (p.error().err == EACCES) {
-      auto abs = Absolute(req.tid, dirfd, name.value());  // Resolve's, unlocated
-      if (abs && ToolSeesEntry(abs.value())) return Reply::Errno(EEXIST);
-    }
-    return Reply::PathRefused("create: ", p.error());
+    Reply refused = Reply::PathRefused("create: ", p.error());
+    if (p.error().err != EACCES) return refused;
+    auto abs = Absolute(req.tid, dirfd, name.value());  // Resolve's, unlocated
+    if (abs && ToolSeesEntry(abs.value())) return Reply::Errno(EEXIST);
+    if (!abs || kind != S_IFDIR) return refused;
+    auto at = BypassPlace(policy::FileOp::kCreate, {name.value(), abs.value()},
+                          policy::RefusedBy::kOther, /*directory=*/true);
+    if (!at) return refused;
+    return BypassMkdir(req, *at, static_cast<mode_t>(arg), p.error().op, std::move(refused), valid,
+                       may_block);
   }
   policy::FileRequest q;
   q.op = policy::FileOp::kCreate;
@@ -188,7 +193,13 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
                                             : policy::EntryKind::kSpecial;
   q.tool_sees_name = q.place.protected_path && ToolSeesEntry(p->abs);
   if (auto d = policy::Decide(q, DecideSettings()); !d.allowed()) {
-    return Reply::Errno(d.err, "create " + p->abs + ": " + d.rule);
+    Reply refused = Reply::Errno(d.err, "create " + p->abs + ": " + d.rule);
+    auto at = kind == S_IFDIR ? BypassPlace(policy::FileOp::kCreate, {name.value(), p->abs}, d.by,
+                                            /*directory=*/true)
+                              : std::nullopt;
+    if (!at) return refused;
+    return BypassMkdir(req, *at, static_cast<mode_t>(arg), d.rule, std::move(refused), valid,
+                       may_block);
   }
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);

@@ -329,8 +329,8 @@ void PrintText(const PolicyArgs& a, const policy::Policy& p, const std::string& 
                       (p.allow_bypass ? "; --no-sandbox is allowed for one run"
                                       : "; --no-sandbox is refused"));
   line("Bypass", p.allow_bypass
-                     ? "per operation: a write-open or delete the policy refuses inside the "
-                       "workspace (a protected path, a deny glob or --deny, a read-only rule) is "
+                     ? "per operation: a write-open, delete, rmdir or mkdir the policy refuses "
+                       "inside the workspace (a protected path, a deny glob or --deny, a read-only rule) is "
                        "asked of the approver as one bypass, never a credential path; only "
                        "allowed-once runs it, recorded \"bypassed\" (not under --approvals deny)"
                      : "none: no refusal is ever offered to the approver (sandbox.allowBypass)");

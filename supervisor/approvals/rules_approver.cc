@@ -49,13 +49,15 @@ std::unique_ptr<RulesApprover> RulesApprover::FromText(const std::string& text,
       rule.max_bytes = r["max_bytes"].get<uint64_t>();
     }
     if (r.contains("op")) {
-      static constexpr const char* kOps[] = {"delete", "write", "bypass", "bypass-open",
-                                             "bypass-unlink"};
+      static constexpr const char* kOps[] = {"delete",        "write",        "bypass",
+                                             "bypass-open",   "bypass-unlink", "bypass-rmdir",
+                                             "bypass-mkdir"};
       bool known = false;
       for (const char* op : kOps) known = known || r["op"] == op;
       if (!known) {
         *error = where + "\"op\" must be \"delete\", \"write\", \"bypass\", "
-                         "\"bypass-open\" or \"bypass-unlink\"";
+                         "\"bypass-open\", \"bypass-unlink\", \"bypass-rmdir\" or "
+                         "\"bypass-mkdir\"";
         return nullptr;
       }
       rule.op = r["op"].get<std::string>();

@@ -6,8 +6,8 @@
 // write in place that a recoverable run's journal cannot keep instead (a
 // rule for deletes never allows a write). A rule with "op": "bypass"
 // allows a bypass request (policy/bypass.h) for any operation,
-// "bypass-open" or "bypass-unlink" for that one only; no other rule
-// allows a bypass. Anything else is denied.
+// "bypass-open", "bypass-unlink", "bypass-rmdir" or "bypass-mkdir" for
+// that one only; no other rule allows a bypass. Anything else is denied.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,7 @@ struct AllowRule {
   std::string glob;
   uint64_t max_bytes = UINT64_MAX;
   // "op": "delete" (the default), "write", "bypass", "bypass-open",
-  // "bypass-unlink".
+  // "bypass-unlink", "bypass-rmdir", "bypass-mkdir".
   std::string op = "delete";
 };
 

@@ -197,6 +197,109 @@ TEST_P(BypassTest, ARepositoryConfigAndAUserDeniedPath) {
   EXPECT_EQ(Approvals()[0]["preview"]["ino"], 0);
 }
 
+// The inode number of `path` (0 when it is gone).
+uint64_t Ino(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+
+// rmdir of an empty directory inside a path the user denied: allowed once,
+// the directory is gone and the log says bypassed. A directory with
+// entries is not offered; a rule for another operation answers no rmdir;
+// an honest empty directory beside them needs no ask.
+TEST_P(BypassTest, AnRmdirOfAnEmptyDirectory) {
+  for (const char* d : {"secret", "secret/empty", "secret/full", "secret/other", "plain"}) {
+    ASSERT_EQ(::mkdir(t_.Ws(d).c_str(), 0755), 0) << d;
+  }
+  WriteFile(t_.Ws("secret/full/f"), "f\n");
+  const uint64_t ino = Ino(t_.Ws("secret/empty"));
+  const std::string allow = Rules(R"([{"glob": "secret/empty", "op": "bypass-rmdir"},
+      {"glob": "secret/full", "op": "bypass"}, {"glob": "secret/other", "op": "bypass-unlink"},
+      {"glob": "secret/other", "op": "bypass-mkdir"}])");
+  const std::vector<std::string> deny = {"--deny", t_.Ws("secret")};
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "rmdir", "secret/empty"}, {}, deny), 0) << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("secret/empty")));
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  auto approvals = Approvals();
+  ASSERT_FALSE(approvals.empty());
+  const nlohmann::json& preview = approvals[0]["preview"];
+  EXPECT_EQ(preview["kind"], "bypass");
+  EXPECT_EQ(preview["op"], "rmdir");
+  EXPECT_EQ(preview["path"], "secret/empty");
+  EXPECT_EQ(preview["rule"], "denied path");
+  EXPECT_EQ(preview["ino"], ino);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"allowed-once"});
+  EXPECT_EQ(RunCordon({"audit", "verify", log_}).status, 0);
+  // With an entry: refused as before, nobody asked, nothing removed.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "rmdir", "secret/full"}, {}, deny), EACCES)
+      << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("secret/full/f")));
+  EXPECT_TRUE(Approvals().empty());
+  // An unlink's or a mkdir's rule is no answer for an rmdir.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "rmdir", "secret/other"}, {}, deny), EACCES)
+      << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("secret/other")));
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+  EXPECT_EQ(Decisions("bypassed"), 0);
+  // The honest neighbour: no refusal, no ask.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "rmdir", "plain"}, {}, deny), 0) << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("plain")));
+  EXPECT_TRUE(Approvals().empty());
+}
+
+// mkdir of a new name inside a path the user made read-only: allowed once,
+// made with the tool's umask; a name that exists is EEXIST; a rule for
+// another operation answers no mkdir; an honest mkdir needs no ask.
+TEST_P(BypassTest, AMkdirOfANewName) {
+  ASSERT_EQ(::mkdir(t_.Ws("ro").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(t_.Ws("ro/taken").c_str(), 0755), 0);
+  const std::string allow = Rules(R"([{"glob": "ro/made", "op": "bypass-mkdir"},
+      {"glob": "ro/taken", "op": "bypass"}, {"glob": "ro/other", "op": "bypass-rmdir"},
+      {"glob": "ro/other", "op": "bypass-open"}])");
+  const std::vector<std::string> ro = {"--ro", t_.Ws("ro")};
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "umask=027", "mkdir", "ro/made", "777"}, {}, ro), 0)
+      << last_.err;
+  struct stat st {};
+  ASSERT_EQ(::stat(t_.Ws("ro/made").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0750u) << "the tool's umask";
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  auto approvals = Approvals();
+  ASSERT_FALSE(approvals.empty());
+  const nlohmann::json& preview = approvals[0]["preview"];
+  EXPECT_EQ(preview["kind"], "bypass");
+  EXPECT_EQ(preview["op"], "mkdir");
+  EXPECT_EQ(preview["path"], "ro/made");
+  EXPECT_EQ(preview["rule"], "read-only path");
+  EXPECT_EQ(preview["ino"], 0);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"allowed-once"});
+  EXPECT_EQ(RunCordon({"audit", "verify", log_}).status, 0);
+  // A name that exists: the kernel's EEXIST, as before, nobody asked.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "mkdir", "ro/taken", "755"}, {}, ro), EEXIST)
+      << last_.err;
+  EXPECT_TRUE(Approvals().empty());
+  // An rmdir's or an open's rule is no answer for a mkdir.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "mkdir", "ro/other", "755"}, {}, ro), EACCES)
+      << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("ro/other")));
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+  EXPECT_EQ(Decisions("bypassed"), 0);
+  // A new name a deny glob matches (refused by the policy's decision, not
+  // by a path rule): asked the same way.
+  const std::string glob = Rules(R"([{"glob": "made.pem", "op": "bypass-mkdir"}])");
+  EXPECT_EQ(Run(kWriteBypass, glob, {"sys", "mkdir", "made.pem", "755"}), 0) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("made.pem")));
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  EXPECT_EQ(Run(kWriteBypass, glob, {"sys", "mkdir", "other.pem.d.pem", "755"}), EACCES)
+      << last_.err;
+  EXPECT_FALSE(Exists(t_.Ws("other.pem.d.pem")));
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+  // The honest neighbour: no refusal, no ask.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "mkdir", "plain", "755"}, {}, ro), 0) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("plain")));
+  EXPECT_TRUE(Approvals().empty());
+}
+
 // A deny and an answer for another operation (a delete's rule, a write's)
 // change nothing, and the log says denied.
 TEST_P(BypassTest, ADenyOrAnAnswerForAnotherOperationChangesNothing) {
@@ -261,7 +364,7 @@ TEST(BypassExplain, SaysWhetherABypassMayBeAsked) {
   WriteFile(p, kWriteBypass);
   RunResult r = RunCordon({"policy", "explain", p}, t.ws());
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("per operation: a write-open or delete the policy refuses"));
+  EXPECT_THAT(r.out, HasSubstr("per operation: a write-open, delete, rmdir or mkdir the policy refuses"));
   WriteFile(p, kWrite);
   r = RunCordon({"policy", "explain", p}, t.ws());
   EXPECT_THAT(r.out, HasSubstr("none: no refusal is ever offered to the approver"));

@@ -14,8 +14,9 @@ namespace {
 
 using B = RefusedBy;
 
-BypassFacts F(B by, FileOp op = FileOp::kOpenWrite) {
+BypassFacts F(B by, FileOp op = FileOp::kOpenWrite, bool directory = false) {
   BypassFacts f;
+  f.directory = directory;
   f.allow_bypass = true;
   f.can_ask = true;
   f.op = op;
@@ -59,11 +60,34 @@ TEST(BypassEligible, NeverForOtherRefusals) {
   }
 }
 
-TEST(BypassEligible, OnlyWriteOpensAndDeletes) {
+// rmdir of a directory (kDelete), mkdir (kCreate of a directory): each
+// refusal the policy's own rules make may be asked.
+TEST(BypassEligible, RmdirAndMkdirMayBeAsked) {
+  for (B by : {B::kProtectedPath, B::kDenyGlob, B::kDeniedPath, B::kReadOnlyPath}) {
+    EXPECT_TRUE(BypassEligible(F(by, FileOp::kDelete, true))) << "rmdir " << static_cast<int>(by);
+    EXPECT_TRUE(BypassEligible(F(by, FileOp::kCreate, true))) << "mkdir " << static_cast<int>(by);
+  }
+  BypassFacts f = F(B::kDeniedPath, FileOp::kCreate, true);
+  f.credential = true;
+  EXPECT_FALSE(BypassEligible(f)) << "a mkdir in a credential path";
+  f = F(B::kDeniedPath, FileOp::kDelete, true);
+  f.in_workspace = false;
+  EXPECT_FALSE(BypassEligible(f)) << "an rmdir outside the workspace";
+  f = F(B::kDeniedPath, FileOp::kCreate, true);
+  f.dotdot = true;
+  EXPECT_FALSE(BypassEligible(f)) << "a mkdir through ..";
+  EXPECT_FALSE(BypassEligible(F(B::kOther, FileOp::kCreate, true)));
+}
+
+TEST(BypassEligible, OnlyWriteOpensDeletesAndMkdirs) {
   for (FileOp op : {FileOp::kCreate, FileOp::kRename, FileOp::kExchange, FileOp::kLink,
                     FileOp::kMetadata, FileOp::kRead}) {
     EXPECT_FALSE(BypassEligible(F(B::kProtectedPath, op))) << static_cast<int>(op);
   }
+  // A create of anything but a directory (a symbolic link, a device), an
+  // open of a directory for writing: never.
+  EXPECT_FALSE(BypassEligible(F(B::kProtectedPath, FileOp::kCreate, false))) << "symlink, mknod";
+  EXPECT_FALSE(BypassEligible(F(B::kProtectedPath, FileOp::kOpenWrite, true)));
 }
 
 // Decide names the rule that refused: the policy's own (a protected path,

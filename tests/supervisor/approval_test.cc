@@ -234,6 +234,42 @@ TEST(RulesApprover, ABypassNeedsABypassRuleForThatOperation) {
   EXPECT_FALSE(DeletePreview::FromJson(bad)) << "no such bypass operation";
 }
 
+// "bypass-rmdir" and "bypass-mkdir" answer only their own operation;
+// "bypass" answers them as any bypass.
+TEST(RulesApprover, RmdirAndMkdirRulesAnswerOnlyTheirOwn) {
+  std::string err;
+  auto a = RulesApprover::FromText(R"([{"glob": "gone", "op": "bypass-rmdir"},
+      {"glob": "made", "op": "bypass-mkdir"}, {"glob": "any", "op": "bypass"}])",
+                                   &err);
+  ASSERT_TRUE(a) << err;
+  auto bypass = [](uint64_t id, std::string path, const char* op) {
+    ApprovalRequest r = Request(id, std::move(path), 0);
+    r.preview.bypass = op;
+    r.preview.directory = op == std::string("rmdir");
+    r.preview.bypass_rule = "denied path";
+    r.preview_digest = r.preview.Digest();
+    return r;
+  };
+  EXPECT_EQ(a->Ask(bypass(1, "gone", "rmdir"), 1s), Outcome::kAllowedOnce);
+  EXPECT_EQ(a->Ask(bypass(2, "gone", "unlink"), 1s), Outcome::kDenied) << "another op";
+  EXPECT_EQ(a->Ask(bypass(3, "gone", "mkdir"), 1s), Outcome::kDenied) << "another op";
+  EXPECT_EQ(a->Ask(bypass(4, "made", "mkdir"), 1s), Outcome::kAllowedOnce);
+  EXPECT_EQ(a->Ask(bypass(5, "made", "rmdir"), 1s), Outcome::kDenied) << "another op";
+  EXPECT_EQ(a->Ask(bypass(6, "made", "open"), 1s), Outcome::kDenied) << "another op";
+  EXPECT_EQ(a->Ask(bypass(7, "any", "rmdir"), 1s), Outcome::kAllowedOnce);
+  EXPECT_EQ(a->Ask(bypass(8, "any", "mkdir"), 1s), Outcome::kAllowedOnce);
+  // Each travels as JSON and back with its digest; the operation is in it.
+  for (const char* op : {"rmdir", "mkdir"}) {
+    ApprovalRequest r = bypass(9, "any", op);
+    auto back = DeletePreview::FromJson(r.preview.ToJson());
+    ASSERT_TRUE(back) << op;
+    EXPECT_EQ(back->Digest(), r.preview.Digest()) << op;
+    EXPECT_EQ(back->directory, r.preview.directory) << op;
+    EXPECT_EQ(BypassOperation(r.preview), op);
+  }
+  EXPECT_NE(bypass(10, "any", "rmdir").preview.Digest(), bypass(10, "any", "mkdir").preview.Digest());
+}
+
 TEST(RulesApprover, MalformedRulesAreRefused) {
   for (const char* bad :
        {"", "{", "{}", R"([1])", R"([{"max_bytes": 1}])", R"([{"glob": ""}])",
