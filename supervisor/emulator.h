@@ -309,14 +309,11 @@ class Emulator {
                    bool may_block);
   // The refused unlink of a file, as a sensitive delete: preview with its
   // SHA-256, allowed-once, recheck, unlinkat. With AT_REMOVEDIR, the
-  // refused rmdir of an empty directory (BypassRmdir). Else `refused`.
+  // refused rmdir of an empty directory: held O_DIRECTORY|O_NOFOLLOW for
+  // the preview (identity, no content), identity and name rechecked; a
+  // directory with entries is not offered. Else `refused`.
   Reply BypassUnlink(const Request& req, const Located& loc, int flags, const std::string& rule,
                      Reply refused, const std::function<bool()>& valid, bool may_block);
-  // The directory held O_DIRECTORY|O_NOFOLLOW for the preview (identity,
-  // no content), allowed-once, identity and name rechecked, unlinkat
-  // AT_REMOVEDIR. A directory with entries is not offered.
-  Reply BypassRmdir(const Request& req, const Located& loc, const std::string& rule,
-                    Reply refused, const std::function<bool()>& valid, bool may_block);
   // The refused mkdir of a new name (preview: the name, ino 0),
   // allowed-once, mkdirat through the held parent with the tool's umask.
   Reply BypassMkdir(const Request& req, const Located& loc, mode_t mode, const std::string& rule,

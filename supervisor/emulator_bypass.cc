@@ -93,11 +93,7 @@ Reply Emulator::BypassOpen(const Request& req, const Located& loc, uint64_t flag
   auto preview =
       MakeBypassPreview(held ? held->get() : -1, loc.rel, "open", flags & kAskedFlags, rule);
   if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
-  std::string why = refused.why;
-  if (!opts_.bypass_gate(req, preview.value(), valid, why)) {
-    refused.why = why;
-    return refused;
-  }
+  if (!opts_.bypass_gate(req, preview.value(), valid, refused.why)) return refused;
   // Exactly the operation approved: the tool's flags, no link followed,
   // beneath the workspace's root. O_NONBLOCK until the identity is known
   // (a FIFO swapped in cannot stall this thread); O_TRUNC once installed.
@@ -150,67 +146,43 @@ Reply Emulator::BypassOpen(const Request& req, const Located& loc, uint64_t flag
 Reply Emulator::BypassUnlink(const Request& req, const Located& loc, int flags,
                              const std::string& rule, Reply refused,
                              const std::function<bool()>& valid, bool may_block) {
-  if (flags & AT_REMOVEDIR) return BypassRmdir(req, loc, rule, std::move(refused), valid, may_block);
   if (!may_block) return Deferred();
+  const bool dir = (flags & AT_REMOVEDIR) != 0;
   auto parent = WriteRoots::OpenParent(loc);
   if (!parent) return NotOffered(std::move(refused), Describe(parent.error()));
-  // Held for the preview and the recheck, as a sensitive delete's.
-  Fd fd(::openat(parent->get(), loc.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  // Held for the preview and the recheck, as a sensitive delete's; a
+  // directory as one, no link followed.
+  Fd fd(::openat(parent->get(), loc.name.c_str(),
+                 O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (dir ? O_DIRECTORY : O_NONBLOCK)));
   if (!fd && errno == ENOENT) return Reply::Errno(ENOENT);
-  if (!fd) return NotOffered(std::move(refused), "cannot hold the file for a preview");
-  auto preview = MakeBypassPreview(fd.get(), loc.rel, "unlink", 0, rule);
-  if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
-  std::string why = refused.why;
-  if (!opts_.bypass_gate(req, preview.value(), valid, why)) {
-    refused.why = why;
-    return refused;
+  if (!fd) {
+    return NotOffered(std::move(refused), dir ? "not a directory the preview can hold"
+                                              : "cannot hold the file for a preview");
   }
-  const std::string what = "delete " + loc.rel;
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
-  // No await between this recheck and the unlink.
-  if (Status s = Recheck(fd.get(), parent->get(), loc.name.c_str(), preview.value()); !s) {
-    return Reply::Errno(EACCES, what + ": the file changed after the preview (" +
-                                    Describe(s.error()) + "): not bypassed");
-  }
-  if (::unlinkat(parent->get(), loc.name.c_str(), 0) != 0) return Reply::Errno(errno);
-  NoteDropped(loc, st);
-  Gone(st);
-  return Bypassed(what + ": unlink (" + rule + ")");
-}
-
-Reply Emulator::BypassRmdir(const Request& req, const Located& loc, const std::string& rule,
-                            Reply refused, const std::function<bool()>& valid, bool may_block) {
-  if (!may_block) return Deferred();
-  auto parent = WriteRoots::OpenParent(loc);
-  if (!parent) return NotOffered(std::move(refused), Describe(parent.error()));
-  // Held for the preview and the recheck: a directory, no link followed.
-  Fd fd(::openat(parent->get(), loc.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd && errno == ENOENT) return Reply::Errno(ENOENT);
-  if (!fd) return NotOffered(std::move(refused), "not a directory the preview can hold");
-  // Only an empty one is offered (rmdir(2) would fail); the refusal
+  // Only an empty directory is offered (rmdir(2) would fail); the refusal
   // stands, and says nothing of what a refused directory holds.
-  if (HasEntries(loc)) return NotOffered(std::move(refused), "the directory has entries");
-  auto preview = MakeBypassPreview(fd.get(), loc.rel, "rmdir", 0, rule);
+  if (dir && HasEntries(loc)) return NotOffered(std::move(refused), "the directory has entries");
+  const char* op = dir ? "rmdir" : "unlink";
+  auto preview = MakeBypassPreview(fd.get(), loc.rel, op, 0, rule);
   if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
-  std::string why = refused.why;
-  if (!opts_.bypass_gate(req, preview.value(), valid, why)) {
-    refused.why = why;
-    return refused;
-  }
-  const std::string what = "remove directory " + loc.rel;
+  if (!opts_.bypass_gate(req, preview.value(), valid, refused.why)) return refused;
+  const std::string what = (dir ? "remove directory " : "delete ") + loc.rel;
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
-  // An entry made since the preview changed the directory's mtime. No
-  // await between this recheck and the rmdir (which refuses one anyway).
+  // No await between this recheck and the unlink. An entry made in a
+  // directory since the preview changed its mtime (and rmdir refuses one
+  // anyway).
   if (Status s = Recheck(fd.get(), parent->get(), loc.name.c_str(), preview.value()); !s) {
-    return Reply::Errno(EACCES, what + ": the directory changed after the preview (" +
-                                    Describe(s.error()) + "): not bypassed");
+    return Reply::Errno(EACCES, what + (dir ? ": the directory" : ": the file") +
+                                    " changed after the preview (" + Describe(s.error()) +
+                                    "): not bypassed");
   }
-  if (::unlinkat(parent->get(), loc.name.c_str(), AT_REMOVEDIR) != 0) return Reply::Errno(errno);
+  if (::unlinkat(parent->get(), loc.name.c_str(), dir ? AT_REMOVEDIR : 0) != 0) {
+    return Reply::Errno(errno);
+  }
   NoteDropped(loc, st);
   Gone(st);
-  return Bypassed(what + ": rmdir (" + rule + ")");
+  return Bypassed(what + ": " + op + " (" + rule + ")");
 }
 
 Reply Emulator::BypassMkdir(const Request& req, const Located& loc, mode_t mode,
@@ -221,11 +193,7 @@ Reply Emulator::BypassMkdir(const Request& req, const Located& loc, mode_t mode,
   if (!parent) return NotOffered(std::move(refused), Describe(parent.error()));
   auto preview = MakeBypassPreview(-1, loc.rel, "mkdir", 0, rule);
   if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
-  std::string why = refused.why;
-  if (!opts_.bypass_gate(req, preview.value(), valid, why)) {
-    refused.why = why;
-    return refused;
-  }
+  if (!opts_.bypass_gate(req, preview.value(), valid, refused.why)) return refused;
   const std::string what = "make directory " + loc.rel;
   auto umask = umask_.Get(req.tid, valid);
   if (!umask) return Reply::Errno(EACCES, "stale");
