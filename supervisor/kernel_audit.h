@@ -6,6 +6,9 @@
 // log); it says which holds.
 #pragma once
 
+#include <cstdint>
+#include <string_view>
+
 namespace cordon::supervisor {
 
 enum class KernelAudit {
@@ -16,6 +19,13 @@ enum class KernelAudit {
 
 // One AUDIT_GET over NETLINK_AUDIT.
 KernelAudit ProbeKernelAudit();
+
+// Sends the kernel one audit netlink message on `sock` (a NETLINK_AUDIT
+// socket): `type` (AUDIT_GET, AUDIT_SET, AUDIT_USER, ...) with
+// NLM_F_REQUEST and `flags`, `payload` as its data. False (errno set) when
+// the kernel did not take it.
+bool SendToKernelAudit(int sock, std::uint16_t type, std::uint16_t flags,
+                       std::string_view payload = {});
 
 const char* KernelAuditName(KernelAudit a);
 

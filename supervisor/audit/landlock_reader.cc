@@ -30,16 +30,7 @@ bool InInitialPidNamespace() {
 // multicast group after every record queued before it. Needs
 // CAP_AUDIT_WRITE. The kernel cuts the last byte, so the NUL goes with it.
 bool SendMarker(int sock, const std::string& text) {
-  std::vector<char> buf(NLMSG_SPACE(text.size() + 1), 0);
-  auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
-  h->nlmsg_len = NLMSG_LENGTH(text.size() + 1);
-  h->nlmsg_type = AUDIT_USER;
-  h->nlmsg_flags = NLM_F_REQUEST;
-  std::memcpy(NLMSG_DATA(h), text.data(), text.size());
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  return ::sendto(sock, buf.data(), h->nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel),
-                  sizeof kernel) >= 0;
+  return SendToKernelAudit(sock, AUDIT_USER, 0, std::string_view(text.c_str(), text.size() + 1));
 }
 
 }  // namespace

@@ -18,8 +18,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "supervisor/kernel_audit.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
@@ -34,17 +36,13 @@ int AuditEnabled(bool set = false, uint32_t enabled = 0) {
   if (s < 0) return -1;
   const timeval timeout{2, 0};
   ::setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  struct {
-    nlmsghdr h;
-    audit_status st;
-  } req{};
-  req.h.nlmsg_len = NLMSG_LENGTH(set ? sizeof req.st : 0);
-  req.h.nlmsg_type = set ? AUDIT_SET : AUDIT_GET;
-  req.h.nlmsg_flags = NLM_F_REQUEST | (set ? NLM_F_ACK : 0);
-  req.st.mask = AUDIT_STATUS_ENABLED;
-  req.st.enabled = enabled;
+  audit_status st{};
+  st.mask = AUDIT_STATUS_ENABLED;
+  st.enabled = enabled;
+  const std::string_view payload =
+      set ? std::string_view(reinterpret_cast<const char*>(&st), sizeof st) : std::string_view();
   int result = -1;
-  if (::send(s, &req, req.h.nlmsg_len, 0) >= 0) {
+  if (supervisor::SendToKernelAudit(s, set ? AUDIT_SET : AUDIT_GET, set ? NLM_F_ACK : 0, payload)) {
     alignas(nlmsghdr) char buf[8192];
     for (int i = 0; i < 4 && result < 0; ++i) {
       const ssize_t n = ::recv(s, buf, sizeof buf, 0);
