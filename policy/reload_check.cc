@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "policy/web_url.h"
+
 namespace cordon::policy {
 namespace {
 
@@ -34,6 +36,18 @@ bool SameRules(const Policy& a, const EnforcedLayers& al, const Policy& b,
          a.deny_globs == b.deny_globs && a.profile == b.profile;
 }
 
+// The modes whose connections go through cordon's web proxy.
+bool Proxied(Network n) { return n == Network::kPublicWeb || n == Network::kHosts; }
+
+// Whether every name `want` admits, `have` admits too.
+bool HostCovered(const std::vector<HostPattern>& have, const HostPattern& want) {
+  if (!want.suffix) return HostAllowed(have, want.name);
+  // "*.x": the names beneath x, each beneath a suffix pattern at or above x.
+  return std::any_of(have.begin(), have.end(), [&](const HostPattern& h) {
+    return h.suffix && (h.name == want.name || HostAllowed({h}, want.name));
+  });
+}
+
 }  // namespace
 
 bool GrantsCover(const std::vector<Grant>& grants, const Grant& g) {
@@ -45,6 +59,33 @@ bool GrantsCover(const std::vector<Grant>& grants, const Grant& g) {
     exec = exec || (Level(h) > 0 && h.executable);
   }
   return level >= Level(g) && (Level(g) == 0 || !g.executable || exec);
+}
+
+std::string WebGrantWidens(const Policy& running, const Policy& wanted) {
+  if (running.network == wanted.network && running.web == wanted.web) return "";
+  if (running.network != wanted.network || !Proxied(running.network))
+    return "";  // a mode change: said apart
+  const WebGrant& have = running.web;
+  const WebGrant& want = wanted.web;
+  std::vector<std::string> wider;
+  if (wanted.network == Network::kHosts) {
+    for (const HostPattern& h : want.hosts) {
+      if (!HostCovered(have.hosts, h)) wider.push_back((h.suffix ? "*." : "") + h.name);
+    }
+  }
+  for (uint16_t port : want.ports) {
+    if (std::find(have.ports.begin(), have.ports.end(), port) == have.ports.end()) {
+      wider.push_back("port " + std::to_string(port));
+    }
+  }
+  if (want.max_response_bytes > have.max_response_bytes) wider.push_back("maxResponseBytes");
+  if (want.timeout_seconds > have.timeout_seconds) wider.push_back("timeoutSeconds");
+  if (want.max_connections > have.max_connections) wider.push_back("maxConnections");
+  if (wider.empty()) return "";
+  std::string list;
+  for (const std::string& w : wider) list += (list.empty() ? "" : ", ") + w;
+  return "network: a reload may narrow the web proxy's hosts, ports and limits, not widen them (" +
+         list + "); start a new run";
 }
 
 std::vector<std::string> ReloadRefusals(const Policy& running, const EnforcedLayers& running_layers,
@@ -59,9 +100,16 @@ std::vector<std::string> ReloadRefusals(const Policy& running, const EnforcedLay
   fixed("the workspace", running.workspace, wanted.workspace);
   fixed("network", NetworkName(running.network), NetworkName(wanted.network));
   if (running.network == wanted.network && !(running.web == wanted.web)) {
-    out.push_back(
-        "network: the web proxy's hosts, ports and limits cannot change while the tool runs; "
-        "start a new run");
+    // The proxy takes a narrower grant for its next connections
+    // (supervisor/net/web_proxy.h, SetGrant); without a proxy nothing
+    // decides by it.
+    if (!Proxied(running.network)) {
+      out.push_back(
+          std::string("network: the web proxy's settings cannot change under network mode ") +
+          NetworkName(running.network) + ", which has no proxy; start a new run");
+    } else if (std::string why = WebGrantWidens(running, wanted); !why.empty()) {
+      out.push_back(std::move(why));
+    }
   }
   fixed("sensitive.delete", SensitiveDeleteName(running.sensitive_delete),
         SensitiveDeleteName(wanted.sensitive_delete));

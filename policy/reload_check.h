@@ -7,9 +7,9 @@
 // removed that Landlock carved out, an exec right), a syscall the filter
 // does not send to the supervisor (an exec allowlist where none was, a
 // changed path rule where the filter leaves some changes to the kernel),
-// or what the run set up at launch (the workspace, the network mode and
-// its proxy, sensitive.delete's journal or approver, the link mode, the
-// private TMPDIR). Pure: the plans are computed by the caller.
+// or what the run set up at launch (the workspace, the network mode, a
+// wider web grant than its proxy's, sensitive.delete's journal or
+// approver, the link mode, the private TMPDIR). Pure: the plans are computed by the caller.
 #pragma once
 
 #include <string>
@@ -36,6 +36,13 @@ inline constexpr const char* kNeedsNewRun =
 // (with the layers the tool runs under), one line each; empty: it can.
 std::vector<std::string> ReloadRefusals(const Policy& running, const EnforcedLayers& running_layers,
                                         const Policy& wanted, const EnforcedLayers& wanted_layers);
+
+// Under public-web or hosts: what `wanted`'s web grant (hosts, CONNECT
+// ports, caps) would add to `running`'s, as one line ending "start a new
+// run"; empty when it adds nothing (the proxy may take it: a reload
+// narrows what the supervisor's proxy lets through, as it narrows paths).
+// Empty as well when the two differ in mode, which ReloadRefusals refuses.
+std::string WebGrantWidens(const Policy& running, const Policy& wanted);
 
 // Whether `grants` give `g`'s rights on `g.path` (Landlock's rights on a
 // path are the union of those of the grants on it and above it).

@@ -71,6 +71,12 @@ int Reload(const ReloadArgs& a) {
       (void)supervisor::SendControl(conn->get(), {{"type", "go"}});
       continue;
     }
+    // What building the new policy warned of, before the outcome.
+    if (auto w = msg->body.find("warnings"); w != msg->body.end() && w->is_array()) {
+      for (const auto& line : *w) {
+        if (line.is_string()) std::fprintf(stderr, "cordon: %s\n", line.get<std::string>().c_str());
+      }
+    }
     if (type == "result" && msg->body.value("ok", false)) {
       std::printf("%s\n", text.c_str());
       return 0;
@@ -84,7 +90,8 @@ int Reload(const ReloadArgs& a) {
 std::string ReloadLine(const supervisor::ToolFilterOptions& decided) {
   const std::string fixed =
       "; the kernel layers stay the launch's, so a reload needing more (a new path, a "
-      "removed denial, a network, sensitive.delete or links change) is refused: start a new run";
+      "removed denial, a network mode change or a wider web grant, a sensitive.delete or links "
+      "change) is refused: start a new run";
   if (!supervisor::DecidesEveryChange(decided)) {
     return "cordon policy reload --run RUN FILE may not change the path rules of such a run "
            "(the kernel takes some writes and deletes, and no supervisor would see them)" +

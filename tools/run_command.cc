@@ -161,8 +161,15 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
 }
 
 bool BuildPolicy(const RunOptions& o, policy::Policy& p, std::vector<std::string>* errors_out,
-                 const std::string& label) {
+                 const std::string& label, std::vector<std::string>* warnings_out) {
   std::vector<std::string> errors;
+  // A reload's warnings are its caller's (warnings_out), not the run's.
+  auto warn = [&](std::string w) {
+    if (warnings_out)
+      warnings_out->push_back(std::move(w));
+    else
+      spdlog::warn("{}", w);
+  };
   auto report = [&] {
     if (errors_out) errors_out->insert(errors_out->end(), errors.begin(), errors.end());
     else for (const auto& e : errors) spdlog::error("{}", e);
@@ -173,7 +180,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p, std::vector<std::string
   std::vector<std::string> settings_warnings;
   if (!o.policy_file.empty()) LoadPolicyFile(o.policy_file, o.receipt, p, errors, label);
   else LoadSettings(p, errors, settings_warnings);
-  for (const auto& w : settings_warnings) spdlog::warn("{}", w);
+  for (const auto& w : settings_warnings) warn(w);
   if (!errors.empty()) return report();
   std::string ws = o.workspace;
   std::vector<std::string> ci_warnings;
@@ -244,7 +251,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p, std::vector<std::string
   // Seed 004's base policy: git's identity and config read-only, the
   // credentials denied, a CI runner's step files.
   supervisor::AddMachineBase(p, ci_warnings);
-  for (const auto& w : ci_warnings) spdlog::warn("{}", w);
+  for (const auto& w : ci_warnings) warn(w);
   // One-run overrides; never written back anywhere.
   if (o.sandbox) p.sandbox_enabled = true;
   if (o.no_sandbox) p.sandbox_enabled = false;
@@ -253,7 +260,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p, std::vector<std::string
   if (!o.no_private_cache && p.sandbox_enabled && !p.workspace.empty()) {
     std::vector<std::string> cache_warnings;
     supervisor::AddPrivateCache(p, true, cache_warnings);
-    for (const auto& w : cache_warnings) spdlog::warn("{}", w);
+    for (const auto& w : cache_warnings) warn(w);
   }
   if (!p.sandbox_enabled && !p.allow_bypass) {
     errors.push_back(std::string(o.no_sandbox ? "--no-sandbox" : "sandbox.enabled false") +
@@ -264,7 +271,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p, std::vector<std::string
     // Tool paths, read + execute: PATH, its toolchain roots, the command
     // and its interpreter (seed 004's base policy), after the user's rules
     // are canonical so that none of theirs is loosened or narrowed.
-    for (const auto& w : supervisor::AddToolPaths(p, o.command[0])) spdlog::warn("tool paths: {}", w);
+    for (const auto& w : supervisor::AddToolPaths(p, o.command[0])) warn("tool paths: " + w);
   }
   for (const std::string& t : o.tools) {
     std::size_t eq = t.find('=');
@@ -274,9 +281,14 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p, std::vector<std::string
   }
   if (o.approvals.rfind("socket:", 0) == 0) CheckApprovalSocket(o.approvals.substr(7), p, errors);
   for (const auto& d : p.dropped) {
-    spdlog::warn("path {} dropped from the policy: {}", d.path, d.reason);
+    warn("path " + d.path + " dropped from the policy: " + d.reason);
   }
-  for (const auto& n : p.notes) spdlog::info("note: {}", n);
+  for (const auto& n : p.notes) {
+    if (warnings_out)
+      warnings_out->push_back("note: " + n);
+    else
+      spdlog::info("note: {}", n);
+  }
   if (errors.empty()) {
     for (auto& e : policy::Validate(p, supervisor::GatherFsFacts(p))) errors.push_back(std::move(e));
   }
@@ -394,7 +406,8 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   std::unique_ptr<RunReloader> reloader;
   std::unique_ptr<ControlSocket> control;
   if (services.run_dir && rung != Rung::kPreloadOnly) {
-    ReloadFrame frame{o, run_policy, {}, p.sensitive_delete, req.rules, services.audit};
+    ReloadFrame frame{
+        o, run_policy, {}, p.sensitive_delete, req.rules, services.audit, web_proxy.get()};
     frame.run_rules.assign(run_policy.paths.begin() + static_cast<long>(p.paths.size()),
                            run_policy.paths.end());
     reloader = std::make_unique<RunReloader>(std::move(frame));

@@ -50,8 +50,10 @@ void AddRunOptions(CLI::App* cmd, RunOptions& opts);
 // every problem and returns false (the caller exits 125). With `errors`
 // the problems go there instead of being printed (a reload's, said to its
 // caller); `label` names the policy file in them instead of its path.
+// With `warnings` the warnings go there too instead of the run's stderr.
 bool BuildPolicy(const RunOptions& opts, policy::Policy& out,
-                 std::vector<std::string>* errors = nullptr, const std::string& label = "");
+                 std::vector<std::string>* errors = nullptr, const std::string& label = "",
+                 std::vector<std::string>* warnings = nullptr);
 
 // Launches argv under the policy; returns cordon's exit status. `env` is
 // the tool's environment (null: cordon's own, as `cordon run` passes it).

@@ -42,8 +42,10 @@ RunReloader::Outcome RunReloader::Build(int fd, const std::string& label,
   // --policy (read through the descriptor its sender opened).
   RunOptions o = f_.options;
   o.policy_file = "/proc/self/fd/" + std::to_string(fd);
-  std::vector<std::string> errors;
-  if (!BuildPolicy(o, p, &errors, label)) return {"invalid", OneLine(errors)};
+  std::vector<std::string> errors, warnings;
+  if (!BuildPolicy(o, p, &errors, label, &warnings)) {
+    return {"invalid", OneLine(errors), std::move(warnings)};
+  }
   p.paths.insert(p.paths.end(), f_.run_rules.begin(), f_.run_rules.end());
   if (f_.asked_for != f_.launched.sensitive_delete && p.sensitive_delete == f_.asked_for) {
     p.sensitive_delete = f_.launched.sensitive_delete;  // no journal in this run either
@@ -57,18 +59,20 @@ RunReloader::Outcome RunReloader::Build(int fd, const std::string& label,
       f_.launched,
       Layers(supervisor::PlanRunGrants(f_.launched, run.filter, run.place.tmp, false), run.filter),
       p, Layers(supervisor::PlanRunGrants(p, run.filter, run.place.tmp, false), wanted_filter));
-  if (!refusals.empty()) return {"refused", OneLine(refusals)};
+  if (!refusals.empty()) return {"refused", OneLine(refusals), std::move(warnings)};
   auto rules = supervisor::MakeRules(p, run.place);
-  if (!rules) return {"refused", "the new rules: " + Describe(rules.error())};
+  if (!rules) return {"refused", "the new rules: " + Describe(rules.error()), std::move(warnings)};
   next = std::move(rules.value());
-  return {"accepted", ""};
+  return {"accepted", "", std::move(warnings)};
 }
 
 void RunReloader::Serve(int conn, int stop) {
   auto req = supervisor::RecvControl(conn, stop);
   if (!req) return;
-  auto reply = [&](bool ok, const std::string& message) {
-    (void)supervisor::SendControl(conn, {{"type", "result"}, {"ok", ok}, {"message", message}});
+  auto reply = [&](bool ok, const std::string& message,
+                   const std::vector<std::string>& warnings = {}) {
+    (void)supervisor::SendControl(
+        conn, {{"type", "result"}, {"ok", ok}, {"message", message}, {"warnings", warnings}});
   };
   if (req->body["type"] != "reload" || req->fds.size() != 1 || !req->body.contains("file") ||
       !req->body["file"].is_string()) {
@@ -100,7 +104,11 @@ void RunReloader::Serve(int conn, int stop) {
   nlohmann::json record = {{"outcome", out.kind}, {"file", label}, {"old_digest", old_digest}};
   if (out.kind != std::string("invalid")) record["new_digest"] = policy::PolicyDigest(p);
   if (!out.message.empty()) record["why"] = out.message;
+  if (!out.warnings.empty()) record["warnings"] = out.warnings;
   if (accepted) {
+    // A narrower web grant (policy::WebGrantWidens said it adds nothing):
+    // the proxy's next connections are decided by it.
+    if (f_.web_proxy && !(current_.web == p.web)) f_.web_proxy->SetGrant(p.network, p.web);
     f_.live->Install(std::move(next));
     current_ = std::move(p);
     out.message = "policy reloaded from " + label + " (" + old_digest.substr(0, 12) + " -> " +
@@ -117,7 +125,7 @@ void RunReloader::Serve(int conn, int stop) {
       spdlog::warn("audit log append failed");
     }
   }
-  reply(accepted, out.message);
+  reply(accepted, out.message, out.warnings);
 }
 
 }  // namespace cordon::tools

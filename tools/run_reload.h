@@ -17,6 +17,7 @@
 
 #include "policy/policy.h"
 #include "supervisor/audit/audit_log.h"
+#include "supervisor/net/web_proxy.h"
 #include "supervisor/rules.h"
 #include "tools/run_command.h"
 
@@ -34,6 +35,9 @@ struct ReloadFrame {
   policy::SensitiveDelete asked_for = policy::SensitiveDelete::kRecoverable;
   std::shared_ptr<supervisor::LiveRules> live;
   std::shared_ptr<supervisor::AuditLog> audit;  // null: no log
+  // public-web, hosts: the run's proxy, which takes a narrowed web grant
+  // (null: no proxy). Outlives the reloader.
+  supervisor::WebProxy* web_proxy = nullptr;
 };
 
 class RunReloader {
@@ -46,6 +50,9 @@ class RunReloader {
   struct Outcome {
     const char* kind = "invalid";  // accepted, refused, invalid
     std::string message;
+    // What building the policy warned of: said to the caller, not on the
+    // run's stderr.
+    std::vector<std::string> warnings;
   };
   // Builds and checks the policy in `fd` (named `label`); on success
   // `next` holds its rules and `p` the policy.

@@ -33,7 +33,8 @@ class Session {
   Session(Fd client, const WebProxy::Shared& s)
       : client_(std::move(client)),
         s_(s),
-        deadline_(Clock::now() + std::chrono::seconds(s.opts.grant.timeout_seconds)),
+        p_(s.policy.load()),
+        deadline_(Clock::now() + std::chrono::seconds(p_->web.timeout_seconds)),
         buf_(kChunk) {}
 
   void Run() {
@@ -65,8 +66,8 @@ class Session {
     while (true) {
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now()).count();
-      if (left <= 0) return Cut("past the time cap of " +
-                                std::to_string(s_.opts.grant.timeout_seconds) + " s");
+      if (left <= 0)
+        return Cut("past the time cap of " + std::to_string(p_->web.timeout_seconds) + " s");
       pollfd fds[2] = {{fd, events, 0}, {s_.stop.get(), POLLIN, 0}};
       int n = ::poll(fds, 2, static_cast<int>(std::min<long long>(left, 60000)));
       if (n < 0 && errno != EINTR) return Cut(std::string("poll: ") + std::strerror(errno));
@@ -106,9 +107,8 @@ class Session {
   }
   // The server's bytes to the tool, within the cap.
   bool Down(std::string_view data) {
-    if (ev_.bytes_down + data.size() > s_.opts.grant.max_response_bytes) {
-      return Cut("the response is over the cap of " +
-                 std::to_string(s_.opts.grant.max_response_bytes) +
+    if (ev_.bytes_down + data.size() > p_->web.max_response_bytes) {
+      return Cut("the response is over the cap of " + std::to_string(p_->web.max_response_bytes) +
                  " bytes (sandbox.network.maxResponseBytes)");
     }
     ev_.bytes_down += data.size();
@@ -122,6 +122,8 @@ class Session {
 
   Fd client_, up_;
   const WebProxy::Shared& s_;
+  // The grant in force when the connection was accepted (WebProxy::SetGrant).
+  const std::shared_ptr<const policy::Policy> p_;
   const Clock::time_point deadline_;
   std::vector<char> buf_;
   ProxyEvent ev_;
@@ -148,7 +150,7 @@ void Session::Serve() {
     break;
   }
   ev_.method = req.method;
-  v_ = policy::DecideWebRequest(s_.policy, req);
+  v_ = policy::DecideWebRequest(*p_, req);
   ev_.host = v_.url.host;
   ev_.port = v_.url.port;
   if (v_.status != 0) return Answer(v_.status, v_.reason);
@@ -250,7 +252,7 @@ bool Session::Tunnel(const std::vector<policy::IpAddress>& addrs, std::string pe
 bool Session::Plain(const policy::ProxyRequest& r, std::string pending) {
   // Under public-web nothing but the head goes upstream: no body, no
   // pipelined second request past the check.
-  const bool read_only = s_.policy.network == policy::Network::kPublicWeb;
+  const bool read_only = p_->network == policy::Network::kPublicWeb;
   std::string head = policy::UpstreamRequestHead(r, v_.url, read_only);
   ev_.bytes_up += head.size();
   if (!SendAll(up_.get(), head)) return false;
@@ -283,9 +285,9 @@ bool Session::Plain(const policy::ProxyRequest& r, std::string pending) {
                     rh.location.substr(0, 200) + ") under public-web: same-origin redirects only");
     return false;
   }
-  if (rh.content_length && *rh.content_length + rh.head_bytes > s_.opts.grant.max_response_bytes) {
+  if (rh.content_length && *rh.content_length + rh.head_bytes > p_->web.max_response_bytes) {
     Answer(502, "a response of " + std::to_string(*rh.content_length) +
-                    " bytes is over the cap of " + std::to_string(s_.opts.grant.max_response_bytes) +
+                    " bytes is over the cap of " + std::to_string(p_->web.max_response_bytes) +
                     " bytes (sandbox.network.maxResponseBytes)");
     return false;
   }
@@ -303,7 +305,7 @@ void Session::Relay(bool from_client) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now()).count();
     if (left <= 0) {
-      Cut("past the time cap of " + std::to_string(s_.opts.grant.timeout_seconds) + " s");
+      Cut("past the time cap of " + std::to_string(p_->web.timeout_seconds) + " s");
       return;
     }
     pollfd fds[3] = {{up_.get(), POLLIN, 0},

@@ -36,8 +36,7 @@ Result<std::unique_ptr<WebProxy>> WebProxy::Start(WebProxyOptions o) {
   p->peers_ = std::make_shared<ProxyPeers>(ep);
   p->shared_ = std::make_shared<Shared>();
   if (!o.resolver) o.resolver = SystemResolver();
-  p->shared_->policy.network = o.network;
-  p->shared_->policy.web = o.grant;
+  p->SetGrant(o.network, o.grant);
   p->shared_->opts = std::move(o);
   p->shared_->stop = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!p->shared_->stop) return Errno("eventfd", "web proxy");
@@ -47,6 +46,13 @@ Result<std::unique_ptr<WebProxy>> WebProxy::Start(WebProxyOptions o) {
 }
 
 WebProxy::~WebProxy() { Stop(); }
+
+void WebProxy::SetGrant(policy::Network network, const policy::WebGrant& grant) {
+  auto p = std::make_shared<policy::Policy>();
+  p->network = network;
+  p->web = grant;
+  shared_->policy.store(std::move(p));
+}
 
 std::string WebProxy::Url() const {
   return "http://127.0.0.1:" + std::to_string(peers_->endpoint().port);
@@ -93,9 +99,10 @@ void WebProxy::AcceptLoop() {
       if (shared_->opts.on_event) shared_->opts.on_event(refused);
       continue;  // closed unanswered
     }
-    if (shared_->active.load() >= shared_->opts.grant.max_connections) {
+    const std::size_t max_connections = shared_->policy.load()->web.max_connections;
+    if (shared_->active.load() >= max_connections) {
       refused.status = 503;
-      refused.reason = "more than " + std::to_string(shared_->opts.grant.max_connections) +
+      refused.reason = "more than " + std::to_string(max_connections) +
                        " connections at once (sandbox.network.maxConnections)";
       std::string answer = policy::ProxyAnswer(503, refused.reason);
       (void)!::send(c.get(), answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);

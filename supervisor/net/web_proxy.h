@@ -50,11 +50,18 @@ class WebProxy {
   std::string Url() const;  // http://127.0.0.1:PORT
   // Ends every connection and joins the threads.
   void Stop();
+  // From the next connection on, decides by `network` and `grant` (a
+  // policy reload that narrows them; the caller checked that it does:
+  // policy/reload_check.h). Connections already open keep the grant they
+  // were accepted under, as a file opened before a reload stays open.
+  void SetGrant(policy::Network network, const policy::WebGrant& grant);
 
   // Shared with the connections' threads.
   struct Shared {
-    WebProxyOptions opts;
-    policy::Policy policy;  // network and web only: what DecideWebRequest reads
+    WebProxyOptions opts;  // its grant is the launch's; `policy` holds the one in force
+    // Network and web only: what DecideWebRequest reads, the caps. Read
+    // once per connection; replaced whole by SetGrant.
+    std::atomic<std::shared_ptr<const policy::Policy>> policy;
     Fd stop;                // an eventfd, readable once stopping
     std::atomic<size_t> active{0};
     std::atomic<bool> stopping{false};  // set with `stop`, for waits that poll no fd

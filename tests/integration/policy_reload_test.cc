@@ -176,6 +176,28 @@ TEST_F(PolicyReloadTest, ATighterPolicyIsEnforcedFromThenOn) {
   EXPECT_FALSE(Exists(RunDir() + "/control.sock"));
 }
 
+TEST_F(PolicyReloadTest, ItsWarningsGoToTheCallerNotToTheRun) {
+  Start({});
+  // A read-only path that does not exist is dropped, with a warning.
+  const std::string missing = t_.outside() + "/no-such-dir";
+  nlohmann::json j;
+  j["sandbox"]["filesystem"]["deniedPaths"] = {t_.Ws("secret")};
+  j["sandbox"]["filesystem"]["readonlyPaths"] = {missing};
+  const std::string before = CordonErr();
+  RunResult r = Reload(PolicyFile("warns.json", j.dump()));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("path " + missing + " dropped from the policy"));
+  EXPECT_EQ(Ask("w " + t_.Ws("secret/after")), "denied");
+  EXPECT_EQ(Ask("w " + t_.Ws("neighbour")), "ok");
+  EXPECT_EQ(Stop(), 0);
+  // The run's own stderr does not carry the caller's warning.
+  EXPECT_THAT(CordonErr().substr(before.size()), Not(HasSubstr(missing))) << CordonErr();
+  auto records = Reloads();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["outcome"], "accepted");
+  EXPECT_THAT(records[0]["warnings"].dump(), HasSubstr(missing));
+}
+
 TEST_F(PolicyReloadTest, OnTheNotifyAllRungToo) {
   // No Landlock: the supervisor decides every path call, by the new rules.
   Start({"--test-force-notify-all"});

@@ -269,6 +269,70 @@ TEST_F(WebProxyTest, HostsAllowsOnlyTheListedNamesAndEveryMethod) {
   EXPECT_EQ(s().Hits(), "");
 }
 
+// Issue 27 item 2: a policy reload narrows the proxy's hosts for the
+// connections that follow; a wider list is refused and changes nothing.
+TEST_F(WebProxyTest, AReloadNarrowsTheHostsTheProxyLetsThrough) {
+  const std::string state = s().tree().root() + "/reload-state";
+  const std::vector<std::string> env = {"CORDON_TEST_PUBLIC_RANGE=127.0.0.1/32",
+                                        "CORDON_TEST_RESOLVER=" + s().names(),
+                                        "XDG_STATE_HOME=" + state};
+  auto policy = [&](const std::string& name, const std::string& hosts) {
+    const std::string f = s().tree().root() + "/" + name;
+    WriteFile(f, R"({"sandbox":{"network":{"mode":"hosts:)" + hosts + R"("}}})");
+    return f;
+  };
+  const std::string ready = ws() + "/reload-ready", go = ws() + "/reload-go";
+  auto curls = [&](const std::string& when) {
+    std::string sh;
+    for (const char* host : {"test.example", "other.example"}) {
+      sh += "/usr/bin/curl -s -o /dev/null --max-time 20 -w '" + when + " " + host +
+            " %{http_code}\\n' " + s().Http(host) + "; ";
+    }
+    return sh;
+  };
+  const std::string script = curls("before") + ": > " + ready + "; while [ ! -e " + go +
+                             " ]; do sleep 0.05; done; " + curls("after");
+  RunResult r;
+  std::thread tool([&] {
+    r = RunCordonTestBuild(
+        {"run", "--workspace", ws(), "--policy", policy("both.json", "test.example,other.example"),
+         "--", "/bin/sh", "-c", script},
+        ws(), env);
+  });
+  for (int i = 0; i < 800 && !Exists(ready); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  RunResult list = RunCordon({"runs", "list"}, ws(), env);
+  const std::string run = list.out.substr(0, list.out.find(' '));
+  RunResult wider = RunCordon(
+      {"policy", "reload", "--run", run, policy("wider.json", "test.example,third.example")}, ws(),
+      env);
+  RunResult narrower =
+      RunCordon({"policy", "reload", "--run", run, policy("one.json", "test.example")}, ws(), env);
+  WriteFile(go, "");
+  tool.join();
+  ::unlink(ready.c_str());
+  ::unlink(go.c_str());
+  EXPECT_EQ(wider.status, 125) << wider.out << wider.err;
+  EXPECT_THAT(wider.err, HasSubstr("not widen them (third.example)"));
+  EXPECT_EQ(narrower.status, 0) << narrower.out << narrower.err;
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "before test.example 200\nbefore other.example 200\n"
+            "after test.example 200\nafter other.example 403\n")
+      << r.err;
+  // The refused request reached no server: two connections before, one after.
+  const std::string hits = s().Hits();
+  size_t connections = 0;
+  for (size_t at = 0; (at = hits.find("http 127.0.0.1 \n", at)) != std::string::npos; ++at) {
+    ++connections;
+  }
+  EXPECT_EQ(connections, 3u) << hits;
+  const std::string audit = ReadFile(state + "/cordon/runs/" + run + "/audit.jsonl");
+  EXPECT_THAT(audit, HasSubstr(R"("outcome":"refused")"));
+  EXPECT_THAT(audit, HasSubstr(R"("outcome":"accepted")"));
+}
+
 TEST_F(WebProxyTest, TheToolGetsTheProxyVariables) {
   RunResult r = Run(Policy("public-web"), {"/usr/bin/python3", kSrc + "web_client.py", "env"},
                     {"--ro", kSrc});

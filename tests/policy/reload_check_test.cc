@@ -114,6 +114,98 @@ TEST(ReloadRefusals, WhatWasSetUpAtLaunchCannotChange) {
   }
 }
 
+Policy Proxied(Network mode, std::vector<HostPattern> hosts = {}) {
+  Policy p = Base();
+  p.network = mode;
+  p.web.hosts = std::move(hosts);
+  return p;
+}
+
+// A reload narrows the web proxy's grant as it narrows paths: fewer hosts,
+// ports and lower caps are taken (the proxy's next connections), more are not.
+TEST(ReloadRefusals, TheWebProxysGrantMayNarrowNotWiden) {
+  const Policy old = Proxied(Network::kHosts, {{"github.com", false}, {"npmjs.org", true}});
+  struct Case {
+    const char* what;
+    void (*change)(Policy&);
+    const char* refused;  // "" when the reload is a narrowing
+  } cases[] = {
+      {"one host fewer",
+       [](Policy& p) {
+         p.web.hosts = {{"github.com", false}};
+       },
+       ""},
+      {"a name beneath a suffix",
+       [](Policy& p) {
+         p.web.hosts = {{"registry.npmjs.org", false}};
+       },
+       ""},
+      {"a narrower suffix",
+       [](Policy& p) {
+         p.web.hosts = {{"a.npmjs.org", true}};
+       },
+       ""},
+      {"the same suffix",
+       [](Policy& p) {
+         p.web.hosts = {{"npmjs.org", true}};
+       },
+       ""},
+      {"no host at all", [](Policy& p) { p.web.hosts = {}; }, ""},
+      {"a port fewer", [](Policy& p) { p.web.ports = {443}; }, ""},
+      {"lower caps",
+       [](Policy& p) {
+         p.web.max_response_bytes = 1024;
+         p.web.timeout_seconds = 5;
+         p.web.max_connections = 2;
+       },
+       ""},
+      {"a new host",
+       [](Policy& p) {
+         p.web.hosts.push_back({"example.com", false});
+       },
+       "example.com"},
+      {"the suffix's own name",
+       [](Policy& p) {
+         p.web.hosts = {{"npmjs.org", false}};
+       },
+       "npmjs.org"},
+      {"a wider suffix",
+       [](Policy& p) {
+         p.web.hosts = {{"org", true}};
+       },
+       "*.org"},
+      {"an exact name as a suffix",
+       [](Policy& p) {
+         p.web.hosts = {{"github.com", true}};
+       },
+       "*.github.com"},
+      {"a new port", [](Policy& p) { p.web.ports.push_back(8443); }, "port 8443"},
+      {"a higher byte cap", [](Policy& p) { p.web.max_response_bytes *= 2; }, "maxResponseBytes"},
+      {"a longer time cap", [](Policy& p) { p.web.timeout_seconds += 1; }, "timeoutSeconds"},
+      {"more connections", [](Policy& p) { p.web.max_connections += 1; }, "maxConnections"},
+      {"public-web for hosts", [](Policy& p) { p.network = Network::kPublicWeb; }, "network"},
+  };
+  for (const Case& c : cases) {
+    Policy next = old;
+    c.change(next);
+    const std::string refusals = Joined(ReloadRefusals(old, Layers(old), next, Layers(next)));
+    if (*c.refused == '\0') {
+      EXPECT_EQ(refusals, "") << c.what;
+    } else {
+      EXPECT_THAT(refusals, HasSubstr(c.refused)) << c.what;
+      EXPECT_THAT(refusals, HasSubstr("start a new run")) << c.what;
+    }
+  }
+  // Under public-web the host list is not what decides; ports and caps are.
+  const Policy web = Proxied(Network::kPublicWeb);
+  Policy fewer = web;
+  fewer.web.ports = {443};
+  EXPECT_THAT(ReloadRefusals(web, Layers(web), fewer, Layers(fewer)), IsEmpty());
+  Policy hosts = web;
+  hosts.network = Network::kHosts;  // every method to those hosts: not a narrowing
+  EXPECT_THAT(Joined(ReloadRefusals(web, Layers(web), hosts, Layers(hosts))), HasSubstr("network"));
+}
+
 TEST(ReloadRefusals, AnExecAllowlistNeedsTheFilterToSendExecs) {
   const Policy old = Base();
   Policy next = Base();
