@@ -1,37 +1,68 @@
-// The gate a sensitive delete passes: preview from a held fd, one
-// allowed-once answer from the approver for that request id and preview
-// digest, then a recheck of identity and content and unlinkat with nothing
-// in between. Anything else (deny, timeout, disconnect, cancel, stale,
-// shutdown, a changed file) refuses. An empty directory (rmdir) is asked
-// about the same way, with a preview of its path and identity. A call the
-// kernel restarts after a signal joins the question already pending for it
-// (supervisor/approvals/joined_asks.h). Runs on the notify loop's worker
-// thread for that request; thread-safe.
+// ApproverGates: the run's RunGates backed by its approver (--approvals:
+// tty, rules, socket, policyd; supervisor/approvals/). Each question is
+// one ApprovalRequest for the tool's request id and the preview the
+// emulator made; only an allowed-once for that id and digest, given to a
+// call still live, is Ok. Anything else (deny, timeout, disconnect,
+// cancel, stale, shutdown) refuses. A call the kernel restarts after a
+// signal joins the question already pending for it
+// (supervisor/approvals/joined_asks.h). The approver is reached with the
+// supervisor's rights (SupervisorPermissions), on the notify loop's
+// deferred worker for that request. Thread-safe.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "supervisor/approvals/approver.h"
-#include "supervisor/emulator.h"
+#include "supervisor/approvals/joined_asks.h"
+#include "supervisor/run_gates.h"
 
 namespace cordon::supervisor {
 
-// The gates of one run share its questions (a restarted call joins the
-// one pending), so they are made together.
-struct ApprovalGates {
-  DeleteGate del;
-  // A write in place a recoverable run's journal cannot keep: a preview of
-  // path, size and identity, one allowed-once answer, then a recheck of
-  // the identity on the fd the tool is to get.
-  WriteGate write;
-  // A bypass request (policy/bypass.h): one allowed-once answer for the
-  // preview the emulator made; the emulator rechecks and performs.
-  BypassGate bypass;
+// Which questions the run may put (the policy's word, ConfigureDecisions
+// in tools/run_command.cc): sensitive.delete "ask" (deletes); "ask" or
+// "recoverable" (writes in place the journal cannot keep); an approver
+// who can answer, not "deny" (bypasses, when sandbox.allowBypass).
+struct AskFor {
+  bool deletes = false;
+  bool writes = false;
+  bool bypasses = false;
 };
 
-ApprovalGates MakeApprovalGates(std::shared_ptr<supervisor::Approver> approver,
-                                std::chrono::milliseconds timeout, std::string tool_argv0);
+class ApproverGates final : public RunGates {
+ public:
+  // `admit_exec`, when set, is asked before each exec the allowlist admits
+  // (cordon grep's tree check: ripgrep starts only once it has passed).
+  ApproverGates(std::shared_ptr<Approver> approver, std::chrono::milliseconds timeout,
+                std::string tool_argv0, AskFor asks, std::function<Status()> admit_exec = nullptr);
+
+  bool CanAsk(Ask what) const override;
+  Status AskDelete(const Request& req, const policy::DeletePreview& preview,
+                   const std::function<bool()>& still_valid) override;
+  Status AskWrite(const Request& req, const policy::DeletePreview& preview,
+                  const std::function<bool()>& still_valid) override;
+  Status AskBypass(const Request& req, const policy::DeletePreview& preview,
+                   const std::function<bool()>& still_valid) override;
+  Status AdmitExec() override;
+  bool SeesExecs() const override { return false; }
+  void ExecSeen(pid_t, const std::string&) override {}
+  // Cancels every pending question (Approver::CancelAll).
+  void Shutdown() override;
+
+ private:
+  // `op` names the operation for the joined questions and the audit
+  // ("unlink", "write", "bypass-open"); `refused_as` the refusal's word.
+  Status Question(const std::string& op, const char* refused_as, const Request& req,
+                  const policy::DeletePreview& preview, const std::function<bool()>& still_valid);
+
+  std::shared_ptr<Approver> approver_;
+  JoinedAsks asks_;
+  std::chrono::milliseconds timeout_;
+  std::string argv0_;
+  AskFor can_;
+  std::function<Status()> admit_exec_;
+};
 
 }  // namespace cordon::supervisor
