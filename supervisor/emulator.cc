@@ -65,12 +65,27 @@ bool Emulator::StatEntry(int dirfd, const std::string& name, EntryStat& e) {
 
 namespace {
 
-// The rules the request this thread decides was given (Emulator::Handle).
+// The rules the request this thread decides was given (Emulator::Handle),
+// held for the rest of the request that Emulator::Later hands on.
 struct RulesScope {
   const Emulator* emulator = nullptr;
-  const Rules* rules = nullptr;
+  std::shared_ptr<const Rules> rules;
 };
 thread_local RulesScope t_rules;
+
+// Sets the thread's rules for its life and puts the previous ones back.
+class ScopedRules {
+ public:
+  ScopedRules(const Emulator* e, std::shared_ptr<const Rules> rules) : saved_(std::move(t_rules)) {
+    t_rules = {e, std::move(rules)};
+  }
+  ~ScopedRules() { t_rules = std::move(saved_); }
+  ScopedRules(const ScopedRules&) = delete;
+  ScopedRules& operator=(const ScopedRules&) = delete;
+
+ private:
+  RulesScope saved_;
+};
 
 }  // namespace
 
@@ -79,7 +94,9 @@ Emulator::Emulator(std::shared_ptr<LiveRules> rules, int64_t run_start_ns, Emula
     : live_(std::move(rules)),
       read_fence_(std::move(read_fence)),
       run_start_ns_(run_start_ns),
-      opts_(std::move(opts)) {}
+      opts_(std::move(opts)) {
+  if (!opts_.gates) opts_.gates = std::make_shared<DenyGates>();
+}
 
 Emulator::~Emulator() {
   if (!made_shared_.load()) return;
@@ -111,10 +128,10 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
                      const std::function<bool()>& valid) {
   Reply cont;
   cont.continue_syscall = true;
-  if (!read_fence_ && rules().pins.empty() && !opts_.exec_gate) {
+  if (!read_fence_ && rules().pins.empty() && !gates().CanAsk(Ask::kExec)) {
     // Landlock's EXECUTE rights are the fence. Noting the exec (attribution
     // only) changes no answer: whatever it cannot read or resolve goes on.
-    if (opts_.on_exec) {
+    if (gates().SeesExecs()) {
       auto s = ReadToolString(req.tid, path, PATH_MAX);
       auto abs = s && valid() ? Absolute(req.tid, dirfd, s.value()) : Result<std::string>(SysError{});
       if (abs) NoteExec(req.tid, abs.value(), ForTool(abs.value(), req.tid));
@@ -155,12 +172,12 @@ Reply Emulator::Exec(const Request& req, int dirfd, uint64_t path,
     if (!d.allow) return Reply::Errno(d.err ? d.err : EACCES, "execute " + abs + ": " + d.reason);
     spdlog::debug("execute {}: {}", abs, d.reason);
   }
-  if (opts_.exec_gate) {
-    if (Status g = opts_.exec_gate(); !g) {
+  if (gates().CanAsk(Ask::kExec)) {
+    if (Status g = gates().AdmitExec(); !g) {
       return Reply::Errno(EACCES, "execute " + abs + ": " + Describe(g.error()));
     }
   }
-  if (opts_.on_exec) NoteExec(req.tid, abs, target);
+  if (gates().SeesExecs()) NoteExec(req.tid, abs, target);
   return cont;
 }
 
@@ -174,7 +191,7 @@ void Emulator::NoteExec(pid_t tid, const std::string& abs, const std::string& ta
   if (!S_ISREG(st.st_mode) || (st.st_mode & 0111) == 0) return;
   auto creds = ReadToolCreds(tid);
   if (!creds) return;  // gone
-  opts_.on_exec(creds->tgid, abs);
+  gates().ExecSeen(creds->tgid, abs);
 }
 
 Result<Emulator::Path> Emulator::ResolvePath(const Request& req, int dirfd, uint64_t addr,
@@ -216,57 +233,62 @@ Reply Emulator::Guarded(int nr) {
                       "try again once `cordon policy reload` has finished");
 }
 
-Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, bool may_block) {
+Reply Emulator::Later(std::function<Reply()> rest, Reply::Worker on) const {
+  Reply r;
+  r.later_on = on;
+  r.later = [this, rules = t_rules.rules, rest = std::move(rest)]() -> Reply {
+    ScopedRules scope(this, rules);
+    return rest();
+  };
+  return r;
+}
+
+Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid) {
   // One rule set for the whole request: taken once, here.
   std::shared_ptr<const Rules> snapshot = live_->Snapshot();
   // umask decides nothing (it only drops the cached mask): never refused.
   if (!snapshot && r.nr != SCMP_SYS(umask)) return Guarded(r.nr);
-  const RulesScope outer = t_rules;
-  t_rules = {this, snapshot ? snapshot.get() : &*live_->Current()};
-  struct Restore {
-    RulesScope saved;
-    ~Restore() { t_rules = saved; }
-  } restore{outer};
+  ScopedRules scope(this, snapshot ? std::move(snapshot) : live_->Current());
   ToolPermissions as_tool;  // free on the notify loop's threads, which hold one
   if (!as_tool.lowered()) return Reply::Errno(EACCES, "cannot lower capabilities");
   umask_.Seen(r.tid);
   const uint64_t* a = r.args;
   auto i = [&](int k) { return static_cast<int>(a[k]); };
   switch (r.nr) {
-    case SCMP_SYS(open): return Open(r, AT_FDCWD, a[0], a[1], a[2], valid, may_block);
-    case SCMP_SYS(openat): return Open(r, i(0), a[1], a[2], a[3], valid, may_block);
-    case SCMP_SYS(creat): return Open(r, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, a[1], valid, may_block);
-    case SCMP_SYS(unlink): return Unlink(r, AT_FDCWD, a[0], 0, valid, may_block);
-    case SCMP_SYS(rmdir): return Unlink(r, AT_FDCWD, a[0], AT_REMOVEDIR, valid, may_block);
-    case SCMP_SYS(unlinkat): return Unlink(r, i(0), a[1], i(2), valid, may_block);
+    case SCMP_SYS(open): return Open(r, AT_FDCWD, a[0], a[1], a[2], valid);
+    case SCMP_SYS(openat): return Open(r, i(0), a[1], a[2], a[3], valid);
+    case SCMP_SYS(creat): return Open(r, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, a[1], valid);
+    case SCMP_SYS(unlink): return Unlink(r, AT_FDCWD, a[0], 0, valid);
+    case SCMP_SYS(rmdir): return Unlink(r, AT_FDCWD, a[0], AT_REMOVEDIR, valid);
+    case SCMP_SYS(unlinkat): return Unlink(r, i(0), a[1], i(2), valid);
     case SCMP_SYS(rename): return Rename(r, AT_FDCWD, a[0], AT_FDCWD, a[1], 0, valid);
     case SCMP_SYS(renameat): return Rename(r, i(0), a[1], i(2), a[3], 0, valid);
     case SCMP_SYS(renameat2):
       return Rename(r, i(0), a[1], i(2), a[3], static_cast<unsigned>(a[4]), valid);
     case SCMP_SYS(link): return Link(r, AT_FDCWD, a[0], AT_FDCWD, a[1], 0, valid);
     case SCMP_SYS(linkat): return Link(r, i(0), a[1], i(2), a[3], i(4), valid);
-    case SCMP_SYS(symlink): return Create(r, AT_FDCWD, a[1], S_IFLNK, a[0], valid, may_block);
-    case SCMP_SYS(symlinkat): return Create(r, i(1), a[2], S_IFLNK, a[0], valid, may_block);
-    case SCMP_SYS(mkdir): return Create(r, AT_FDCWD, a[0], S_IFDIR, a[1], valid, may_block);
-    case SCMP_SYS(mkdirat): return Create(r, i(0), a[1], S_IFDIR, a[2], valid, may_block);
-    case SCMP_SYS(mknod): return Create(r, AT_FDCWD, a[0], S_IFREG, a[1], valid, may_block);
-    case SCMP_SYS(mknodat): return Create(r, i(0), a[1], S_IFREG, a[2], valid, may_block);
+    case SCMP_SYS(symlink): return Create(r, AT_FDCWD, a[1], S_IFLNK, a[0], valid);
+    case SCMP_SYS(symlinkat): return Create(r, i(1), a[2], S_IFLNK, a[0], valid);
+    case SCMP_SYS(mkdir): return Create(r, AT_FDCWD, a[0], S_IFDIR, a[1], valid);
+    case SCMP_SYS(mkdirat): return Create(r, i(0), a[1], S_IFDIR, a[2], valid);
+    case SCMP_SYS(mknod): return Create(r, AT_FDCWD, a[0], S_IFREG, a[1], valid);
+    case SCMP_SYS(mknodat): return Create(r, i(0), a[1], S_IFREG, a[2], valid);
     case SCMP_SYS(truncate):
     case SCMP_SYS(chmod):
     case SCMP_SYS(chown):
     case SCMP_SYS(utime):
     case SCMP_SYS(utimes):
     case SCMP_SYS(setxattr):
-    case SCMP_SYS(removexattr): return Attr(r, AT_FDCWD, a[0], 0, r.nr, valid, may_block);
+    case SCMP_SYS(removexattr): return Attr(r, AT_FDCWD, a[0], 0, r.nr, valid);
     case SCMP_SYS(lchown):
     case SCMP_SYS(lsetxattr):
-    case SCMP_SYS(lremovexattr): return Attr(r, AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, r.nr, valid, may_block);
+    case SCMP_SYS(lremovexattr): return Attr(r, AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, r.nr, valid);
     case SCMP_SYS(fchmodat):
-    case SCMP_SYS(futimesat): return Attr(r, i(0), a[1], 0, r.nr, valid, may_block);
-    case SCMP_SYS(fchownat): return Attr(r, i(0), a[1], i(4), r.nr, valid, may_block);
+    case SCMP_SYS(futimesat): return Attr(r, i(0), a[1], 0, r.nr, valid);
+    case SCMP_SYS(fchownat): return Attr(r, i(0), a[1], i(4), r.nr, valid);
     case SCMP_SYS(utimensat):
       if (a[1] == 0) return FdAttr(r, i(0), r.nr, valid);  // futimens(fd)
-      return Attr(r, i(0), a[1], i(3), r.nr, valid, may_block);
+      return Attr(r, i(0), a[1], i(3), r.nr, valid);
     case SCMP_SYS(fchmod):
     case SCMP_SYS(fchown):
     case SCMP_SYS(fsetxattr):
@@ -275,9 +297,9 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
     case SCMP_SYS(execve): return Exec(r, AT_FDCWD, a[0], valid);
     case SCMP_SYS(execveat): return Exec(r, i(0), a[1], valid);
     case SCMP_SYS(connect):
-      return SocketName(r, i(0), a[1], a[2], false, valid, may_block);
+      return SocketName(r, i(0), a[1], a[2], false, valid);
     case SCMP_SYS(bind):
-      return SocketName(r, i(0), a[1], a[2], true, valid, may_block);
+      return SocketName(r, i(0), a[1], a[2], true, valid);
     case SCMP_SYS(listen): return Listen(r, i(0), i(1));
     case SCMP_SYS(inotify_add_watch):
       return Watch(r, i(0), a[1], static_cast<uint32_t>(a[2]), valid);
@@ -303,7 +325,7 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid, boo
       return cont;
     }
     default:
-      if (r.nr == uapi::kNrFchmodat2) return Attr(r, i(0), a[1], i(3), r.nr, valid, may_block);
+      if (r.nr == uapi::kNrFchmodat2) return Attr(r, i(0), a[1], i(3), r.nr, valid);
       // setxattrat, removexattrat, file_setattr: libc falls back on ENOSYS.
       return Reply::Errno(ENOSYS, "syscall not emulated");
   }
@@ -415,79 +437,6 @@ void Emulator::Gone(const struct stat& st) {
   if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) return;
   laundered_.Erase(st.st_dev, st.st_ino);
   created_.Erase(st.st_dev, st.st_ino);
-}
-
-Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
-                       const std::function<bool()>& valid, bool may_block) {
-  if (flags & ~AT_REMOVEDIR) return Reply::Errno(EINVAL);
-  Named named;
-  auto p = ResolvePath(req, dirfd, path, false, Change::kEntry, &named);
-  if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!p) {
-    Reply refused = Reply::PathRefused("delete: ", p.error());
-    auto at = named.abs.empty()
-                  ? std::nullopt
-                  : BypassPlace(policy::FileOp::kDelete, named, policy::RefusedBy::kOther,
-                                flags & AT_REMOVEDIR);
-    if (!at) return refused;
-    return BypassUnlink(req, *at, flags, p.error().op, std::move(refused), valid, may_block);
-  }
-  const std::string what = "delete " + p->abs;
-  policy::FileRequest q;
-  q.op = policy::FileOp::kDelete;
-  q.want_dir = flags & AT_REMOVEDIR;
-  q.place = Place(p->loc);
-  const policy::Settings settings = DecideSettings();
-  // What the place alone refuses (a root has no parent to look in).
-  if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
-    Reply refused = Reply::Errno(d.err, what + ": " + d.rule);
-    auto at = BypassPlace(policy::FileOp::kDelete, named, d.by, flags & AT_REMOVEDIR);
-    if (!at) return refused;
-    return BypassUnlink(req, *at, flags, d.rule, std::move(refused), valid, may_block);
-  }
-  auto parent = WriteRoots::OpenParent(p->loc);
-  if (!parent) return Reply::Errno(parent.error().err);
-  EntryStat entry;
-  if (!StatEntry(parent->get(), p->name(), entry)) return Reply::Errno(errno);
-  const struct stat& st = entry.st;
-  q.entry = Facts(st, p->loc);
-  q.entry.born_in_run = BornInRun(entry);
-  policy::Decision d = policy::Decide(q, settings);
-  if ((d.verdict != policy::Verdict::kAllow || d.keep == policy::Keep::kMove) && q.want_dir &&
-      S_ISDIR(st.st_mode)) {
-    q.entry.has_entries = HasEntries(p->loc);
-    d = policy::Decide(q, settings);
-  }
-  switch (d.verdict) {
-    case policy::Verdict::kRefuse: return Reply::Errno(d.err, what + ": " + d.rule);
-    case policy::Verdict::kAsk: {
-      std::string why = what + ": the file existed before the run and needs approval";
-      if (!may_block) {
-        Reply later;
-        later.defer = true;
-        return later;
-      }
-      if (opts_.delete_gate(req, parent->get(), p->loc.name, p->loc.rel, valid, why)) {
-        Observe("deleted", p->loc, nullptr, false);
-        Gone(st);
-        return Reply{};
-      }
-      return Reply::Errno(EACCES, why,
-                          policy::RefusalHint(policy::Refusal::kNeedsApproval, p->abs));
-    }
-    case policy::Verdict::kAllow: break;
-  }
-  if (d.keep == policy::Keep::kMove) {
-    // The kernel's answer to "file/" first: the name alone is moved.
-    if (p->slash && !S_ISDIR(st.st_mode)) return Reply::Errno(ENOTDIR);
-    if (auto refused = Keep(p->loc, parent->get(), p->loc.name, st, "delete")) return std::move(*refused);
-    Gone(st);
-    return Reply{};
-  }
-  if (::unlinkat(parent->get(), p->name().c_str(), flags) != 0) return Reply::Errno(errno);
-  NoteDropped(p->loc, st);
-  Gone(st);
-  return Reply{};
 }
 
 }  // namespace cordon::supervisor

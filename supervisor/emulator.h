@@ -11,7 +11,13 @@
 //
 // Deleting the user's file (an inode born before the run, or one that
 // replaced such a file by a rename in this run) is the sensitive operation:
-// it is refused unless an approver grants it (see DeleteGate).
+// it is refused unless the run's gates (run_gates.h) get an allowed-once
+// for the preview made here, which is then rechecked on the held fd.
+//
+// A decision that may wait (a question to a person, a blocking connect) is
+// never waited for in Handle: its reply carries `later`, the checked rest
+// of the call holding what was resolved (the held parent or file, the
+// Located path), which the notify loop runs once on a worker of its own.
 //
 // Thread-safe: Handle() may run on several threads at once.
 #pragma once
@@ -41,6 +47,7 @@
 #include "supervisor/blocking_calls.h"
 #include "supervisor/journal/journal.h"
 #include "supervisor/rules.h"
+#include "supervisor/run_gates.h"
 #include "supervisor/run_observer.h"
 #include "supervisor/socket_stand_in.h"
 #include "supervisor/tool_creds.h"
@@ -75,10 +82,16 @@ struct Reply {
   // allowed this one operation (policy/bypass.h). The audit record says
   // "bypassed".
   bool bypassed = false;
-  bool defer = false;             // may wait: Handle again where it may block
-  // With `defer`: the rest of the call, already checked, to run instead of
-  // Handle, on a thread without capabilities (network connect and bind).
+  // The checked rest of a call that may wait (a question to a person, a
+  // blocking connect), holding what was resolved: the notify loop runs it
+  // once on a worker of the kind named and answers with what it returns.
+  // Empty: this is the answer.
+  enum class Worker {
+    kTool,     // a thread of its own with the tool's permissions (ToolPermissions)
+    kCapless,  // the capless pool (network connect and bind: capless_pool.h)
+  };
   std::function<Reply()> later;
+  Worker later_on = Worker::kTool;
   // Run when `install` could not be installed (no room in the tool, or the
   // call interrupted): takes back what the call did, a file it created.
   std::function<void()> undo;
@@ -96,32 +109,6 @@ struct Reply {
   static Reply PathRefused(const std::string& what, const SysError& e);
 };
 
-// Decides whether a pre-existing file may be deleted. Called with the file
-// held open; returns true only for an explicit allowed-once that has been
-// rechecked. The default (no gate) refuses.
-// `still_valid` is the notification's ID_VALID check: a tool thread gone
-// while its request was pending gets no delete.
-using DeleteGate = std::function<bool(const Request&, int parent_fd, const std::string& name,
-                                      const std::string& rel_path,
-                                      const std::function<bool()>& still_valid, std::string& why)>;
-
-// Decides whether the tool may write in place to a file of the user's
-// that the run's journal cannot keep (larger than limits.journalCopyBytes,
-// no reflink): `fd` is the file opened for the tool, `rel_path` where it
-// is in the workspace. True only for an explicit allowed-once, rechecked
-// on `fd`. The default (no gate) refuses.
-using WriteGate = std::function<bool(const Request&, int fd, const std::string& rel_path,
-                                     const std::function<bool()>& still_valid, std::string& why)>;
-
-// Asks the approver to run one operation the policy refused outside it,
-// once (policy/bypass.h): `preview` names the operation, the path and the
-// identity the caller holds. True only for an allowed-once for this
-// request id and preview digest, with the tool's call still live; the
-// caller then rechecks the identity and performs exactly that operation.
-// Otherwise false, with the outcome appended to `why`.
-using BypassGate = std::function<bool(const Request&, const policy::DeletePreview& preview,
-                                      const std::function<bool()>& still_valid, std::string& why)>;
-
 struct ReadFence;
 class ProxyPeers;
 
@@ -131,17 +118,17 @@ struct EmulatorOptions {
   // public-web and hosts: the web proxy's endpoint and the record of the
   // tool's connections to it (supervisor/net/proxy_peers.h).
   std::shared_ptr<ProxyPeers> web_proxy;
-  DeleteGate delete_gate;
-  // sensitive.delete: recoverable: asked for a write in place the journal
-  // cannot keep (null: such a write is refused).
-  WriteGate write_gate;
-  // sandbox.allowBypass, and the gate of an approver who can answer (null
-  // under --approvals deny): a write-open or a delete the policy refuses
-  // inside the workspace is offered as a bypass when
-  // policy::BypassEligible says so (emulator_bypass.cc). Without both, no
-  // request is made and the refusal stands.
+  // What the run may ask and is told of execs (run_gates.h): approvals
+  // for sensitive deletes and unkept writes, bypass requests, the exec
+  // gate, exec check-ins, and the stop that ends pending questions. Null:
+  // DenyGates (nobody to ask).
+  std::shared_ptr<RunGates> gates;
+  // sandbox.allowBypass: a write-open, a delete or a mkdir the policy
+  // refuses inside the workspace is offered as a bypass when
+  // policy::BypassEligible says so and the gates can ask (not under
+  // --approvals deny) (emulator_bypass.cc). Otherwise no request is made
+  // and the refusal stands.
   bool allow_bypass = false;
-  BypassGate bypass_gate;
   // The built-in credential list (policy::IsCredentialPath): never offered
   // for a bypass, whatever rule covers the path.
   std::vector<policy::PathRule> credentials;
@@ -149,20 +136,9 @@ struct EmulatorOptions {
   // user's files before they are removed or replaced in the workspace and
   // records every change to a name there (null: not recoverable).
   std::shared_ptr<Journal> journal;
-  // Asked after the allowlist admits an exec (may block); an error refuses
-  // the exec with EACCES. cordon grep waits here for its tree check, which
-  // runs while the sandbox is built: ripgrep starts only once it has passed.
-  std::function<Status()> exec_gate;
-  // Told of each exec let through whose file exists as an executable
-  // regular file (one expected to succeed): the caller's pid (its thread
-  // group) and the path as resolved here. Before the reply, so it sees the
-  // exec before the new image can run (preload_checkin.h). May be empty.
-  std::function<void(pid_t pid, const std::string& path)> on_exec;
   // Told every enforced decision and every change made (the audit log);
   // may be null.
   std::shared_ptr<RunObserver> observer;
-  // Called when the supervisor stops: pending approvals must return now.
-  std::function<void()> on_shutdown;
   // What the tool may read, for the calls Landlock does not check
   // (inotify_add_watch) and the reads its launch-time grant cannot
   // express (brokered reads): built at the first such call; null fails
@@ -199,19 +175,18 @@ class Emulator {
   Emulator& operator=(const Emulator&) = delete;
 
   const EmulatorOptions& options() const { return opts_; }
+  RunGates& gates() const { return *opts_.gates; }
 
   // `still_valid` re-checks the notification id after the tool's memory was
   // read (SECCOMP_IOCTL_NOTIF_ID_VALID); false means the answer is moot.
-  // With `may_block` false, a decision that may wait (the delete gate, a
-  // blocking Unix connect) is not taken: the reply says `defer`, and the
-  // caller runs Handle again on a thread of its own. A network connect or
-  // bind says `defer` with `later`, the checked rest of the call, which the
-  // caller runs on a thread without capabilities. Everything else is
-  // answered inline. Everything is done with the tool's file permissions
-  // (ToolPermissions): what the kernel would refuse the capless tool, a
-  // write to another user's file included, it refuses the emulation too.
-  Reply Handle(const Request& req, const std::function<bool()>& still_valid,
-               bool may_block = true);
+  // Never waits: a decision that may (a question to the run's gates, a
+  // blocking connect) comes back as Reply::later, the checked rest of the
+  // call, which the caller runs once on the worker Reply::later_on names,
+  // under the rules this request was decided by. Everything is done with
+  // the tool's file permissions (ToolPermissions): what the kernel would
+  // refuse the capless tool, a write to another user's file included, it
+  // refuses the emulation too.
+  Reply Handle(const Request& req, const std::function<bool()>& still_valid);
 
   // The supervisor is stopping: blocking calls made for the tool return
   // now (EINTR), and later ones are not made.
@@ -250,17 +225,28 @@ class Emulator {
   Result<Path> Resolve(const Request& req, int dirfd_arg, std::string path, bool empty_ok,
                        Change change = Change::kEntry, Named* named = nullptr);
   Reply Open(const Request& req, int dirfd, uint64_t path, uint64_t flags, uint64_t mode,
-             const std::function<bool()>& valid, bool may_block);
+             const std::function<bool()>& valid);
   Reply Unlink(const Request& req, int dirfd, uint64_t path, int flags,
-               const std::function<bool()>& valid, bool may_block);
+               const std::function<bool()>& valid);
+  // The rest of a sensitive delete, on a deferred worker: `loc`'s entry
+  // (lstat `st` when it was decided; `dir`: an rmdir) held through
+  // `parent` for a preview, asked about (RunGates::AskDelete), rechecked
+  // and removed. `abs` names it in the refusal's hint.
+  Reply AskDelete(const Request& req, const std::shared_ptr<Fd>& parent, const Located& loc,
+                  const std::string& abs, const struct stat& st, bool dir,
+                  const std::function<bool()>& valid);
+  // `rest`, the checked remainder of this request, as a reply for the
+  // notify loop to run on a worker of kind `on`, under the rules this
+  // request was decided by.
+  Reply Later(std::function<Reply()> rest, Reply::Worker on = Reply::Worker::kTool) const;
   Reply Rename(const Request& req, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
                unsigned flags, const std::function<bool()>& valid);
   Reply Create(const Request& req, int dirfd, uint64_t path, int kind, uint64_t mode_or_target,
-               const std::function<bool()>& valid, bool may_block);
+               const std::function<bool()>& valid);
   Reply Link(const Request& req, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
              int flags, const std::function<bool()>& valid);
   Reply Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
-             const std::function<bool()>& valid, bool may_block);
+             const std::function<bool()>& valid);
   // `opath_ok`: the call takes an O_PATH descriptor (a path through
   // /proc/self/fd, AT_EMPTY_PATH); fchmod, futimens and the other fd-only
   // calls answer EBADF for one, as the kernel's fdget() does.
@@ -284,14 +270,14 @@ class Emulator {
   const ReadFence* Readable();
   // connect(2) (bind false) and bind(2) (emulator_socket.cc).
   Reply SocketName(const Request& req, int fd, uint64_t addr, uint64_t len, bool bind,
-                   const std::function<bool()>& valid, bool may_block);
+                   const std::function<bool()>& valid);
   Reply UnixName(const Request& req, int sock, const std::string& path, bool bind,
                  const std::function<bool()>& valid);
   // listen(2) under network none (emulator_socket.cc): on loopback only.
   // SocketName where the tool's socket cannot be taken (no pidfd_getfd):
   // an AF_UNIX call made on a stand-in (supervisor/socket_stand_in.h).
   Reply StandInName(const Request& req, pid_t tgid, int tool_fd, const sockaddr_storage& addr,
-                    uint64_t len, bool bind, const std::function<bool()>& valid, bool may_block);
+                    uint64_t len, bool bind, const std::function<bool()>& valid);
   Reply Listen(const Request& req, int fd, int backlog);
 
   // Per-operation bypass (emulator_bypass.cc, policy/bypass.h). Where a
@@ -301,23 +287,32 @@ class Emulator {
   // `directory`: an rmdir (kDelete) or a mkdir (kCreate).
   std::optional<Located> BypassPlace(policy::FileOp op, const Named& path, policy::RefusedBy by,
                                      bool directory = false) const;
-  // The refused open (`refused`, by `rule`) offered to the approver, and
-  // for an allowed-once performed: the file's identity rechecked on the
+  // Each of the three below answers `later` (the question waits), holding
+  // `loc`. The refused open (`refused`, by `rule`) offered to the gates
+  // (RunGates::AskBypass), and for an allowed-once performed: the file's identity rechecked on the
   // fd the tool gets, or a new file made exclusively. Else `refused`.
   Reply BypassOpen(const Request& req, const Located& loc, uint64_t flags, uint64_t mode,
-                   const std::string& rule, Reply refused, const std::function<bool()>& valid,
-                   bool may_block);
+                   const std::string& rule, Reply refused, const std::function<bool()>& valid);
   // The refused unlink of a file, as a sensitive delete: preview with its
   // SHA-256, allowed-once, recheck, unlinkat. With AT_REMOVEDIR, the
   // refused rmdir of an empty directory: held O_DIRECTORY|O_NOFOLLOW for
   // the preview (identity, no content), identity and name rechecked; a
   // directory with entries is not offered. Else `refused`.
   Reply BypassUnlink(const Request& req, const Located& loc, int flags, const std::string& rule,
-                     Reply refused, const std::function<bool()>& valid, bool may_block);
+                     Reply refused, const std::function<bool()>& valid);
   // The refused mkdir of a new name (preview: the name, ino 0),
   // allowed-once, mkdirat through the held parent with the tool's umask.
   Reply BypassMkdir(const Request& req, const Located& loc, mode_t mode, const std::string& rule,
-                    Reply refused, const std::function<bool()>& valid, bool may_block);
+                    Reply refused, const std::function<bool()>& valid);
+  // Their rest, on the deferred worker: preview, question, recheck, perform.
+  Reply BypassOpenAsked(const Request& req, const Located& loc, uint64_t flags, uint64_t mode,
+                        const std::string& rule, Reply refused, const std::function<bool()>& valid);
+  Reply BypassUnlinkAsked(const Request& req, const Located& loc, int flags,
+                          const std::string& rule, Reply refused,
+                          const std::function<bool()>& valid);
+  Reply BypassMkdirAsked(const Request& req, const Located& loc, mode_t mode,
+                         const std::string& rule, Reply refused,
+                         const std::function<bool()>& valid);
 
   // The facts policy::Decide needs, gathered here (emulator_facts.cc).
   policy::PlaceFacts Place(const Located& loc, bool leads = false) const;
@@ -341,7 +336,8 @@ class Emulator {
   Reply OpenTerminal(const Request& req, policy::TerminalPath t, uint64_t flags,
                      const std::function<bool()>& valid);
   Reply Exec(const Request& req, int dirfd, uint64_t path, const std::function<bool()>& valid);
-  // Tells opts_.on_exec of an exec of `abs` (`target`: as the tool sees it).
+  // Tells the gates (RunGates::ExecSeen) of an exec of `abs` (`target`: as
+  // the tool sees it).
   void NoteExec(pid_t tid, const std::string& abs, const std::string& target);
   bool BornInRun(const EntryStat& e);
   // The journal's part (emulator_journal.cc): whether it covers `loc` (the
@@ -363,13 +359,14 @@ class Emulator {
   // journal; a refusal says why and what to do.
   std::optional<Reply> Keep(const Located& loc, int parent, const std::string& name,
                             const struct stat& st, const char* why);
-  // Keeps a copy of the file `fd` (at `loc`) before it is written in place.
-  // One the journal cannot keep (larger than limits.journalCopyBytes, no
-  // reflink) is asked about (WriteGate) for the call `req`: with
-  // `may_block` false the reply says `defer`.
-  std::optional<Reply> KeepCopy(const Located& loc, int fd, const struct stat& st,
-                                const Request& req, const std::function<bool()>& valid,
-                                bool may_block);
+  // Keeps a copy of the file `fd` (at `loc`) before it is written in
+  // place, then runs `then`, the rest of the call. One the journal cannot
+  // keep (larger than limits.journalCopyBytes, no reflink) is asked about
+  // (RunGates::AskWrite) for the call `req`: the reply is `later`, which
+  // asks, rechecks `fd` and runs `then`.
+  Reply KeepCopy(const Located& loc, std::shared_ptr<Fd> fd, const struct stat& st,
+                 const Request& req, const std::function<bool()>& valid,
+                 std::function<Reply()> then);
   // open(O_TRUNC) of a file of the user's: a new empty file with the same
   // mode takes its name, and the old one goes into the journal.
   Reply TruncateKept(const Located& loc, uint64_t flags, const struct stat& old);

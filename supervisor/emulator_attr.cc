@@ -194,7 +194,7 @@ Result<Fd> Emulator::FollowLinks(Path& p, Fd link) {
 }
 
 Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags, int kind,
-                     const std::function<bool()>& valid, bool may_block) {
+                     const std::function<bool()>& valid) {
   auto raw = ReadToolString(req.tid, path, PATH_MAX);
   if (!raw) return Reply::Errno(raw.error().err, "unreadable path");
   // "/proc/self/fd/N": the file the tool holds as fd N (glibc's fchmodat
@@ -246,24 +246,30 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   }
   const policy::Decision d = policy::Decide(q, settings);
   if (!d.allowed()) return Reply::Errno(d.err, "change metadata of " + p->abs + ": " + d.rule);
-  if (d.keep == policy::Keep::kCopy) {
-    // The kept copy is read from the file itself (an O_PATH fd reads nothing).
-    Fd readable(::open(ProcPath(fd->get()).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-    if (!readable) return Reply::Errno(errno);
-    if (auto refused = KeepCopy(p->loc, readable.get(), st, req, valid, may_block)) return std::move(*refused);
-  }
-  if (S_ISLNK(st.st_mode)) {
-    // The link itself, not what it points to: tar and cp -a give each link
-    // they make its owner and times (lchown, utimensat NOFOLLOW). A link has
-    // no mode and takes no user xattr, as the kernel answers.
-    if (kind == SCMP_SYS(fchmodat) || kind == uapi::kNrFchmodat2) return Reply::Errno(EOPNOTSUPP);
-    if (kind != SCMP_SYS(lchown) && kind != SCMP_SYS(fchownat) && kind != SCMP_SYS(utimensat)) {
-      return Reply::Errno(EPERM, "change metadata of " + p->abs + ": symbolic link");
+  // The change itself, on the file checked (`target`, O_PATH).
+  auto target = std::make_shared<Fd>(std::move(fd.value()));
+  auto change = [req, valid, target, st, kind, abs = p->abs]() -> Reply {
+    if (S_ISLNK(st.st_mode)) {
+      // The link itself, not what it points to: tar and cp -a give each link
+      // they make its owner and times (lchown, utimensat NOFOLLOW). A link has
+      // no mode and takes no user xattr, as the kernel answers.
+      if (kind == SCMP_SYS(fchmodat) || kind == uapi::kNrFchmodat2) return Reply::Errno(EOPNOTSUPP);
+      if (kind != SCMP_SYS(lchown) && kind != SCMP_SYS(fchownat) && kind != SCMP_SYS(utimensat)) {
+        return Reply::Errno(EPERM, "change metadata of " + abs + ": symbolic link");
+      }
     }
-  }
-  Reply rep = ApplyAttr(req, fd->get(), false, valid);
-  if (rep.error == EACCES || rep.error == EPERM) rep.why = "change metadata of " + p->abs + ": " + rep.why;
-  return rep;
+    Reply rep = ApplyAttr(req, target->get(), false, valid);
+    if (rep.error == EACCES || rep.error == EPERM) {
+      rep.why = "change metadata of " + abs + ": " + rep.why;
+    }
+    return rep;
+  };
+  if (d.keep != policy::Keep::kCopy) return change();
+  // The kept copy is read from the file itself (an O_PATH fd reads nothing).
+  auto readable = std::make_shared<Fd>(
+      ::open(ProcPath(target->get()).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!*readable) return Reply::Errno(errno);
+  return KeepCopy(p->loc, readable, st, req, valid, std::move(change));
 }
 
 Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,

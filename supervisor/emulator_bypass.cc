@@ -3,7 +3,7 @@
 // refused inside the workspace is sent to the approver as "run this one operation outside the
 // policy", with the preview shape of a sensitive delete (the operation,
 // the path, the identity held). Only an allowed-once for that request id
-// and preview digest grants (BypassGate); the supervisor then rechecks the
+// and preview digest grants (RunGates::AskBypass); the supervisor then rechecks the
 // identity and performs exactly that operation beneath the workspace's
 // root (openat2 RESOLVE_BENEATH, no symlink, no mount crossed; the fd
 // handed over with ADDFD), as the tool's credentials. The reply says
@@ -27,18 +27,21 @@ constexpr uint64_t kBareTmpfile = 020000000;
 // What of the tool's open flags the approver is shown and approves.
 constexpr uint64_t kAskedFlags = O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND;
 
-Reply Deferred() {
-  Reply later;
-  later.defer = true;
-  return later;
-}
-
 // Not offered after all (the entry is not one a bypass may touch): the
 // refusal stands, and says why no one was asked.
 Reply NotOffered(Reply refused, const std::string& why) {
   refused.why += " (no bypass offered: " + why + ")";
   return refused;
 }
+
+// The approver did not allow it: the refusal stands, and says so.
+Reply Refused(Reply refused, const SysError& e) {
+  refused.why += ": " + GateRefusal(e);
+  return refused;
+}
+
+// The refusal, held by the rest of the call (a Reply is move-only).
+std::shared_ptr<Reply> Hold(Reply r) { return std::make_shared<Reply>(std::move(r)); }
 
 Reply Bypassed(std::string why) {
   spdlog::warn("cordon: ran outside the policy, once (bypass allowed): {}", why);
@@ -52,7 +55,7 @@ Reply Bypassed(std::string why) {
 
 std::optional<Located> Emulator::BypassPlace(policy::FileOp op, const Named& path,
                                              policy::RefusedBy by, bool directory) const {
-  if (!opts_.bypass_gate) return std::nullopt;  // nobody to ask
+  if (!gates().CanAsk(Ask::kBypass)) return std::nullopt;  // nobody to ask
   const WriteRoot* ws = nullptr;
   for (const WriteRoot& r : rules().roots.roots()) {
     if (r.workspace) ws = &r;
@@ -61,7 +64,7 @@ std::optional<Located> Emulator::BypassPlace(policy::FileOp op, const Named& pat
   if (ws == nullptr || c.path.empty()) return std::nullopt;
   policy::BypassFacts f;
   f.allow_bypass = opts_.allow_bypass;
-  f.can_ask = static_cast<bool>(opts_.bypass_gate);
+  f.can_ask = gates().CanAsk(Ask::kBypass);
   f.op = op;
   f.directory = directory;
   f.in_workspace = policy::IsWithin(c.path, ws->path) && c.path != ws->path;
@@ -80,9 +83,16 @@ std::optional<Located> Emulator::BypassPlace(policy::FileOp op, const Named& pat
 
 Reply Emulator::BypassOpen(const Request& req, const Located& loc, uint64_t flags, uint64_t mode,
                            const std::string& rule, Reply refused,
-                           const std::function<bool()>& valid, bool may_block) {
+                           const std::function<bool()>& valid) {
   if (flags & (O_PATH | kBareTmpfile)) return NotOffered(std::move(refused), "not a named file");
-  if (!may_block) return Deferred();
+  return Later([this, req, loc, flags, mode, rule, valid, no = Hold(std::move(refused))] {
+    return BypassOpenAsked(req, loc, flags, mode, rule, std::move(*no), valid);
+  });
+}
+
+Reply Emulator::BypassOpenAsked(const Request& req, const Located& loc, uint64_t flags,
+                                uint64_t mode, const std::string& rule, Reply refused,
+                                const std::function<bool()>& valid) {
   // Held without following a link: what the approver is shown is what is
   // opened, or a name with nothing there yet.
   auto held = WriteRoots::OpenBeneath(*loc.root, loc.rel, O_PATH | O_NOFOLLOW, 0);
@@ -93,7 +103,9 @@ Reply Emulator::BypassOpen(const Request& req, const Located& loc, uint64_t flag
   auto preview =
       MakeBypassPreview(held ? held->get() : -1, loc.rel, "open", flags & kAskedFlags, rule);
   if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
-  if (!opts_.bypass_gate(req, preview.value(), valid, refused.why)) return refused;
+  if (Status s = gates().AskBypass(req, preview.value(), valid); !s) {
+    return Refused(std::move(refused), s.error());
+  }
   // Exactly the operation approved: the tool's flags, no link followed,
   // beneath the workspace's root. O_NONBLOCK until the identity is known
   // (a FIFO swapped in cannot stall this thread); O_TRUNC once installed.
@@ -145,8 +157,15 @@ Reply Emulator::BypassOpen(const Request& req, const Located& loc, uint64_t flag
 
 Reply Emulator::BypassUnlink(const Request& req, const Located& loc, int flags,
                              const std::string& rule, Reply refused,
-                             const std::function<bool()>& valid, bool may_block) {
-  if (!may_block) return Deferred();
+                             const std::function<bool()>& valid) {
+  return Later([this, req, loc, flags, rule, valid, no = Hold(std::move(refused))] {
+    return BypassUnlinkAsked(req, loc, flags, rule, std::move(*no), valid);
+  });
+}
+
+Reply Emulator::BypassUnlinkAsked(const Request& req, const Located& loc, int flags,
+                                  const std::string& rule, Reply refused,
+                                  const std::function<bool()>& valid) {
   const bool dir = (flags & AT_REMOVEDIR) != 0;
   auto parent = WriteRoots::OpenParent(loc);
   if (!parent) return NotOffered(std::move(refused), Describe(parent.error()));
@@ -165,7 +184,9 @@ Reply Emulator::BypassUnlink(const Request& req, const Located& loc, int flags,
   const char* op = dir ? "rmdir" : "unlink";
   auto preview = MakeBypassPreview(fd.get(), loc.rel, op, 0, rule);
   if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
-  if (!opts_.bypass_gate(req, preview.value(), valid, refused.why)) return refused;
+  if (Status s = gates().AskBypass(req, preview.value(), valid); !s) {
+    return Refused(std::move(refused), s.error());
+  }
   const std::string what = (dir ? "remove directory " : "delete ") + loc.rel;
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Reply::Errno(errno);
@@ -187,13 +208,22 @@ Reply Emulator::BypassUnlink(const Request& req, const Located& loc, int flags,
 
 Reply Emulator::BypassMkdir(const Request& req, const Located& loc, mode_t mode,
                             const std::string& rule, Reply refused,
-                            const std::function<bool()>& valid, bool may_block) {
-  if (!may_block) return Deferred();
+                            const std::function<bool()>& valid) {
+  return Later([this, req, loc, mode, rule, valid, no = Hold(std::move(refused))] {
+    return BypassMkdirAsked(req, loc, mode, rule, std::move(*no), valid);
+  });
+}
+
+Reply Emulator::BypassMkdirAsked(const Request& req, const Located& loc, mode_t mode,
+                                 const std::string& rule, Reply refused,
+                                 const std::function<bool()>& valid) {
   auto parent = WriteRoots::OpenParent(loc);
   if (!parent) return NotOffered(std::move(refused), Describe(parent.error()));
   auto preview = MakeBypassPreview(-1, loc.rel, "mkdir", 0, rule);
   if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
-  if (!opts_.bypass_gate(req, preview.value(), valid, refused.why)) return refused;
+  if (Status s = gates().AskBypass(req, preview.value(), valid); !s) {
+    return Refused(std::move(refused), s.error());
+  }
   const std::string what = "make directory " + loc.rel;
   auto umask = umask_.Get(req.tid, valid);
   if (!umask) return Reply::Errno(EACCES, "stale");

@@ -76,7 +76,7 @@ bool Emulator::HasEntries(const Located& loc) {
 policy::Settings Emulator::DecideSettings() const {
   policy::Settings s;
   s.delete_allowed = rules().sensitive_delete_allowed;
-  s.can_ask = static_cast<bool>(opts_.delete_gate);
+  s.can_ask = gates().CanAsk(Ask::kDelete);
   s.recoverable = opts_.journal != nullptr;
   return s;
 }

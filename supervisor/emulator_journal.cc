@@ -4,12 +4,15 @@
 // and every change to a name there is recorded, so `cordon undo` can take
 // the run back. What policy::Decide says to keep (Decision::keep) is kept
 // here, before the call is made; a file that cannot be kept is not changed,
-// except a write in place too large to copy, which an approver may allow.
+// except a write in place too large to copy, which an approver may allow
+// (RunGates::AskWrite, on a deferred worker).
 #include "supervisor/emulator.h"
 
 #include <spdlog/spdlog.h>
 
 #include "policy/refusal_hint.h"
+#include "supervisor/caps.h"
+#include "supervisor/delete_preview.h"
 
 namespace cordon::supervisor {
 
@@ -81,16 +84,14 @@ std::optional<Reply> Emulator::Keep(const Located& loc, int parent, const std::s
   return std::nullopt;
 }
 
-std::optional<Reply> Emulator::KeepCopy(const Located& loc, int fd, const struct stat& st,
-                                        const Request& req, const std::function<bool()>& valid,
-                                        bool may_block) {
-  if (opts_.journal->Kept(st) || written_unkept_.Contains(st.st_dev, st.st_ino)) {
-    return std::nullopt;
-  }
-  Status s = opts_.journal->Copy(fd, loc.rel, st);
+Reply Emulator::KeepCopy(const Located& loc, std::shared_ptr<Fd> fd, const struct stat& st,
+                         const Request& req, const std::function<bool()>& valid,
+                         std::function<Reply()> then) {
+  if (opts_.journal->Kept(st) || written_unkept_.Contains(st.st_dev, st.st_ino)) return then();
+  Status s = opts_.journal->Copy(fd->get(), loc.rel, st);
   if (s) {
     Observe("modified", loc, nullptr, true);
-    return std::nullopt;
+    return then();
   }
   if (s.error().err != EFBIG) return NotKept(loc, s.error());
   // Too large to copy and no reflink: the write needs a person's or a
@@ -101,22 +102,32 @@ std::optional<Reply> Emulator::KeepCopy(const Located& loc, int fd, const struct
                            bound + " bytes) or use --sensitive-delete allow";
   std::string why = "write in place to " + path + " (existed before the run): larger than " +
                     "limits.journalCopyBytes, so the journal cannot keep a copy";
-  if (!opts_.write_gate) {
+  auto refused = [path, todo](const std::string& why) {
     return Reply::Errno(EACCES, why + todo,
                         policy::RefusalHint(policy::Refusal::kNeedsApproval, path));
-  }
-  if (!may_block) {
-    Reply later;
-    later.defer = true;
-    return later;
-  }
-  if (opts_.write_gate(req, fd, loc.rel, valid, why)) {
+  };
+  if (!gates().CanAsk(Ask::kWrite)) return refused(why);
+  // The question waits: the rest holds the file opened for the tool.
+  return Later([this, req, valid, loc, fd, st, why, path, refused, then = std::move(then)] {
+    Result<policy::DeletePreview> preview = SysError{EBADF, "preview"};
+    {
+      SupervisorPermissions raised;
+      preview = MakeWritePreview(fd->get(), loc.rel);
+    }
+    if (!preview) {
+      return refused(why + " (" + Describe(preview.error()) + ", refused without asking)");
+    }
+    if (Status s = gates().AskWrite(req, preview.value(), valid); !s) {
+      return refused(why + ": " + GateRefusal(s.error()));
+    }
+    if (Status s = Recheck(fd->get(), -1, nullptr, preview.value()); !s) {
+      return refused(why + ": the file changed after the preview (" + Describe(s.error()) + ")");
+    }
     written_unkept_.Insert(st.st_dev, st.st_ino);
     Observe("modified", loc, nullptr, false);
     spdlog::warn("{}: written in place unkept, as approved: cordon undo cannot take it back", path);
-    return std::nullopt;
-  }
-  return Reply::Errno(EACCES, why + todo, policy::RefusalHint(policy::Refusal::kNeedsApproval, path));
+    return then();
+  });
 }
 
 }  // namespace cordon::supervisor

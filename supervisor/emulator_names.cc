@@ -155,7 +155,7 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
 }
 
 Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, uint64_t arg,
-                       const std::function<bool()>& valid, bool may_block) {
+                       const std::function<bool()>& valid) {
   std::string target;
   if (kind == S_IFLNK) {
     auto t = ReadToolString(req.tid, arg, PATH_MAX);
@@ -179,8 +179,7 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
     auto at = BypassPlace(policy::FileOp::kCreate, {name.value(), abs.value()},
                           policy::RefusedBy::kOther, /*directory=*/true);
     if (!at) return refused;
-    return BypassMkdir(req, *at, static_cast<mode_t>(arg), p.error().op, std::move(refused), valid,
-                       may_block);
+    return BypassMkdir(req, *at, static_cast<mode_t>(arg), p.error().op, std::move(refused), valid);
   }
   policy::FileRequest q;
   q.op = policy::FileOp::kCreate;
@@ -198,8 +197,7 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
                                             /*directory=*/true)
                               : std::nullopt;
     if (!at) return refused;
-    return BypassMkdir(req, *at, static_cast<mode_t>(arg), d.rule, std::move(refused), valid,
-                       may_block);
+    return BypassMkdir(req, *at, static_cast<mode_t>(arg), d.rule, std::move(refused), valid);
   }
   auto parent = WriteRoots::OpenParent(p->loc);
   if (!parent) return Reply::Errno(parent.error().err);

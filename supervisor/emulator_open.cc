@@ -219,7 +219,7 @@ Reply Emulator::OpenBrokered(const Request& req, const std::string& abs, uint64_
 }
 
 Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t flags,
-                     uint64_t mode, const std::function<bool()>& valid, bool may_block) {
+                     uint64_t mode, const std::function<bool()>& valid) {
   auto s = ReadToolString(req.tid, path_addr, PATH_MAX);
   if (!s) return Reply::Errno(s.error().err, "unreadable path");
   if (!valid()) return Reply::Errno(EACCES, "stale");
@@ -285,8 +285,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     Reply refused = Reply::PathRefused("open for writing: ", located.error());
     auto at = BypassPlace(policy::FileOp::kOpenWrite, {raw, p.abs}, policy::RefusedBy::kOther);
     if (!at || p.slash) return refused;
-    return BypassOpen(req, *at, flags, mode, located.error().op, std::move(refused), valid,
-                      may_block);
+    return BypassOpen(req, *at, flags, mode, located.error().op, std::move(refused), valid);
   }
   p.loc = std::move(located.value());
   const Located* loc = &p.loc;
@@ -313,8 +312,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     // bypass where the policy's own rule refused it.
     auto at = BypassPlace(policy::FileOp::kOpenWrite, {raw, p.abs}, place_refusal.by);
     if (!at || p.slash) return std::move(*refused);
-    return BypassOpen(req, *at, flags, mode, place_refusal.rule, std::move(*refused), valid,
-                      may_block);
+    return BypassOpen(req, *at, flags, mode, place_refusal.rule, std::move(*refused), valid);
   }
   uint64_t perm = 0;
   std::optional<CreationUmask> creation;
@@ -395,11 +393,18 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   if (probed && !RestoreStatusFlags(fd->get(), open_flags)) return Reply::Errno(errno);
   if (decided.keep == policy::Keep::kMove) return TruncateKept(*loc, flags, st);
   if (decided.keep == policy::Keep::kCopy) {
-    if (auto refused = KeepCopy(*loc, fd->get(), st, req, valid, may_block)) return std::move(*refused);
+    // The user's file, written in place (never one this call created):
+    // installed once its copy is kept, or once a write unkept is allowed.
+    auto held = std::make_shared<Fd>(std::move(fd.value()));
+    return KeepCopy(*loc, held, st, req, valid, [held, flags, st] {
+      Reply r = InstallReply(std::move(*held), flags);
+      r.truncate_installed = (flags & O_TRUNC) && S_ISREG(st.st_mode);
+      return r;
+    });
   }
   if (!created) {
     const bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
-    if (writes && decided.keep != policy::Keep::kCopy && S_ISREG(st.st_mode)) {
+    if (writes && S_ISREG(st.st_mode)) {
       NoteWritten(*loc, st, flags & O_TRUNC);
     }
     Reply r = InstallReply(std::move(fd.value()), flags);

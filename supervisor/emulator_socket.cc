@@ -108,13 +108,6 @@ int ToolProxyPort(int s, int domain) {
   return e.port;
 }
 
-// Taken again where it may block.
-Reply Later() {
-  Reply r;
-  r.defer = true;
-  return r;
-}
-
 Reply AbstractRefused(const std::string& what) {
   return Reply::Errno(EACCES, what +
                                   " to an abstract Unix socket name: only names beneath the "
@@ -136,7 +129,7 @@ Reply NoPidfdGetfd(const std::string& what) {
 }
 
 Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, uint64_t len,
-                           bool bind, const std::function<bool()>& valid, bool may_block) {
+                           bool bind, const std::function<bool()>& valid) {
   const std::string what = bind ? "bind" : "connect";
   sockaddr_storage addr{};
   if (len > sizeof addr) return Reply::Errno(EINVAL);
@@ -153,7 +146,7 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
     auto in = MakeInetStandIn(stand_ins_, creds->tgid, tool_fd);
     if (!valid()) return Reply::Errno(EACCES, "stale");
     if (!in && in.error().err == EAFNOSUPPORT) {
-      return StandInName(req, creds->tgid, tool_fd, addr, len, bind, valid, may_block);
+      return StandInName(req, creds->tgid, tool_fd, addr, len, bind, valid);
     }
     if (!in) return Reply::Errno(in.error().err);
     sock = std::move(in->sock);
@@ -182,9 +175,13 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
                  : Reply::Errno(errno);
     }
     if (sun.sun_path[0] == '\0') return AbstractRefused(what);
-    if (blocking && !may_block) return Later();
-    return UnixName(req, sock->get(), std::string(sun.sun_path, ::strnlen(sun.sun_path, n)), bind,
-                    valid);
+    std::string path(sun.sun_path, ::strnlen(sun.sun_path, n));
+    if (!blocking) return UnixName(req, sock->get(), path, bind, valid);
+    // It may wait (a full backlog): on a worker, with the socket held.
+    auto held = std::make_shared<Fd>(std::move(sock.value()));
+    return Later([this, req, held, path, bind, valid] {
+      return UnixName(req, held->get(), path, bind, valid);
+    });
   }
   // The network rule (policy/loopback.h): under none, the tool's own
   // loopback only; under public-web and hosts:, the web proxy too.
@@ -269,10 +266,7 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
     }
     return r;
   };
-  if (may_block) return call();
-  Reply r = Later();
-  r.later = std::move(call);
-  return r;
+  return Later(std::move(call), Reply::Worker::kCapless);
 }
 
 Reply Emulator::UnixName(const Request& req, int sock, const std::string& path, bool bind,
@@ -329,7 +323,7 @@ Reply Emulator::UnixName(const Request& req, int sock, const std::string& path, 
 
 Reply Emulator::StandInName(const Request& req, pid_t tgid, int tool_fd,
                             const sockaddr_storage& addr, uint64_t len, bool bind,
-                            const std::function<bool()>& valid, bool may_block) {
+                            const std::function<bool()>& valid) {
   const std::string what = bind ? "bind" : "connect";
   auto tool = ReadToolUnixSocket(tgid, tool_fd);
   if (!valid()) return Reply::Errno(EACCES, "stale");
@@ -356,39 +350,45 @@ Reply Emulator::StandInName(const Request& req, pid_t tgid, int tool_fd,
     return AbstractRefused(what);
   }
   if (n == 0 && !bind) return Reply::Errno(EINVAL);
-  if (!bind && !tool->nonblock && !may_block) {
-    put_back();
-    return Later();
-  }
-  Fd sock = kept ? std::move(*kept)
-                 : Fd(::socket(AF_UNIX, type | SOCK_CLOEXEC | (tool->nonblock ? SOCK_NONBLOCK : 0),
-                               0));
-  if (!sock) return Reply::Errno(errno);
-  Reply r;
-  if (n == 0) {
-    // Autobind: the kernel picks a fresh abstract name.
-    if (::bind(sock.get(), reinterpret_cast<const sockaddr*>(&sun),
-               static_cast<socklen_t>(kPathOffset)) != 0) {
-      r = Reply::Errno(errno);
+  // The call itself, on the stand-in kept or a new one: a connect on a
+  // blocking socket may wait as long as the tool's own would, so it runs
+  // on a worker, holding the stand-in taken here.
+  auto held = std::make_shared<std::optional<Fd>>(std::move(kept));
+  auto call = [this, req, tool_fd, addr, n, bind, valid, t = tool.value(), held]() -> Reply {
+    const auto& sun = reinterpret_cast<const sockaddr_un&>(addr);
+    std::optional<Fd>& kept = *held;
+    Fd sock = kept ? std::move(*kept)
+                   : Fd(::socket(AF_UNIX,
+                                 t.line.type | SOCK_CLOEXEC | (t.nonblock ? SOCK_NONBLOCK : 0), 0));
+    if (!sock) return Reply::Errno(errno);
+    Reply r;
+    if (n == 0) {
+      // Autobind: the kernel picks a fresh abstract name.
+      if (::bind(sock.get(), reinterpret_cast<const sockaddr*>(&sun),
+                 static_cast<socklen_t>(kPathOffset)) != 0) {
+        r = Reply::Errno(errno);
+      }
+    } else {
+      r = UnixName(req, sock.get(), std::string(sun.sun_path, ::strnlen(sun.sun_path, n)), bind,
+                   valid);
     }
-  } else {
-    r = UnixName(req, sock.get(), std::string(sun.sun_path, ::strnlen(sun.sun_path, n)), bind,
-                 valid);
-  }
-  if (r.error != 0) {
-    if (kept) stand_ins_.Keep(tool->ino, std::move(sock));
+    if (r.error != 0) {
+      if (kept) stand_ins_.Keep(t.ino, std::move(sock));
+      return r;
+    }
+    if (kept) return r;  // the tool's descriptor names it already
+    if (bind) {
+      struct stat st;
+      Fd copy(::fcntl(sock.get(), F_DUPFD_CLOEXEC, 0));
+      if (copy && ::fstat(sock.get(), &st) == 0) stand_ins_.Keep(st.st_ino, std::move(copy));
+    }
+    r.install = std::move(sock);
+    r.install_at = tool_fd;
+    r.install_flags = t.cloexec ? O_CLOEXEC : 0;
     return r;
-  }
-  if (kept) return r;  // the tool's descriptor names it already
-  if (bind) {
-    struct stat st;
-    Fd copy(::fcntl(sock.get(), F_DUPFD_CLOEXEC, 0));
-    if (copy && ::fstat(sock.get(), &st) == 0) stand_ins_.Keep(st.st_ino, std::move(copy));
-  }
-  r.install = std::move(sock);
-  r.install_at = tool_fd;
-  r.install_flags = tool->cloexec ? O_CLOEXEC : 0;
-  return r;
+  };
+  if (!bind && !tool->nonblock) return Later(std::move(call));
+  return call();
 }
 
 Reply Emulator::Listen(const Request& req, int tool_fd, int backlog) {

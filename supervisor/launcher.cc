@@ -158,11 +158,12 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
   if (req.checkins && req.on_report) {
     // The queued check-ins first: one an image sent before this exec is
     // then never taken for the image this exec starts (preload_checkin.h).
-    opts.on_exec = [&reports, on_report = req.on_report, checkins = req.checkins](
-                       pid_t pid, const std::string& path) {
-      reports.Drain(on_report);
-      checkins->Exec(pid, path);
-    };
+    opts.gates = AlsoSeeingExecs(std::move(opts.gates),
+                                 [&reports, on_report = req.on_report, checkins = req.checkins](
+                                     pid_t pid, const std::string& path) {
+                                   reports.Drain(on_report);
+                                   checkins->Exec(pid, path);
+                                 });
   }
   opts.read_fence_factory = [p, tmp]() -> std::unique_ptr<ReadFence> {
     auto f = MakeReadFence(p, tmp);
@@ -285,8 +286,9 @@ void ReportChildFailure(const ChildFailure& failure, const LaunchRequest& req,
   std::string what(failure.what, strnlen(failure.what, sizeof(failure.what)));
   // An exec the gate refused is its owner's to explain (cordon grep's
   // tree check): "cannot execute" would blame the binary.
-  const bool gated = failure.stage == ChildStage::kExec && failure.err == EACCES &&
-                     req.emulator.exec_gate && !req.emulator.exec_gate();
+  const std::shared_ptr<RunGates>& gates = req.emulator.gates;
+  const bool gated = failure.stage == ChildStage::kExec && failure.err == EACCES && gates &&
+                     gates->CanAsk(Ask::kExec) && !gates->AdmitExec().ok();
   if (gated) {
     spdlog::debug("exec of {} refused by the exec gate", cmd);
   } else if (failure.stage == ChildStage::kExec) {

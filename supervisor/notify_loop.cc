@@ -98,15 +98,16 @@ void NotifyLoop::Run() {
     }
     int fd = listener_.get();
     auto valid = [fd, id = req.id] { return ::ioctl(fd, kIoctlNotifIdValid, &id) == 0; };
-    Reply r = emulator_->Handle(req, valid, /*may_block=*/false);
-    // A decision that may wait is taken on another thread, so other threads
-    // and processes of the tool go on: the checked rest of a network call
-    // on a capless one, anything else again on a thread of its own.
-    if (r.defer) {
+    Reply r = emulator_->Handle(req, valid);
+    // A decision that may wait comes back as the checked rest of the call,
+    // run on another thread so other threads and processes of the tool go
+    // on: a network call's on a capless one, anything else on a thread of
+    // its own that acts as the tool.
+    if (r.later) {
       bool taken =
-          r.later
+          r.later_on == Reply::Worker::kCapless
               ? capless_.Submit([this, req, later = std::move(r.later)] { Answer(req, later()); })
-              : Defer(req, valid);
+              : Defer(req, std::move(r.later));
       if (taken) continue;
       r = Reply::Errno(EACCES, "the supervisor is stopping");
     }
@@ -114,7 +115,7 @@ void NotifyLoop::Run() {
   }
 }
 
-bool NotifyLoop::Defer(const Request& req, std::function<bool()> valid) {
+bool NotifyLoop::Defer(const Request& req, std::function<Reply()> later) {
   std::lock_guard<std::mutex> l(threads_mu_);
   if (stopping_.load()) return false;
   std::erase_if(deferred_, [](Deferred& d) {
@@ -123,8 +124,14 @@ bool NotifyLoop::Defer(const Request& req, std::function<bool()> valid) {
     return true;
   });
   auto done = std::make_shared<std::atomic<bool>>(false);
-  deferred_.push_back({std::thread([this, req, valid = std::move(valid), done] {
-                         Answer(req, emulator_->Handle(req, valid, true));
+  deferred_.push_back({std::thread([this, req, later = std::move(later), done] {
+                         // Acts for the tool, as Run's thread does (its
+                         // lowered set is inherited; this marks it so the
+                         // supervisor's own business raises it again).
+                         ToolPermissions as_tool;
+                         Answer(req, as_tool.lowered()
+                                         ? later()
+                                         : Reply::Errno(EACCES, "cannot lower capabilities"));
                          done->store(true);
                        }),
                        done});
@@ -206,9 +213,7 @@ void NotifyLoop::Shutdown() {
   std::vector<Deferred> deferred;
   {
     std::lock_guard<std::mutex> l(threads_mu_);
-    if (!stopping_.exchange(true) && emulator_->options().on_shutdown) {
-      emulator_->options().on_shutdown();
-    }
+    if (!stopping_.exchange(true)) emulator_->gates().Shutdown();
     deferred.swap(deferred_);
   }
   emulator_->InterruptBlockingCalls();

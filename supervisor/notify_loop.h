@@ -4,15 +4,18 @@
 // hand the CPU to each other. Fast decisions are made and answered inline;
 // a decision that may wait (a sensitive delete waiting for a person, a
 // blocking Unix connect) runs on a thread of its own so it never blocks the
-// other threads or processes of the tool; finished ones are joined as new
-// ones start, so a tool making many such calls does not pile threads up.
+// other threads or processes of the tool (the emulator hands back the
+// checked rest of the call, Reply::later; nothing is decided twice);
+// finished ones are joined as new ones start, so a tool making many such
+// calls does not pile threads up.
 // Network connect and bind go to threads without capabilities kept for the
 // run (CaplessPool).
 // Answers: an errno, a result, an fd installed with SECCOMP_IOCTL_NOTIF_ADDFD
 // + SECCOMP_ADDFD_FLAG_SEND, or (for execve and umask only) CONTINUE.
 // SECCOMP_IOCTL_NOTIF_ID_VALID is checked after every read of the tool's
-// memory. After Shutdown() every notification is answered with EACCES and
-// blocking calls made for the tool are interrupted. The thread ends when no
+// memory. After Shutdown() every notification is answered with EACCES,
+// the run's questions pending are ended (RunGates::Shutdown) and blocking
+// calls made for the tool are interrupted. The thread ends when no
 // task uses the filter any more; the destructor waits for that.
 #pragma once
 
@@ -52,8 +55,9 @@ class NotifyLoop : public NotifyServer {
   void Answer(const Request& req, Reply reply);
   // NOTIF_SEND: the value, the errno, or CONTINUE.
   void SendResponse(const Request& req, const Reply& reply);
-  // Runs the decision on a thread of its own; false once stopping.
-  bool Defer(const Request& req, std::function<bool()> valid);
+  // Runs the rest of a decision (Reply::later) on a thread of its own
+  // that acts as the tool; false once stopping.
+  bool Defer(const Request& req, std::function<Reply()> later);
 
   struct Deferred {
     std::thread thread;

@@ -20,7 +20,7 @@
 #include "policy/deny_glob.h"
 #include "policy/network_mode.h"
 #include "policy/protected_paths.h"
-#include "supervisor/delete_gate.h"
+#include "supervisor/approval_gates.h"
 #include "supervisor/launcher.h"
 #include "supervisor/notify_loop.h"
 #include "supervisor/probe.h"
@@ -298,7 +298,7 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p, std::vector<std::string
 // Wires the policy's decisions into the supervisor: approvals, protected
 // paths, exec pins, audit records, and which syscalls need a round trip.
 void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
-                        supervisor::LaunchRequest& req);
+                        std::function<Status()> exec_gate, supervisor::LaunchRequest& req);
 
 // Asks the exec gate now, where no supervisor will see the exec (no sandbox,
 // or preload-only); false when it refuses, which the gate's owner reports.
@@ -374,7 +374,6 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
     }
   }
   if (rung == Rung::kPreloadOnly && !ExecGateOpen(o)) return kExitNotExecutable;
-  req.emulator.exec_gate = o.exec_gate;
   req.stdout_fd = o.stdout_fd;
   req.rung = rung;
   req.landlock_abi = k.landlock_abi;
@@ -387,7 +386,7 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   DenyScanCaches(run_policy);
   std::shared_ptr<Journal> journal = OpenRunJournal(run_policy, req.argv, services.run_id);
   req.emulator.journal = journal;
-  ConfigureDecisions(run_policy, services, req);
+  ConfigureDecisions(run_policy, services, o.exec_gate, req);
   // public-web, hosts: the tool's only way out (run_web_proxy.h).
   std::unique_ptr<WebProxy> web_proxy;
   if (!StartRunProxy(run_policy, req, &web_proxy)) return kExitCordonError;
@@ -428,26 +427,26 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
 }
 
 void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
-                        supervisor::LaunchRequest& req) {
+                        std::function<Status()> exec_gate, supervisor::LaunchRequest& req) {
   using policy::SensitiveDelete;
   supervisor::EmulatorOptions& e = req.emulator;
-  supervisor::ApprovalGates gates =
-      supervisor::MakeApprovalGates(services.approver, services.approval_timeout, req.argv[0]);
-  if (p.sensitive_delete == SensitiveDelete::kAsk ||
-      p.sensitive_delete == SensitiveDelete::kRecoverable) {
-    // Under recoverable a delete is kept, never asked about; a write in
-    // place too large to keep a copy of is asked about.
-    if (p.sensitive_delete == SensitiveDelete::kAsk) e.delete_gate = std::move(gates.del);
-    e.write_gate = std::move(gates.write);
-  }
+  supervisor::AskFor asks;
+  // Under recoverable a delete is kept, never asked about; a write in
+  // place too large to keep a copy of is asked about.
+  asks.deletes = p.sensitive_delete == SensitiveDelete::kAsk;
+  asks.writes = p.sensitive_delete == SensitiveDelete::kAsk ||
+                p.sensitive_delete == SensitiveDelete::kRecoverable;
   // Per-operation bypass (policy/bypass.h): asked only with
   // sandbox.allowBypass and an approver who can answer.
+  asks.bypasses = std::string_view(services.approver->Name()) != "deny";
   e.allow_bypass = p.allow_bypass;
-  if (std::string_view(services.approver->Name()) != "deny") e.bypass_gate = std::move(gates.bypass);
+  // The approver's questions, the exec gate (cordon grep's tree check),
+  // and at the stop every pending question cancelled.
+  e.gates = std::make_shared<supervisor::ApproverGates>(
+      services.approver, services.approval_timeout, req.argv[0], asks, std::move(exec_gate));
   for (const policy::PathRule& r : p.base_paths) {
     if (r.source == policy::kCredentialSource) e.credentials.push_back(r);
   }
-  e.on_shutdown = [approver = services.approver] { approver->CancelAll(); };
   e.observer = AuditObserver(services);
   // Notify only what the policy needs decided (DESIGN.md); an exec needs a
   // decision only against an exec allowlist (Landlock's EXECUTE rights are

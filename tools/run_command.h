@@ -35,8 +35,9 @@ struct RunOptions {
   std::string audit;   // --audit FILE|none; empty: the run record's (run_services.h)
   std::string events;  // --events FD|FILE: run.start/run.end, with the log's anchor
   nlohmann::json audit_header = nlohmann::json::object();  // set by grep/glob: added to the header
-  // Set by grep/glob: must pass before the tool's exec (EmulatorOptions::
-  // exec_gate). Without a supervisor (preload-only) it is asked before launch.
+  // Set by grep/glob: must pass before the tool's exec (the run's gates'
+  // AdmitExec, supervisor/run_gates.h). Without a supervisor (preload-only)
+  // it is asked before launch.
   // A refusal is its setter's to report: cordon run prints no error for it.
   std::function<Status()> exec_gate;
   int stdout_fd = -1;  // set by grep's version probe: the tool's fd 1 (-1: cordon's)

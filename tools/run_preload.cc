@@ -42,7 +42,8 @@ PreloadAccount AttachPreload(policy::Policy& run_policy, supervisor::LaunchReque
   // Nobody tallies the run: the preload reports its refusals alone.
   const bool tallied = audit || spdlog::should_log(spdlog::level::info);
   reporting.refused_only = !tallied;
-  reporting.bypass = req.emulator.allow_bypass && req.emulator.bypass_gate &&
+  reporting.bypass = req.emulator.allow_bypass && req.emulator.gates &&
+                     req.emulator.gates->CanAsk(supervisor::Ask::kBypass) &&
                      req.rung != supervisor::Rung::kPreloadOnly;
   std::string caller_ld_preload = EnvValue(req.env, "LD_PRELOAD");
   supervisor::ApplyPreloadEnv(&req.env, {});  // the caller cannot set cordon's variables
