@@ -176,6 +176,10 @@ struct ReadFence {
   WriteRoots readable;     // every readable directory, denials excluded
   WriteRoots executable;   // the subset the tool may execute from
   std::vector<std::string> files;  // single files and devices granted read (realpath)
+  // The directories that directly hold an unlisted denial
+  // (PathRule::unlisted), by inode: not opened for the tool, whose
+  // listing would name the denial (policy::EntryFacts::holds_unlisted).
+  std::set<std::pair<dev_t, ino_t>> unlisted_parents;
 
   // Opens `abs` with `flags` (no O_CREAT) if the tool may read it: a single
   // granted file by its canonical path, else beneath its readable root.

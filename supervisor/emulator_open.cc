@@ -175,6 +175,8 @@ std::optional<Reply> Emulator::RefuseRead(const ReadFence& fence, const Located&
   q.entry.kind = KindOf(st.st_mode);
   q.entry.nlink = static_cast<std::uint32_t>(st.st_nlink);
   q.entry.pinned = fence.readable.IsPinned(st.st_dev, st.st_ino);
+  q.entry.holds_unlisted =
+      S_ISDIR(st.st_mode) && fence.unlisted_parents.count({st.st_dev, st.st_ino}) > 0;
   const policy::Decision d = policy::Decide(q, DecideSettings());
   if (d.allowed()) return std::nullopt;
   return Reply::Errno(d.err, "read " + abs + ": " + d.rule);
