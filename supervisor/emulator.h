@@ -82,7 +82,9 @@ struct Reply {
   // Run when `install` could not be installed (no room in the tool, or the
   // call interrupted): takes back what the call did, a file it created.
   std::function<void()> undo;
-  std::string why;        // for the log: what was refused and the rule
+  // For the log: what was refused and the rule; for an allowed call, what
+  // the audit log should name (a bypass, a brokered read), else empty.
+  std::string why;
   std::string hint;       // for the user: the grant that would allow it (policy/refusal_hint.h)
   static Reply Errno(int e, std::string why = {}, std::string hint = {}) {
     Reply r;
@@ -339,8 +341,10 @@ class Emulator {
   Reply OpenBrokered(const Request& req, const std::string& abs, uint64_t flags);
   // policy::Decide(FileOp::kRead) on what the read fence opened for `abs`
   // (`where` beneath one of its roots, `st` its fstat): the refusal, if any.
+  // Allowed: `allowed`, when given, gets what the audit log says of it.
   std::optional<Reply> RefuseRead(const ReadFence& fence, const Located& where,
-                                  const struct stat& st, const std::string& abs) const;
+                                  const struct stat& st, const std::string& abs,
+                                  std::string* allowed = nullptr) const;
   // /dev/ptmx and the tool's own /dev/pts/N (emulator_pty.cc).
   Reply OpenTerminal(const Request& req, policy::TerminalPath t, uint64_t flags,
                      const std::function<bool()>& valid);

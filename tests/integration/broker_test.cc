@@ -216,6 +216,34 @@ TEST_P(BrokerTest, DirectoriesBesideAnUnlistedDenialAreListedOneAtATime) {
   }
 }
 
+// Every decision of the supervisor's is a record in the run's log: a
+// brokered read it allowed names the path and the rule, as a refused one
+// does, and the chain still verifies.
+TEST_P(BrokerTest, AnAllowedBrokeredReadIsInTheAuditLog) {
+  const std::string audit = t_.Out("audit.jsonl");
+  RunResult r =
+      Run({"--deny", t_.Ws(".env"), "--audit", audit},
+          "echo NEW > newfile; " + StaticBrokerRead("newfile") + StaticBrokerRead(".env"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("NEW\n static:newfile:0\n static:.env:13\n"));
+  const std::string log = ReadFile(audit);
+  bool allowed = false, refused = false;
+  size_t start = 0;
+  for (size_t end; (end = log.find('\n', start)) != std::string::npos; start = end + 1) {
+    const std::string line = log.substr(start, end - start);
+    if (line.find("\"kind\":\"decision\"") == std::string::npos) continue;
+    allowed |= line.find("\"result\":\"allowed\"") != std::string::npos &&
+               line.find("\"why\":\"read " + t_.Ws("newfile") +
+                         ": readable: brokered beside a carve-out\"") != std::string::npos;
+    refused |= line.find("\"result\":\"refused\"") != std::string::npos &&
+               line.find("\"why\":\"read " + t_.Ws(".env")) != std::string::npos;
+  }
+  EXPECT_TRUE(allowed) << log;
+  EXPECT_TRUE(refused) << log;
+  RunResult verify = RunCordon({"audit", "verify", audit});
+  EXPECT_EQ(verify.status, 0) << verify.out << verify.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Rungs, BrokerTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "notify_all" : "landlock"; });
 
