@@ -205,12 +205,19 @@ Decision Metadata(const FileRequest& r, const Settings& s) {
 // The broker reads what a launch-time grant of the path would have let the
 // kernel read, nothing more: a regular file or a directory, not a
 // device, FIFO or socket (opening one acts on it), not a deny glob's
-// match that came into being after the launch scan, and not a denied
-// file reached by another name (a hard link: its inode is pinned).
+// match that came into being after the launch scan, not a denied
+// file reached by another name (a hard link: its inode is pinned), and not
+// a directory whose listing would name an unlisted denial (Landlock gives
+// the directories on the way to one no listing right at all; the broker
+// lists those above it and beside it, one directory at a time).
 Decision Read(const FileRequest& r) {
   if (r.place.deny_glob) return DenyGlob();
   if (r.entry.kind == EntryKind::kRegular && r.entry.pinned) {
     return Decision::Refuse(EACCES, "another name of a denied file");
+  }
+  if (r.entry.kind == EntryKind::kDirectory && r.entry.holds_unlisted) {
+    return Decision::Refuse(EACCES,
+                            "a directory holding an unlisted denial (cordon's own records)");
   }
   if (r.entry.kind != EntryKind::kRegular && r.entry.kind != EntryKind::kDirectory) {
     if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);

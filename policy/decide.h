@@ -100,6 +100,10 @@ struct EntryFacts {
   // for rmdir and a rename over it comes before any rule. Looked at only
   // where a rule would otherwise refuse (false: empty, or not looked).
   bool has_entries = false;
+  // kRead: a directory that holds a denial no grant may list
+  // (PathRule::unlisted: the run records, journals and scan caches). Its
+  // listing would name that denial where Landlock lists nothing.
+  bool holds_unlisted = false;
 };
 
 struct FileRequest {

@@ -3,6 +3,7 @@
 // open family is below), checks its path(s) with Admit() and then tail-calls
 // the real function, or makes the raw syscall when the constructor has not
 // resolved it yet. Only these symbols are exported (exports.map).
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -244,22 +245,128 @@ CORDON_EXPORT FILE* fopen64(const char* path, const char* mode) {
   return real(path, mode);
 }
 
+namespace {
+
+using FreopenFn = FILE* (*)(const char*, const char*, FILE*);
+
+// A stream reopened for reading on a file the kernel refused (EACCES), in a
+// run with carve-outs: asked of the broker, as fopen's is. glibc's failed
+// freopen has closed the stream's file (its descriptor too) and leaves
+// the FILE closed, not freed; libc reopens through its own internal open,
+// which no hook sees. So the stream is reopened by libc itself on
+// /dev/null with the caller's mode (glibc then sets up the FILE: buffer,
+// mode bits, orientation, O_CLOEXEC for "e"), and the brokered file is put
+// under that descriptor with dup3. The brokered descriptor is moved above
+// the number it took first, so that the reopen takes the lowest free one,
+// as glibc's own freopen would (the old one: 0 for stdin). Refused by the
+// broker: the stream stays closed, as after any failed freopen.
+__attribute__((cold, noinline)) FILE* FreopenBrokered(FILE* f, FreopenFn real, const char* path,
+                                                      const char* mode, FILE* stream, int flags) {
+  if (f != nullptr || path == nullptr || stream == nullptr || errno != EACCES ||
+      cordon::preload::OpenOp(flags) != AdmitOp::kRead) {
+    return f;
+  }
+  int fd = OpenBrokered(-1, AT_FDCWD, path, flags | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+  int err = errno;
+  close(fd);
+  if (moved < 0) {
+    errno = err;
+    return nullptr;
+  }
+  FILE* g = real("/dev/null", mode, stream);
+  if (g == nullptr) {
+    err = errno;
+    close(moved);
+    errno = err;
+    return nullptr;
+  }
+  const bool cloexec = mode != nullptr && strchr(mode, 'e') != nullptr;
+  // Both descriptors are open: only a racing dup2 onto the target fails it.
+  if (dup3(moved, fileno_unlocked(g), cloexec ? O_CLOEXEC : 0) < 0) {
+    err = errno;
+    close(moved);
+    errno = err;
+    return nullptr;
+  }
+  close(moved);
+  return g;
+}
+
 // freopen(NULL, mode, f) changes the mode of f's own file: no path to admit.
 // A refused freopen closes `stream`, as a failed freopen does.
-CORDON_EXPORT FILE* freopen(const char* path, const char* mode, FILE* stream) {
-  if (path != nullptr && !AdmitOpen(Call::kFreopen, FopenFlags(mode), AT_FDCWD, path)) {
+FILE* Freopen(Call call, FreopenFn real, const char* path, const char* mode, FILE* stream) {
+  const int flags = FopenFlags(mode);
+  if (path != nullptr && !AdmitOpen(call, flags, AT_FDCWD, path)) {
     int err = errno;
     fclose(stream);
     errno = err;
     return nullptr;
   }
-  auto real = g_real.freopen ? g_real.freopen
-                             : reinterpret_cast<decltype(g_real.freopen)>(ResolveLate("freopen"));
   if (real == nullptr) {
     errno = ENOSYS;
     return nullptr;
   }
+  if (__builtin_expect(g_broker_reads, false)) {
+    return FreopenBrokered(real(path, mode, stream), real, path, mode, stream, flags);
+  }
   return real(path, mode, stream);
+}
+
+}  // namespace
+
+CORDON_EXPORT FILE* freopen(const char* path, const char* mode, FILE* stream) {
+  return Freopen(
+      Call::kFreopen,
+      g_real.freopen ? g_real.freopen : reinterpret_cast<FreopenFn>(ResolveLate("freopen")), path,
+      mode, stream);
+}
+
+// What a program built with _FILE_OFFSET_BITS=64 calls (coreutils, most
+// distribution packages): glibc's stdio.h redirects freopen to it.
+CORDON_EXPORT FILE* freopen64(const char* path, const char* mode, FILE* stream) {
+  return Freopen(
+      Call::kFreopen64,
+      g_real.freopen64 ? g_real.freopen64 : reinterpret_cast<FreopenFn>(ResolveLate("freopen64")),
+      path, mode, stream);
+}
+
+namespace {
+
+// A directory the real opendir could not open (EACCES), asked of the broker
+// with opendir's own flags and wrapped with fdopendir: glibc's opendir
+// opens through its own internal open, which no hook sees. The broker
+// decides what may be listed (a directory made beside a carve-out, on the
+// way to an unlisted denial; never a denied one, nor one holding an
+// unlisted denial).
+__attribute__((cold, noinline)) DIR* OpendirBrokered(DIR* d, const char* path) {
+  if (d != nullptr || path == nullptr || errno != EACCES) return d;
+  int fd = OpenBrokered(-1, AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  DIR* g = fdopendir(fd);
+  if (g == nullptr) {
+    int err = errno;
+    close(fd);
+    errno = err;
+  }
+  return g;
+}
+
+}  // namespace
+
+// Not admitted here (a listing is a read the kernel decides; glibc's own
+// callers, scandir, glob and nftw, reach its internal opendir and never
+// this one): only asked of the broker after the kernel refused it.
+CORDON_EXPORT DIR* opendir(const char* path) {
+  auto real = g_real.opendir ? g_real.opendir
+                             : reinterpret_cast<decltype(g_real.opendir)>(ResolveLate("opendir"));
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return nullptr;
+  }
+  if (__builtin_expect(g_broker_reads, false)) return OpendirBrokered(real(path), path);
+  return real(path);
 }
 
 CORDON_EXPORT int unlink(const char* path) {

@@ -410,6 +410,8 @@ __attribute__((cold)) void Initialize() {
   Resolve(g_real.fopen, "fopen");
   Resolve(g_real.fopen64, "fopen64");
   Resolve(g_real.freopen, "freopen");
+  Resolve(g_real.freopen64, "freopen64");
+  Resolve(g_real.opendir, "opendir");
   Resolve(g_real.unlink, "unlink");
   Resolve(g_real.unlinkat, "unlinkat");
   Resolve(g_real.remove, "remove");

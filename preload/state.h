@@ -7,6 +7,7 @@
 // no stdio, errno saved and restored.
 #pragma once
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -30,6 +31,8 @@ struct RealCalls {
   FILE* (*fopen)(const char*, const char*);
   FILE* (*fopen64)(const char*, const char*);
   FILE* (*freopen)(const char*, const char*, FILE*);
+  FILE* (*freopen64)(const char*, const char*, FILE*);
+  DIR* (*opendir)(const char*);
   int (*unlink)(const char*);
   int (*unlinkat)(int, const char*, int);
   int (*remove)(const char*);

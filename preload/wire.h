@@ -70,6 +70,7 @@ enum class Call : uint16_t {
   // (kEnvBroker): reported so that the user hears why, since a program
   // made beside a carve-out has no EXECUTE grant and nobody can broker one.
   kExecve,
+  kFreopen64,
   kCount,
 };
 
@@ -108,7 +109,8 @@ inline const char* CallName(uint16_t c) {
   static constexpr const char* kNames[] = {
       "open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2",
       "__openat64_2", "creat", "creat64", "fopen", "fopen64", "freopen", "unlink",
-      "unlinkat", "remove", "rename", "renameat", "renameat2", "exit", "checkin", "execve"};
+      "unlinkat", "remove", "rename", "renameat", "renameat2", "exit", "checkin", "execve",
+      "freopen64"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<unsigned>(Call::kCount));
   return c < static_cast<uint16_t>(Call::kCount) ? kNames[c] : "?";
 }

@@ -95,7 +95,9 @@ struct Reply {
   // Run when `install` could not be installed (no room in the tool, or the
   // call interrupted): takes back what the call did, a file it created.
   std::function<void()> undo;
-  std::string why;        // for the log: what was refused and the rule
+  // For the log: what was refused and the rule; for an allowed call, what
+  // the audit log should name (a bypass, a brokered read), else empty.
+  std::string why;
   std::string hint;       // for the user: the grant that would allow it (policy/refusal_hint.h)
   static Reply Errno(int e, std::string why = {}, std::string hint = {}) {
     Reply r;
@@ -152,6 +154,10 @@ struct ReadFence {
   WriteRoots readable;     // every readable directory, denials excluded
   WriteRoots executable;   // the subset the tool may execute from
   std::vector<std::string> files;  // single files and devices granted read (realpath)
+  // The directories that directly hold an unlisted denial
+  // (PathRule::unlisted), by inode: not opened for the tool, whose
+  // listing would name the denial (policy::EntryFacts::holds_unlisted).
+  std::set<std::pair<dev_t, ino_t>> unlisted_parents;
 
   // Opens `abs` with `flags` (no O_CREAT) if the tool may read it: a single
   // granted file by its canonical path, else beneath its readable root.
@@ -330,8 +336,10 @@ class Emulator {
   Reply OpenBrokered(const Request& req, const std::string& abs, uint64_t flags);
   // policy::Decide(FileOp::kRead) on what the read fence opened for `abs`
   // (`where` beneath one of its roots, `st` its fstat): the refusal, if any.
+  // Allowed: `allowed`, when given, gets what the audit log says of it.
   std::optional<Reply> RefuseRead(const ReadFence& fence, const Located& where,
-                                  const struct stat& st, const std::string& abs) const;
+                                  const struct stat& st, const std::string& abs,
+                                  std::string* allowed = nullptr) const;
   // /dev/ptmx and the tool's own /dev/pts/N (emulator_pty.cc).
   Reply OpenTerminal(const Request& req, policy::TerminalPath t, uint64_t flags,
                      const std::function<bool()>& valid);

@@ -168,15 +168,21 @@ Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t
 }
 
 std::optional<Reply> Emulator::RefuseRead(const ReadFence& fence, const Located& where,
-                                          const struct stat& st, const std::string& abs) const {
+                                          const struct stat& st, const std::string& abs,
+                                          std::string* allowed) const {
   policy::FileRequest q;
   q.op = policy::FileOp::kRead;
   if (where.root != nullptr) q.place = Place(where);
   q.entry.kind = KindOf(st.st_mode);
   q.entry.nlink = static_cast<std::uint32_t>(st.st_nlink);
   q.entry.pinned = fence.readable.IsPinned(st.st_dev, st.st_ino);
+  q.entry.holds_unlisted =
+      S_ISDIR(st.st_mode) && fence.unlisted_parents.count({st.st_dev, st.st_ino}) > 0;
   const policy::Decision d = policy::Decide(q, DecideSettings());
-  if (d.allowed()) return std::nullopt;
+  if (d.allowed()) {
+    if (allowed != nullptr) *allowed = "read " + abs + ": " + d.rule;
+    return std::nullopt;
+  }
   return Reply::Errno(d.err, "read " + abs + ": " + d.rule);
 }
 
@@ -199,8 +205,15 @@ Reply Emulator::OpenBrokered(const Request& req, const std::string& abs, uint64_
   struct stat st;
   if (::fstat(held->get(), &st) != 0) return Reply::Errno(errno);
   if (S_ISLNK(st.st_mode)) return Reply::Errno(ELOOP);  // O_NOFOLLOW, as open(2) says
-  if (auto refused = RefuseRead(*fence, where, st, abs)) return std::move(*refused);
-  if (flags & O_PATH) return InstallReply(std::move(held.value()), flags);
+  // Allowed, it is a decision of the supervisor's like a refusal: the audit
+  // log's record of it names the path and the rule (Reply::why).
+  std::string allowed;
+  if (auto refused = RefuseRead(*fence, where, st, abs, &allowed)) return std::move(*refused);
+  auto brokered = [&](Reply r) {
+    if (r.error == 0) r.why = std::move(allowed);
+    return r;
+  };
+  if (flags & O_PATH) return brokered(InstallReply(std::move(held.value()), flags));
   // The inode decided is the one opened: through the held descriptor,
   // with the tool's flags (its link is resolved already).
   const uint64_t reopen = NoCtty(flags) & ~static_cast<uint64_t>(O_NOFOLLOW);
@@ -215,7 +228,7 @@ Reply Emulator::OpenBrokered(const Request& req, const std::string& abs, uint64_
       &probed);
   if (!fd) return Reply::Errno(fd.error().err);
   if (probed && !RestoreStatusFlags(fd->get(), flags)) return Reply::Errno(errno);
-  return InstallReply(std::move(fd.value()), flags);
+  return brokered(InstallReply(std::move(fd.value()), flags));
 }
 
 Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t flags,

@@ -12,11 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -95,10 +97,15 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
 Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const std::string& tmp) {
   std::vector<policy::PathRule> readable, executable;
   std::vector<std::string> files;
+  std::set<std::pair<dev_t, ino_t>> unlisted_parents;
   const std::vector<policy::PathRule> rules = policy::EffectiveRules(p, tmp);
   for (const auto& r : rules) {
     char real[PATH_MAX];
     struct stat st;
+    if (r.unlisted && r.path != "/" &&
+        ::stat(r.path.substr(0, std::max<size_t>(r.path.rfind('/'), 1)).c_str(), &st) == 0) {
+      unlisted_parents.insert({st.st_dev, st.st_ino});
+    }
     if (::realpath(r.path.c_str(), real) == nullptr) {
       // What does not exist yet, kept by NormalisePolicy by its parent's
       // realpath: a denial holds when it comes into being, and a
@@ -135,8 +142,8 @@ Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const 
   if (!rd) return rd.error();
   auto ex = WriteRoots::Open(std::move(executable), p.workspace, {}, /*reads=*/true);
   if (!ex) return ex.error();
-  return std::make_unique<ReadFence>(
-      ReadFence{std::move(rd.value()), std::move(ex.value()), std::move(files)});
+  return std::make_unique<ReadFence>(ReadFence{std::move(rd.value()), std::move(ex.value()),
+                                               std::move(files), std::move(unlisted_parents)});
 }
 
 // Takes the seccomp listener the child sends before it execs and builds the

@@ -53,13 +53,14 @@ class BrokerTest : public ::testing::TestWithParam<bool /*notify_all*/> {
     WriteFile(t_.Out("secret"), "OUTSIDE-SECRET\n");
   }
 
-  RunResult Run(const std::vector<std::string>& extra, const std::string& script) {
+  RunResult Run(const std::vector<std::string>& extra, const std::string& script,
+                const std::vector<std::string>& env = {}) {
     std::vector<std::string> args = {"run",       "--workspace", t_.ws(),       "--ro",
                                      ProbeDir(),  "--profile",   "workspace-write"};
     args.insert(args.end(), extra.begin(), extra.end());
     if (GetParam()) args.push_back("--test-force-notify-all");
     args.insert(args.end(), {"--", "sh", "-c", script});
-    return RunCordon(args, t_.ws());
+    return RunCordon(args, t_.ws(), env);
   }
 
   // Runs `script` after `host` has changed the workspace from outside the
@@ -166,6 +167,81 @@ TEST_P(BrokerTest, APathNoRuleCoversIsRefusedThroughTheBroker) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, Not(HasSubstr("OUTSIDE-SECRET")));
   EXPECT_THAT(r.out, HasSubstr(":13\ndone"));
+}
+
+// freopen, which glibc opens through its own internal open: a stream
+// reopened on a file made beside the carve-out reads it (stdin keeps its
+// descriptor, 0), in a program built as is (freopen) and with
+// _FILE_OFFSET_BITS=64 (freopen64); the denied path stays closed to it.
+TEST_P(BrokerTest, AStreamReopenedOnAFileMadeBesideTheCarveOutReadsIt) {
+  const std::string script = std::string("echo NEW > newfile; ") +
+                             "for p in " LIBC_PROBE " " LIBC_PROBE64
+                             "; do "
+                             "$p freopen newfile; echo \"freopen:$?\"; "
+                             "$p freopen sub/old; echo \"old:$?\"; "
+                             "$p freopen .env; echo \"denied:$?\"; done";
+  RunResult r = Run(DenyEnv(), script);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string once = "NEW\nfd:0\nfreopen:0\nOLD\nfd:0\nold:0\ndenied:13\n";
+  EXPECT_EQ(r.out, once + once) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("SECRET")));
+}
+
+// The run records lie in the workspace (its state home does: cordon run
+// --workspace ~). They are an unlisted denial: Landlock gives the
+// directories on the way down to them no listing right, so a directory
+// made there in the run has none either. glibc's opendir (ls, python's
+// os.listdir) is asked of the broker, which lists one directory at a time:
+// the new ones and those on the way, never the denial, nor the directory
+// holding it (its listing would name what Landlock lists nowhere).
+TEST_P(BrokerTest, DirectoriesBesideAnUnlistedDenialAreListedOneAtATime) {
+  ASSERT_EQ(::mkdir(t_.Ws(".state").c_str(), 0700), 0);
+  const std::vector<std::string> env = {"XDG_STATE_HOME=" + t_.Ws(".state")};
+  RunResult r = Run({},
+                    std::string("mkdir new; echo N > new/f; ") +
+                        "ls new; echo \"new:$?\"; " LIBC_PROBE
+                        " opendir new; echo \"probe:$?\"; "
+                        "python3 -c 'import os; print(os.listdir(\"new\"))'; "
+                        "ls -a; echo \"root:$?\"; ls .state; echo \"way:$?\"; "
+                        "ls .state/cordon; echo \"holder:$?\"; "
+                        "ls .state/cordon/runs; echo \"records:$?\"; "
+                        "cat new/f",
+                    env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("f\nnew:0\nf\nprobe:0\n['f']\n")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\nnew\n"));
+  EXPECT_THAT(r.out, HasSubstr("root:0\ncordon\nway:0\nholder:2\nrecords:2\nN\n")) << r.err;
+  for (const char* name : {"\nruns\n", "journal", "scans"}) {
+    EXPECT_THAT(r.out, Not(HasSubstr(name))) << name;
+  }
+}
+
+// Every decision of the supervisor's is a record in the run's log: a
+// brokered read it allowed names the path and the rule, as a refused one
+// does, and the chain still verifies.
+TEST_P(BrokerTest, AnAllowedBrokeredReadIsInTheAuditLog) {
+  const std::string audit = t_.Out("audit.jsonl");
+  RunResult r =
+      Run({"--deny", t_.Ws(".env"), "--audit", audit},
+          "echo NEW > newfile; " + StaticBrokerRead("newfile") + StaticBrokerRead(".env"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("NEW\n static:newfile:0\n static:.env:13\n"));
+  const std::string log = ReadFile(audit);
+  bool allowed = false, refused = false;
+  size_t start = 0;
+  for (size_t end; (end = log.find('\n', start)) != std::string::npos; start = end + 1) {
+    const std::string line = log.substr(start, end - start);
+    if (line.find("\"kind\":\"decision\"") == std::string::npos) continue;
+    allowed |= line.find("\"result\":\"allowed\"") != std::string::npos &&
+               line.find("\"why\":\"read " + t_.Ws("newfile") +
+                         ": readable: brokered beside a carve-out\"") != std::string::npos;
+    refused |= line.find("\"result\":\"refused\"") != std::string::npos &&
+               line.find("\"why\":\"read " + t_.Ws(".env")) != std::string::npos;
+  }
+  EXPECT_TRUE(allowed) << log;
+  EXPECT_TRUE(refused) << log;
+  RunResult verify = RunCordon({"audit", "verify", audit});
+  EXPECT_EQ(verify.status, 0) << verify.out << verify.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Rungs, BrokerTest, ::testing::Values(false, true),

@@ -32,6 +32,7 @@ struct R {
   R& lead_any() { q.place.leads_to_protected_any_depth = true; return *this; }
   R& nlink(unsigned n) { q.entry.nlink = n; return *this; }
   R& pinned() { q.entry.pinned = true; return *this; }
+  R& unlisted() { q.entry.holds_unlisted = true; return *this; }
   R& born() { q.entry.born_in_run = true; return *this; }
   R& notown() { q.entry.own = false; return *this; }
   R& full() { q.entry.has_entries = true; return *this; }
@@ -123,6 +124,10 @@ std::vector<Row> Rows() {
       Allow("read: a hard-linked file, as the kernel reads one", R(kRead).nlink(2)),
       Allow("read: a protected path is read-only, not unreadable", R(kRead).prot()),
       Allow("read: a pinned directory is on the way to a denial", R(kRead, K::kDirectory).pinned()),
+      Refuse("read: a directory holding an unlisted denial (its listing names it)",
+             R(kRead, K::kDirectory).unlisted(), EACCES),
+      Refuse("read: holding an unlisted denial, pinned too",
+             R(kRead, K::kDirectory).pinned().unlisted(), EACCES),
       Refuse("read: another name of a denied file", R(kRead).pinned().nlink(2), EACCES),
       Refuse("read: a deny glob's match made after the launch scan", R(kRead).glob(), EACCES),
       Refuse("read: a deny glob's match, a directory", R(kRead, K::kDirectory).glob(), EACCES),
