@@ -51,6 +51,7 @@
 #include "supervisor/run_observer.h"
 #include "supervisor/socket_stand_in.h"
 #include "supervisor/tool_creds.h"
+#include "supervisor/read_fence.h"
 #include "supervisor/write_roots.h"
 
 namespace cordon::supervisor {
@@ -111,7 +112,6 @@ struct Reply {
   static Reply PathRefused(const std::string& what, const SysError& e);
 };
 
-struct ReadFence;
 class ProxyPeers;
 
 // The mechanisms a run's decisions use; what is decided is the policy's
@@ -146,26 +146,6 @@ struct EmulatorOptions {
   // express (brokered reads): built at the first such call; null fails
   // closed.
   std::function<std::unique_ptr<ReadFence>()> read_fence_factory;
-};
-
-// The notify-all rung (no Landlock): what the tool may read and execute,
-// checked by the supervisor for every open and exec instead of the kernel.
-struct ReadFence {
-  WriteRoots readable;     // every readable directory, denials excluded
-  WriteRoots executable;   // the subset the tool may execute from
-  std::vector<std::string> files;  // single files and devices granted read (realpath)
-  // The directories that directly hold an unlisted denial
-  // (PathRule::unlisted), by inode: not opened for the tool, whose
-  // listing would name the denial (policy::EntryFacts::holds_unlisted).
-  std::set<std::pair<dev_t, ino_t>> unlisted_parents;
-
-  // Opens `abs` with `flags` (no O_CREAT) if the tool may read it: a single
-  // granted file by its canonical path, else beneath its readable root.
-  // Without `follow` a last component that is a symlink is the one opened
-  // (canonical parent, then the name, O_NOFOLLOW). `where`, when given and
-  // the path lies beneath a readable root, says which and where.
-  Result<Fd> Open(std::string abs, uint64_t flags, bool follow = true,
-                  Located* where = nullptr) const;
 };
 
 class Emulator {

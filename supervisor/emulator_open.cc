@@ -102,41 +102,6 @@ bool RestoreStatusFlags(int fd, uint64_t flags) {
 
 }  // namespace
 
-Result<Fd> ReadFence::Open(std::string abs, uint64_t flags, bool follow, Located* where) const {
-  // Looked up and opened with the tool's file permissions, not the
-  // supervisor's: a capless root tool may not read another user's 0600
-  // file or learn what a 0700 directory holds.
-  ToolPermissions as_tool;
-  if (!as_tool.lowered()) return SysError{EACCES, "cannot lower capabilities"};
-  std::string name;
-  if (!follow) {
-    while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
-    size_t slash = abs.rfind('/');  // absolute: always found
-    std::string last = abs.substr(slash + 1);
-    if (!last.empty() && last != "." && last != "..") {  // a dot entry is no symlink
-      name = last;
-      abs = slash == 0 ? "/" : abs.substr(0, slash);
-    }
-  }
-  char real[PATH_MAX];
-  if (name.empty() && ::realpath(abs.c_str(), real) != nullptr &&
-      std::find(files.begin(), files.end(), real) != files.end()) {
-    // A single granted file: its canonical path has no symlink left.
-    Fd fd(::open(real, static_cast<int>(flags) | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) return Errno("open", real);
-    return fd;
-  }
-  auto loc = Canonical(readable, abs);
-  if (!loc) return loc.error();
-  std::string rel = loc->rel;
-  if (!name.empty()) rel = rel.empty() ? name : rel + "/" + name;
-  if (where != nullptr) {
-    where->root = loc->root;
-    where->rel = rel;
-  }
-  return WriteRoots::OpenBeneath(*loc->root, rel, flags | (name.empty() ? 0 : O_NOFOLLOW), 0);
-}
-
 Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
   const std::string target = ForTool(abs, req.tid);
   bool probed = false;

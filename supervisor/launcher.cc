@@ -31,6 +31,7 @@
 #include "supervisor/landlock.h"
 #include "supervisor/notify_loop.h"
 #include "supervisor/private_tmp.h"
+#include "supervisor/read_fence.h"
 #include "supervisor/report_channel.h"
 #include "supervisor/tool_env.h"
 #include "supervisor/uapi.h"
@@ -90,60 +91,6 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
   for (auto& s : v) out.push_back(s.data());
   out.push_back(nullptr);
   return out;
-}
-
-// The read fence: what Landlock would have granted, for the notify-all
-// rung, inotify watches and brokered reads.
-Result<std::unique_ptr<ReadFence>> MakeReadFence(const policy::Policy& p, const std::string& tmp) {
-  std::vector<policy::PathRule> readable, executable;
-  std::vector<std::string> files;
-  std::set<std::pair<dev_t, ino_t>> unlisted_parents;
-  const std::vector<policy::PathRule> rules = policy::EffectiveRules(p, tmp);
-  for (const auto& r : rules) {
-    char real[PATH_MAX];
-    struct stat st;
-    if (r.unlisted && r.path != "/" &&
-        ::stat(r.path.substr(0, std::max<size_t>(r.path.rfind('/'), 1)).c_str(), &st) == 0) {
-      unlisted_parents.insert({st.st_dev, st.st_ino});
-    }
-    if (::realpath(r.path.c_str(), real) == nullptr) {
-      // What does not exist yet, kept by NormalisePolicy by its parent's
-      // realpath: a denial holds when it comes into being, and a
-      // read-write file the run creates (a CI step's output) is read back.
-      if (r.access == policy::Access::kDenied) {
-        readable.push_back(policy::PathRule::Denied(r.path));
-        executable.push_back(policy::PathRule::Denied(r.path));
-      } else if (r.access == policy::Access::kReadWrite &&
-                 policy::CoveringRule(rules, r.path) == &r) {
-        files.push_back(r.path);
-      }
-      continue;
-    }
-    if (r.access == policy::Access::kDenied) {
-      readable.push_back(policy::PathRule::Denied(real));
-      executable.push_back(policy::PathRule::Denied(real));
-      continue;
-    }
-    if (::stat(real, &st) != 0) continue;
-    if (!S_ISDIR(st.st_mode)) {
-      // A file granted by a rule that a stricter one of its path overrules
-      // (rule_lookup.h) is not granted.
-      const policy::PathRule* won = policy::CoveringRule(rules, r.path);
-      if ((S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) && won != nullptr &&
-          won->access != policy::Access::kDenied) {
-        files.push_back(real);  // /dev/null...
-      }
-      continue;
-    }
-    readable.push_back(policy::PathRule::ReadOnly(real));
-    if (r.executable) executable.push_back(policy::PathRule::ReadOnly(real));
-  }
-  auto rd = WriteRoots::Open(std::move(readable), p.workspace, {}, /*reads=*/true);
-  if (!rd) return rd.error();
-  auto ex = WriteRoots::Open(std::move(executable), p.workspace, {}, /*reads=*/true);
-  if (!ex) return ex.error();
-  return std::make_unique<ReadFence>(ReadFence{std::move(rd.value()), std::move(ex.value()),
-                                               std::move(files), std::move(unlisted_parents)});
 }
 
 // Takes the seccomp listener the child sends before it execs and builds the
