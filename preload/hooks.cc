@@ -192,6 +192,21 @@ CORDON_EXPORT int creat64(const char* path, mode_t mode) {
 
 namespace {
 
+// The broker's descriptor `fd` as a FILE or DIR (`wrap`: fdopen,
+// fdopendir); null when there is none or the wrap fails, which closes it
+// again and keeps the wrap's errno.
+template <class Wrap>
+auto Wrapped(int fd, Wrap wrap) -> decltype(wrap(fd)) {
+  if (fd < 0) return nullptr;
+  auto w = wrap(fd);
+  if (w == nullptr) {
+    int err = errno;
+    close(fd);
+    errno = err;
+  }
+  return w;
+}
+
 // A stream the real fopen could not open for reading (EACCES), asked of
 // the broker (OpenBrokered) and wrapped with fdopen: libc's fopen opens
 // through its own internal open, which no hook sees. `flags`: the mode's
@@ -200,15 +215,8 @@ __attribute__((cold, noinline)) FILE* FopenBrokered(FILE* f, const char* path, c
                                                     int flags) {
   if (f != nullptr) return f;
   if (mode != nullptr && strchr(mode, 'e') != nullptr) flags |= O_CLOEXEC;
-  int fd = OpenBrokered(-1, AT_FDCWD, path, flags);
-  if (fd < 0) return nullptr;
-  FILE* g = fdopen(fd, mode);
-  if (g == nullptr) {
-    int err = errno;
-    close(fd);
-    errno = err;
-  }
-  return g;
+  return Wrapped(OpenBrokered(-1, AT_FDCWD, path, flags),
+                 [mode](int fd) { return fdopen(fd, mode); });
 }
 
 }  // namespace
@@ -342,15 +350,8 @@ namespace {
 // unlisted denial).
 __attribute__((cold, noinline)) DIR* OpendirBrokered(DIR* d, const char* path) {
   if (d != nullptr || path == nullptr || errno != EACCES) return d;
-  int fd = OpenBrokered(-1, AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  DIR* g = fdopendir(fd);
-  if (g == nullptr) {
-    int err = errno;
-    close(fd);
-    errno = err;
-  }
-  return g;
+  return Wrapped(OpenBrokered(-1, AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_DIRECTORY | O_CLOEXEC),
+                 [](int fd) { return fdopendir(fd); });
 }
 
 }  // namespace
