@@ -36,9 +36,6 @@ bool SameRules(const Policy& a, const EnforcedLayers& al, const Policy& b,
          a.deny_globs == b.deny_globs && a.profile == b.profile;
 }
 
-// The modes whose connections go through cordon's web proxy.
-bool Proxied(Network n) { return n == Network::kPublicWeb || n == Network::kHosts; }
-
 // Whether every name `want` admits, `have` admits too.
 bool HostCovered(const std::vector<HostPattern>& have, const HostPattern& want) {
   if (!want.suffix) return HostAllowed(have, want.name);
@@ -63,7 +60,7 @@ bool GrantsCover(const std::vector<Grant>& grants, const Grant& g) {
 
 std::string WebGrantWidens(const Policy& running, const Policy& wanted) {
   if (running.network == wanted.network && running.web == wanted.web) return "";
-  if (running.network != wanted.network || !Proxied(running.network))
+  if (running.network != wanted.network || !NetworkProxied(running.network))
     return "";  // a mode change: said apart
   const WebGrant& have = running.web;
   const WebGrant& want = wanted.web;
@@ -103,7 +100,7 @@ std::vector<std::string> ReloadRefusals(const Policy& running, const EnforcedLay
     // The proxy takes a narrower grant for its next connections
     // (supervisor/net/web_proxy.h, SetGrant); without a proxy nothing
     // decides by it.
-    if (!Proxied(running.network)) {
+    if (!NetworkProxied(running.network)) {
       out.push_back(
           std::string("network: the web proxy's settings cannot change under network mode ") +
           NetworkName(running.network) + ", which has no proxy; start a new run");

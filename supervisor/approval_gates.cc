@@ -8,8 +8,8 @@ namespace cordon::supervisor {
 ApproverGates::ApproverGates(std::shared_ptr<Approver> approver, std::chrono::milliseconds timeout,
                              std::string tool_argv0, AskFor asks,
                              std::function<Status()> admit_exec)
-    : approver_(approver),
-      asks_(std::move(approver)),
+    : approver_(std::move(approver)),
+      asks_(approver_),
       timeout_(timeout),
       argv0_(std::move(tool_argv0)),
       can_(asks),
