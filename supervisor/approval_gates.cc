@@ -7,7 +7,7 @@ namespace cordon::supervisor {
 
 ApproverGates::ApproverGates(std::shared_ptr<Approver> approver, std::chrono::milliseconds timeout,
                              std::string tool_argv0, AskFor asks,
-                             std::function<Status()> admit_exec)
+                             std::shared_ptr<ExecAdmission> admit_exec)
     : approver_(std::move(approver)),
       asks_(approver_),
       timeout_(timeout),
@@ -70,7 +70,7 @@ Status ApproverGates::AskBypass(const Request& req, const policy::DeletePreview&
   return Question("bypass-" + preview.bypass, "bypass", req, preview, still_valid);
 }
 
-Status ApproverGates::AdmitExec() { return admit_exec_ ? admit_exec_() : Ok(); }
+Status ApproverGates::AdmitExec() { return admit_exec_ ? admit_exec_->Admit() : Ok(); }
 
 void ApproverGates::Shutdown() { approver_->CancelAll(); }
 

@@ -36,7 +36,8 @@ class ApproverGates final : public RunGates {
   // `admit_exec`, when set, is asked before each exec the allowlist admits
   // (cordon grep's tree check: ripgrep starts only once it has passed).
   ApproverGates(std::shared_ptr<Approver> approver, std::chrono::milliseconds timeout,
-                std::string tool_argv0, AskFor asks, std::function<Status()> admit_exec = nullptr);
+                std::string tool_argv0, AskFor asks,
+                std::shared_ptr<ExecAdmission> admit_exec = nullptr);
 
   bool CanAsk(Ask what) const override;
   Status AskDelete(const Request& req, const policy::DeletePreview& preview,
@@ -62,7 +63,7 @@ class ApproverGates final : public RunGates {
   std::chrono::milliseconds timeout_;
   std::string argv0_;
   AskFor can_;
-  std::function<Status()> admit_exec_;
+  std::shared_ptr<ExecAdmission> admit_exec_;
 };
 
 }  // namespace cordon::supervisor

@@ -143,9 +143,9 @@ struct EmulatorOptions {
   std::shared_ptr<RunObserver> observer;
   // What the tool may read, for the calls Landlock does not check
   // (inotify_add_watch) and the reads its launch-time grant cannot
-  // express (brokered reads): built at the first such call; null fails
-  // closed.
-  std::function<std::unique_ptr<ReadFence>()> read_fence_factory;
+  // express (brokered reads): the fence is made from this at the first
+  // such call (read_fence.h); null fails closed.
+  std::shared_ptr<const ReadFenceSource> read_fence_of;
 };
 
 class Emulator {

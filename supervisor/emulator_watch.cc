@@ -10,6 +10,7 @@
 // instance) through /proc/self/fd: the inode checked is the inode watched.
 #include <fcntl.h>
 #include <limits.h>
+#include <spdlog/spdlog.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -27,7 +28,10 @@ const ReadFence* Emulator::Readable() {
   if (read_fence_) return read_fence_.get();
   std::call_once(watch_fence_once_, [this] {
     SupervisorPermissions raised;  // the fence is the supervisor's, made once
-    if (opts_.read_fence_factory) watch_fence_ = opts_.read_fence_factory();
+    if (!opts_.read_fence_of) return;
+    auto f = MakeReadFence(opts_.read_fence_of->policy, opts_.read_fence_of->tmp);
+    if (!f) spdlog::warn("read fence: {}", Describe(f.error()));
+    if (f) watch_fence_ = std::move(f.value());
   });
   return watch_fence_.get();
 }

@@ -119,11 +119,7 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
                                    checkins->Exec(pid, path);
                                  });
   }
-  opts.read_fence_factory = [p, tmp]() -> std::unique_ptr<ReadFence> {
-    auto f = MakeReadFence(p, tmp);
-    if (!f) spdlog::warn("read fence: {}", Describe(f.error()));
-    return f ? std::move(f.value()) : nullptr;
-  };
+  opts.read_fence_of = std::make_shared<const ReadFenceSource>(ReadFenceSource{p, tmp});
   auto emulator = std::make_shared<Emulator>(live, run_start_ns, std::move(opts), std::move(fence));
   return std::unique_ptr<NotifyServer>(
       std::make_unique<NotifyLoop>(std::move(listener.value()), std::move(emulator), req.refusals));

@@ -39,6 +39,14 @@ struct ReadFence {
                   Located* where = nullptr) const;
 };
 
+// What a fence is made from: the launch's policy, which a reload does not
+// loosen or tighten for reads (the kernel's grant is the launch's), and the
+// run's private TMPDIR.
+struct ReadFenceSource {
+  policy::Policy policy;
+  std::string tmp;
+};
+
 // The fence of policy `p` with the run's private TMPDIR `tmp`: the
 // policy's effective rules (policy::EffectiveRules), each held by its
 // realpath; a denial of a path not there yet kept by its own.

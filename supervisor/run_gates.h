@@ -33,6 +33,16 @@ namespace cordon::supervisor {
 
 struct Request;
 
+// What an exec waits for before the allowlist's admission stands: cordon
+// grep's tree check (tools/grep_command.cc), whose verdict ripgrep may not
+// start before. Admit may block until the verdict is in; an error refuses
+// the exec (EACCES), and the refusal is the admission's owner to report.
+class ExecAdmission {
+ public:
+  virtual ~ExecAdmission() = default;
+  virtual Status Admit() = 0;
+};
+
 // What a run may be asked about.
 enum class Ask {
   kDelete,  // a sensitive delete (sensitive.delete "ask")

@@ -44,6 +44,21 @@ struct Root {
   std::string rel, arg;
 };
 
+// ripgrep's exec waits for the tree check's verdict (ExecAdmission).
+class TreeCheckGate final : public supervisor::ExecAdmission {
+ public:
+  explicit TreeCheckGate(std::shared_future<supervisor::TreeVerdict> tree)
+      : tree_(std::move(tree)) {}
+  Status Admit() override {
+    const supervisor::TreeVerdict& v = tree_.get();
+    if (!v.ok) return SysError{EACCES, "tree check", v.reason};
+    return Ok();
+  }
+
+ private:
+  std::shared_future<supervisor::TreeVerdict> tree_;
+};
+
 // Admits a user path, or logs the refusal. A relative path is the
 // workspace's, whatever cordon's own cwd: it is a tool argument, and the
 // tool runs in the workspace (as `cordon run -- rg PATTERN PATH` would).
@@ -119,11 +134,7 @@ int Search(SearchKind kind, SearchOptions& o) {
     spdlog::info("tree check: {} entries, {} walker(s)", v.entries, v.walkers);
     return status;
   };
-  o.run.exec_gate = [tree]() -> Status {
-    const supervisor::TreeVerdict& v = tree.get();
-    if (!v.ok) return SysError{EACCES, "tree check", v.reason};
-    return Ok();
-  };
+  o.run.exec_gate = std::make_shared<TreeCheckGate>(tree);
 
   // Pin ripgrep now: it is the only binary this run may execute, and the
   // identity checked just before launch is the one taken here.

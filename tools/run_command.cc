@@ -298,13 +298,14 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p, std::vector<std::string
 // Wires the policy's decisions into the supervisor: approvals, protected
 // paths, exec pins, audit records, and which syscalls need a round trip.
 void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
-                        std::function<Status()> exec_gate, supervisor::LaunchRequest& req);
+                        std::shared_ptr<supervisor::ExecAdmission> exec_gate,
+                        supervisor::LaunchRequest& req);
 
 // Asks the exec gate now, where no supervisor will see the exec (no sandbox,
 // or preload-only); false when it refuses, which the gate's owner reports.
 bool ExecGateOpen(const RunOptions& o) {
   if (!o.exec_gate) return true;
-  Status g = o.exec_gate();
+  Status g = o.exec_gate->Admit();
   if (!g) spdlog::debug("exec gate: {}", Describe(g.error()));
   return g.ok();
 }
@@ -427,7 +428,8 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
 }
 
 void ConfigureDecisions(const policy::Policy& p, const RunServices& services,
-                        std::function<Status()> exec_gate, supervisor::LaunchRequest& req) {
+                        std::shared_ptr<supervisor::ExecAdmission> exec_gate,
+                        supervisor::LaunchRequest& req) {
   using policy::SensitiveDelete;
   supervisor::EmulatorOptions& e = req.emulator;
   supervisor::AskFor asks;

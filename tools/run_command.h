@@ -3,12 +3,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "policy/policy.h"
+#include "supervisor/run_gates.h"
 
 namespace cordon::tools {
 
@@ -39,7 +40,7 @@ struct RunOptions {
   // AdmitExec, supervisor/run_gates.h). Without a supervisor (preload-only)
   // it is asked before launch.
   // A refusal is its setter's to report: cordon run prints no error for it.
-  std::function<Status()> exec_gate;
+  std::shared_ptr<supervisor::ExecAdmission> exec_gate;
   int stdout_fd = -1;  // set by grep's version probe: the tool's fd 1 (-1: cordon's)
   std::vector<std::string> command;
 };
