@@ -8,16 +8,16 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "policy/approval_protocol.h"
-#include "supervisor/approvals/seqpacket.h"
-#include "supervisor/audit/audit_log.h"
 #include "policy/digest.h"
+#include "supervisor/audit/audit_log.h"
+#include "tests/support/child_process.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/test_env.h"
 
@@ -32,18 +32,8 @@ class ApprovalRunTest : public ::testing::Test {
     WriteFile(t_.Ws("notes.txt"), "user data\n");
     sock_ = t_.root() + "/policyd.sock";
     log_ = t_.Out("audit.jsonl");
-    daemon_ = ::fork();
-    if (daemon_ == 0) {
-      ::execl(CORDON_BIN, CORDON_BIN, "policyd", "--socket", sock_.c_str(), nullptr);
-      _exit(127);
-    }
-    for (int i = 0; i < 500 && !supervisor::ConnectSeqpacket(sock_).ok(); ++i) std::this_thread::sleep_for(10ms);
-  }
-  void TearDown() override {
-    if (daemon_ > 0) {
-      ::kill(daemon_, SIGTERM);
-      ::waitpid(daemon_, nullptr, 0);
-    }
+    daemon_ = std::make_unique<PolicyDaemon>(sock_);
+    ASSERT_TRUE(daemon_->up()) << "policyd did not come up";
   }
   // cordon run under workspace-write with the socket approver, in the background.
   std::future<RunResult> Start(std::vector<std::string> cmd, const std::string& approvals = "",
@@ -94,7 +84,7 @@ class ApprovalRunTest : public ::testing::Test {
 
   ScratchTree t_;
   std::string sock_, log_;
-  pid_t daemon_ = -1;
+  std::unique_ptr<PolicyDaemon> daemon_;
 };
 
 TEST_F(ApprovalRunTest, AllowedOnceDeletesAndTheLogShowsPreviewAndGrant) {
@@ -157,9 +147,7 @@ TEST_F(ApprovalRunTest, TimeoutLeavesTheFile) {
 TEST_F(ApprovalRunTest, ApproverDisconnectLeavesTheFile) {
   auto run = Start({PROBE_DYNAMIC, "unlink", "notes.txt"});
   WaitForRequest();
-  ::kill(daemon_, SIGKILL);
-  ::waitpid(daemon_, nullptr, 0);
-  daemon_ = -1;
+  daemon_->Kill();
   EXPECT_EQ(run.get().status, EACCES);
   EXPECT_EQ(ReadFile(t_.Ws("notes.txt")), "user data\n");
   EXPECT_TRUE(LogHasOutcome("disconnected"));

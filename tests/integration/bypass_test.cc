@@ -6,18 +6,17 @@
 // approve`, the disk and the audit log read afterwards.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "policy/audit_record.h"
 #include "policy/digest.h"
-#include "supervisor/approvals/seqpacket.h"
+#include "tests/support/child_process.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/test_env.h"
 
@@ -380,20 +379,8 @@ class BypassSocketTest : public ::testing::Test {
     log_ = t_.root() + "/audit.jsonl";
     policy_ = t_.root() + "/policy.json";
     WriteFile(policy_, kWriteBypass);
-    daemon_ = ::fork();
-    if (daemon_ == 0) {
-      ::execl(CORDON_BIN, CORDON_BIN, "policyd", "--socket", sock_.c_str(), nullptr);
-      _exit(127);
-    }
-    for (int i = 0; i < 500 && !supervisor::ConnectSeqpacket(sock_).ok(); ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
-  }
-  void TearDown() override {
-    if (daemon_ > 0) {
-      ::kill(daemon_, SIGTERM);
-      ::waitpid(daemon_, nullptr, 0);
-    }
+    daemon_ = std::make_unique<PolicyDaemon>(sock_);
+    ASSERT_TRUE(daemon_->up()) << "policyd did not come up";
   }
   std::future<RunResult> Start(const std::string& timeout = "30") {
     std::vector<std::string> a = {
@@ -425,7 +412,7 @@ class BypassSocketTest : public ::testing::Test {
 
   ScratchTree t_;
   std::string sock_, log_, policy_;
-  pid_t daemon_ = -1;
+  std::unique_ptr<PolicyDaemon> daemon_;
 };
 
 TEST_F(BypassSocketTest, AnAnswerForAnotherIdOrDigestChangesNothing) {

@@ -14,6 +14,7 @@
 #include <regex>
 #include <sstream>
 
+#include "tests/support/child_process.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
@@ -140,21 +141,12 @@ TEST_F(GrepTest, RipgrepsVersionIsAskedInsideTheFence) {
   // A stand-in for ripgrep, bind-mounted over /usr/bin/rg in a mount
   // namespace of this test's own, says whether it could write to /tmp.
   std::string log = t_.Out("audit.jsonl");
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    if (::unshare(CLONE_NEWNS) != 0 ||
-        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
-        ::mount(FAKE_RG, kRg, nullptr, MS_BIND, nullptr) != 0) {
-      _exit(200);
-    }
-    _exit(Cordon({"grep", "--audit", log, "--", "needle"}).status);
-  }
-  int st = 0;
-  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
-  ASSERT_TRUE(WIFEXITED(st));
-  if (WEXITSTATUS(st) == 200) GTEST_SKIP() << "cannot bind-mount over " << kRg << " here";
-  EXPECT_EQ(WEXITSTATUS(st), 1) << "the stand-in finds nothing";
+  const int status = InPrivateMountNamespace([&] {
+    if (::mount(FAKE_RG, kRg, nullptr, MS_BIND, nullptr) != 0) return kChildSetupFailed;
+    return Cordon({"grep", "--audit", log, "--", "needle"}).status;
+  });
+  if (status == kChildSetupFailed) GTEST_SKIP() << "cannot bind-mount over " << kRg << " here";
+  EXPECT_EQ(status, 1) << "the stand-in finds nothing";
   std::string header;
   std::stringstream lines(ReadFile(log));
   std::getline(lines, header);

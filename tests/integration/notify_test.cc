@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "tests/support/child_process.h"
 #include "tests/support/probe_test.h"
 #include "tests/support/test_env.h"
 
@@ -549,16 +550,9 @@ TEST(NotifyStress, SymlinkSwapRaceNeverTouchesTheOutside) {
 
 TEST(NotifyStress, KillingTheSupervisorLeavesNoMutationBehind) {
   ScratchTree t;
-  pid_t cordon = ::fork();
-  if (cordon == 0) {
-    int devnull = ::open("/dev/null", O_RDWR);
-    ::dup2(devnull, 0);
-    ::dup2(devnull, 1);
-    ::dup2(devnull, 2);
-    std::string stress = StressBin();
-    ExecCordon({"run", "--profile", "workspace-write", "--workspace", t.ws(), "--ro", ProbeDir(),
-                "--", stress, "loop-create"});
-  }
+  BackgroundCordon cordon({"run", "--profile", "workspace-write", "--workspace", t.ws(), "--ro",
+                           ProbeDir(), "--", StressBin(), "loop-create"},
+                          ChildIo{.err_file = "/dev/null"});
   auto count = [&] {
     int n = 0;
     while (Exists(t.Ws("n" + std::to_string(n)))) ++n;
@@ -568,10 +562,9 @@ TEST(NotifyStress, KillingTheSupervisorLeavesNoMutationBehind) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_GE(count(), 20) << "the tool never got going";
-  std::string run_tmp = RunTmpdir(cordon);
+  std::string run_tmp = RunTmpdir(cordon.pid());
   EXPECT_EQ(run_tmp.rfind(PrivateTmpPrefix(), 0), 0u) << run_tmp;
-  ::kill(cordon, SIGKILL);
-  ::waitpid(cordon, nullptr, 0);
+  cordon.Stop(SIGKILL);
   int at_kill = count();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_LE(count(), at_kill + 1) << "files kept appearing after the supervisor died";

@@ -16,11 +16,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/support/child_process.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
@@ -66,24 +68,14 @@ class PolicyReloadTest : public ::testing::Test {
     int in[2], out[2];
     ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
     ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
-    const std::string err = t_.root() + "/cordon.err";
-    pid_ = ::fork();
-    ASSERT_GE(pid_, 0);
-    if (pid_ == 0) {
-      ::dup2(in[0], 0);
-      ::dup2(out[1], 1);
-      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-      ::dup2(e, 2);
-      if (::chdir(t_.ws().c_str()) != 0) _exit(111);
-      for (const auto& v : env_) ::putenv(const_cast<char*>(v.c_str()));
-      std::vector<std::string> args = {"run",         "--profile",   "workspace-write",
-                                       "--workspace", t_.ws(),       "--approvals",
-                                       "deny",        "--log-level", "info",
-                                       "--ro",        ProbeDir()};
-      args.insert(args.end(), flags.begin(), flags.end());
-      args.insert(args.end(), {"--", "sh", "-c", kTool});
-      ExecCordon(args);
-    }
+    std::vector<std::string> args = {"run",         "--profile",   "workspace-write",
+                                     "--workspace", t_.ws(),       "--approvals",
+                                     "deny",        "--log-level", "info",
+                                     "--ro",        ProbeDir()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", "sh", "-c", kTool});
+    cordon_ = std::make_unique<BackgroundCordon>(
+        args, ChildIo{in[0], out[1], t_.root() + "/cordon.err", t_.ws(), env_});
     ::close(in[0]);
     ::close(out[1]);
     to_tool_ = in[1];
@@ -107,12 +99,10 @@ class PolicyReloadTest : public ::testing::Test {
   }
   // Ends the tool (EOF on its input) and waits for cordon.
   int Stop() {
-    if (pid_ <= 0) return -1;
+    if (!cordon_ || !cordon_->started()) return -1;
     ::close(to_tool_);
     ::close(from_tool_);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
+    const int status = cordon_->Wait();
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
   }
   RunResult Cordon(const std::vector<std::string>& args) { return RunCordon(args, t_.ws(), env_); }
@@ -143,7 +133,7 @@ class PolicyReloadTest : public ::testing::Test {
 
   ScratchTree t_;
   std::vector<std::string> env_;
-  pid_t pid_ = -1;
+  std::unique_ptr<BackgroundCordon> cordon_;
   int to_tool_ = -1, from_tool_ = -1;
   std::string run_;
 };
@@ -262,14 +252,8 @@ TEST_F(PolicyReloadTest, EveryDecisionDeniesWhileTheNewPolicyIsChecked) {
   ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
   ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
   const std::string file = Denying("tight.json", {t_.Ws("secret")});
-  pid_t client = ::fork();
-  ASSERT_GE(client, 0);
-  if (client == 0) {
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    for (const auto& v : env_) ::putenv(const_cast<char*>(v.c_str()));
-    ExecCordon({"policy", "reload", "--hold", "--run", run_, file});
-  }
+  BackgroundCordon client({"policy", "reload", "--hold", "--run", run_, file},
+                          ChildIo{in[0], out[1], "", "", env_});
   ::close(in[0]);
   ::close(out[1]);
   std::string said;
@@ -281,8 +265,7 @@ TEST_F(PolicyReloadTest, EveryDecisionDeniesWhileTheNewPolicyIsChecked) {
   EXPECT_FALSE(Exists(t_.Ws("during")));
   ASSERT_EQ(::write(in[1], "\n", 1), 1);
   ::close(in[1]);
-  int status = 0;
-  ::waitpid(client, &status, 0);
+  const int status = client.Wait();
   ::close(out[0]);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   // After it: the new policy.
@@ -319,22 +302,19 @@ TEST_F(PolicyReloadTest, OnlyTheRunsOwnerIsServed) {
   const std::string via = "/proc/self/fd/" + std::to_string(dir) + "/control.sock";
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
-  pid_t other = ::fork();
-  ASSERT_GE(other, 0);
-  if (other == 0) {
-    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) _exit(90);
+  const int status = AsNobody([&] {
     int s = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     std::strncpy(a.sun_path, via.c_str(), sizeof a.sun_path - 1);
-    if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) _exit(91);
+    if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return 91;
     const char req[] = R"({"type":"reload","file":"x"})";
     (void)::send(s, req, sizeof req - 1, 0);
     char buf[512];
     ssize_t n = ::recv(s, buf, sizeof buf, 0);
     if (n > 0) (void)::write(p[1], buf, static_cast<size_t>(n));
-    _exit(0);
-  }
+    return 0;
+  });
   ::close(p[1]);
   ::close(dir);
   std::string reply;
@@ -342,9 +322,7 @@ TEST_F(PolicyReloadTest, OnlyTheRunsOwnerIsServed) {
   for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;)
     reply.append(buf, static_cast<size_t>(n));
   ::close(p[0]);
-  int status = 0;
-  ::waitpid(other, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << WEXITSTATUS(status);
+  ASSERT_EQ(status, 0) << "the other uid's client could not ask";
   EXPECT_THAT(reply, HasSubstr("refused")) << CordonErr();
   EXPECT_THAT(reply, HasSubstr("does not own this run"));
   // The caller's side: a socket that is not the caller's gets no policy.

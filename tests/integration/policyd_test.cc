@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,10 +15,11 @@
 #include <thread>
 
 #include "policy/approval_protocol.h"
-#include "supervisor/approvals/seqpacket.h"
-#include "supervisor/audit/audit_log.h"
 #include "policy/digest.h"
+#include "supervisor/approvals/seqpacket.h"
 #include "supervisor/approvals/socket_approver.h"
+#include "supervisor/audit/audit_log.h"
+#include "tests/support/child_process.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/test_env.h"
 
@@ -44,27 +45,10 @@ class PolicydTest : public ::testing::Test {
   void SetUp() override {
     sock_ = t_.root() + "/policyd.sock";
     audit_ = t_.Out("policyd-audit.jsonl");
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      if (with_audit_) {
-        ::execl(CORDON_BIN, CORDON_BIN, "policyd", "--socket", sock_.c_str(), "--audit",
-                audit_.c_str(), nullptr);
-      } else {
-        ::execl(CORDON_BIN, CORDON_BIN, "policyd", "--socket", sock_.c_str(), nullptr);
-      }
-      _exit(127);
-    }
-    for (int i = 0; i < 500 && !supervisor::ConnectSeqpacket(sock_).ok(); ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
-    ASSERT_TRUE(supervisor::ConnectSeqpacket(sock_).ok()) << "policyd did not come up";
-  }
-  void TearDown() override {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status;
-      ::waitpid(pid_, &status, 0);
-    }
+    daemon_ = std::make_unique<PolicyDaemon>(
+        sock_,
+        with_audit_ ? std::vector<std::string>{"--audit", audit_} : std::vector<std::string>{});
+    ASSERT_TRUE(daemon_->up()) << "policyd did not come up";
   }
   std::vector<nlohmann::json> List() {
     RunResult r = RunCordon({"approve", "--socket", sock_, "--list"});
@@ -94,7 +78,7 @@ class PolicydTest : public ::testing::Test {
   std::string sock_;
   std::string audit_;
   bool with_audit_ = false;
-  pid_t pid_ = -1;
+  std::unique_ptr<PolicyDaemon> daemon_;
 };
 
 class PolicydAuditTest : public PolicydTest {
@@ -228,7 +212,7 @@ TEST_F(PolicydTest, DaemonDeathDisconnects) {
   supervisor::SocketApprover run(sock_);
   auto a = std::async(std::launch::async, [&] { return run.Ask(Request(1), 30s); });
   WaitForPending(1);
-  ::kill(pid_, SIGKILL);
+  daemon_->Kill();
   EXPECT_EQ(a.get(), Outcome::kDisconnected);
   EXPECT_EQ(run.Ask(Request(2), 1s), Outcome::kDisconnected) << "nobody to ask";
 }
@@ -281,14 +265,12 @@ TEST_F(PolicydTest, OtherUidsAreRefusedBySoPeercred) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root to connect as another uid";
   ASSERT_EQ(::chmod(t_.root().c_str(), 0755), 0);
   ASSERT_EQ(::chmod(sock_.c_str(), 0777), 0);  // past the file mode: only SO_PEERCRED is left
-  pid_t child = ::fork();
-  if (child == 0) {
-    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) _exit(2);
+  const int status = AsNobody([this] {
     int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path, sock_.c_str(), sizeof addr.sun_path - 1);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) _exit(3);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return 3;
     const char hello[] = R"({"type":"hello","version":1,"role":"approver"})";
     (void)::send(fd, hello, sizeof hello - 1, MSG_NOSIGNAL);
     char buf[512] = {};
@@ -296,13 +278,11 @@ TEST_F(PolicydTest, OtherUidsAreRefusedBySoPeercred) {
     // Refused: the error message, or ECONNRESET when the daemon closed
     // before reading our hello (Linux resets a unix peer whose data went
     // unread). Served: a hello back.
-    if (n > 0) _exit(std::strstr(buf, "peer uid not allowed") ? 0 : 1);
-    _exit(n < 0 && errno == ECONNRESET ? 0 : 4);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "a peer of another uid was served";
+    if (n > 0) return std::strstr(buf, "peer uid not allowed") ? 0 : 1;
+    return n < 0 && errno == ECONNRESET ? 0 : 4;
+  });
+  ASSERT_NE(status, kChildSetupFailed) << "cannot become uid 65534";
+  EXPECT_EQ(status, 0) << "a peer of another uid was served";
   EXPECT_TRUE(List().empty()) << "root (same uid) is still served";
 }
 

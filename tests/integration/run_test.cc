@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "base/fd.h"
+#include "tests/support/child_process.h"
 #include "tests/support/probe_test.h"
 #include "tests/support/test_env.h"
 
@@ -406,14 +407,8 @@ bool Gone(pid_t pid) {
 
 TEST(RunContract, KillingCordonKillsTheTool) {
   ScratchTree t;
-  pid_t cordon = ::fork();
-  if (cordon == 0) {
-    int devnull = ::open("/dev/null", O_RDWR);
-    ::dup2(devnull, 0);
-    ::dup2(devnull, 1);
-    ExecCordon({"run", "--profile", "workspace-write", "--workspace", t.ws(), "--", "sh", "-c",
-                "echo $$ > pid; exec sleep 60"});
-  }
+  BackgroundCordon cordon({"run", "--profile", "workspace-write", "--workspace", t.ws(), "--", "sh",
+                           "-c", "echo $$ > pid; exec sleep 60"});
   std::string pid_file = t.Ws("pid");
   pid_t tool = 0;
   for (int i = 0; i < 500 && tool == 0; ++i) {
@@ -423,13 +418,12 @@ TEST(RunContract, KillingCordonKillsTheTool) {
   }
   ASSERT_GT(tool, 0) << "the tool never started";
   EXPECT_FALSE(Gone(tool));
-  std::string run_tmp = RunTmpdir(cordon);
+  std::string run_tmp = RunTmpdir(cordon.pid());
   ASSERT_EQ(run_tmp.rfind(PrivateTmpPrefix(), 0), 0u) << run_tmp;
   // Another run that ends sweeps the TMPDIRs of dead runs only.
   EXPECT_EQ(RunCordon({"run", "--workspace", t.ws(), "--", "true"}).status, 0);
   EXPECT_TRUE(Exists(run_tmp)) << "a live run's TMPDIR was swept";
-  ::kill(cordon, SIGKILL);
-  ::waitpid(cordon, nullptr, 0);
+  cordon.Stop(SIGKILL);
   bool gone = false;
   for (int i = 0; i < 500 && !gone; ++i) {
     gone = Gone(tool);

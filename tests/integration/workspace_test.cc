@@ -12,6 +12,7 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/support/child_process.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
@@ -57,6 +58,19 @@ class WorkspaceTest : public ::testing::Test {
     return RunCordon(a);
   }
   static std::string Parent(const std::string& p) { return p.substr(0, p.rfind('/')); }
+  // Whether a run of the session whose files/ are `files` holds its lock
+  // (a non-blocking exclusive flock on it fails) within about ten seconds.
+  static bool LockHeld(const std::string& files) {
+    const std::string lock = Parent(files) + "/lock";
+    for (int i = 0; i < 200; ++i) {
+      int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+      const bool held = fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+      if (fd >= 0) ::close(fd);
+      if (held) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
 
   ScratchTree t_;
   RunResult last_;
@@ -223,24 +237,9 @@ TEST_F(WorkspaceTest, RetireWaitsForTheRunningToolThenRemovesTheTree) {
   std::vector<std::string> args = {"run", "--session", "A"};
   for (auto& x : PolicyArgs()) args.push_back(x);
   args.insert(args.end(), {"--", PROBE_DYNAMIC, "sleep", "30"});
-  pid_t runner = ::fork();
-  if (runner == 0) {
-    int devnull = ::open("/dev/null", O_RDWR);
-    ::dup2(devnull, 1);
-    ::dup2(devnull, 2);
-    ExecCordon(args);
-  }
-  // Running means the supervisor holds the session lock: wait until a
-  // non-blocking exclusive lock on it fails.
-  std::string lock = Parent(a) + "/lock";
-  bool held = false;
-  for (int i = 0; i < 200 && !held; ++i) {
-    int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) held = true;
-    if (fd >= 0) ::close(fd);
-    if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(held) << "the run never took its session lock";
+  BackgroundCordon runner(args, ChildIo{.err_file = "/dev/null"});
+  // Running means the supervisor holds the session lock.
+  ASSERT_TRUE(LockHeld(a)) << "the run never took its session lock";
 
   RunResult busy = Retire("A");
   EXPECT_EQ(busy.status, 1) << busy.err;
@@ -251,9 +250,7 @@ TEST_F(WorkspaceTest, RetireWaitsForTheRunningToolThenRemovesTheTree) {
   EXPECT_TRUE(Exists(a + "/file-link"));
   EXPECT_TRUE(Exists(Parent(a) + "/record.json"));
 
-  ::kill(runner, SIGTERM);
-  int status = 0;
-  ASSERT_EQ(::waitpid(runner, &status, 0), runner);
+  ASSERT_NE(runner.Stop(SIGTERM), -1);
 
   RunResult done = Retire("A");
   EXPECT_EQ(done.status, 0) << done.err;
@@ -272,23 +269,11 @@ TEST_F(WorkspaceTest, RetireWaitBlocksUntilTheRunEnds) {
   // The tool's last act needs its workspace: if retire did not wait, the
   // write fails and the run exits non-zero.
   args.insert(args.end(), {"--", "/bin/sh", "-c", "sleep 1 && echo done > done.txt"});
-  pid_t runner = ::fork();
-  if (runner == 0) {
-    ExecCordon(args);
-  }
-  std::string lock = Parent(a) + "/lock";
-  bool held = false;
-  for (int i = 0; i < 200 && !held; ++i) {
-    int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) held = true;
-    if (fd >= 0) ::close(fd);
-    if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ASSERT_TRUE(held);
+  BackgroundCordon runner(args);
+  ASSERT_TRUE(LockHeld(a)) << "the run never took its session lock";
   RunResult r = Retire("A", /*wait=*/true);
   EXPECT_EQ(r.status, 0) << r.err;
-  int status = 0;
-  ASSERT_EQ(::waitpid(runner, &status, 0), runner);
+  const int status = runner.Wait();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the tool lost its workspace";
   EXPECT_FALSE(Exists(Parent(a)));
 }

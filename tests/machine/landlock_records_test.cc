@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "supervisor/kernel_audit.h"
+#include "tests/support/child_process.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
@@ -152,17 +154,13 @@ TEST_F(LandlockRecordsTest, ConcurrentRunsEachGetTheirOwn) {
   WriteFile(t_.Out("a.txt"), "a\n");
   WriteFile(t_.Out("b.txt"), "b\n");
   const std::string cmd = std::string("sleep 0.3; ") + PROBE_STATIC + " read " + t_.root();
-  std::vector<pid_t> kids;
+  std::vector<std::unique_ptr<BackgroundCordon>> runs;
   for (const char* name : {"a", "b"}) {
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ExecCordon({"run", "--workspace", t_.ws(), "--ro", ProbeDir(), "--audit",
-                  t_.root() + "/" + name + ".jsonl", "--", "sh", "-c",
-                  cmd + "/outside/" + name + ".txt"});
-    }
-    kids.push_back(pid);
+    runs.push_back(std::make_unique<BackgroundCordon>(std::vector<std::string>{
+        "run", "--workspace", t_.ws(), "--ro", ProbeDir(), "--audit",
+        t_.root() + "/" + name + ".jsonl", "--", "sh", "-c", cmd + "/outside/" + name + ".txt"}));
   }
-  for (pid_t k : kids) ::waitpid(k, nullptr, 0);
+  for (auto& run : runs) run->Wait();
   for (const char* name : {"a", "b"}) {
     std::vector<nlohmann::json> ll = OfKind(Records(t_.root() + "/" + name + ".jsonl"), "landlock");
     ASSERT_EQ(ll.size(), 1u) << name;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/fd.h"
+#include "tests/support/child_process.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
@@ -54,16 +55,10 @@ void Touch(const std::string& path) {
 // Runs `body` in a child with a private mount namespace and a tmpfs at
 // `dir`; the child's exit status is body's return value (0 = pass).
 int InTmpfs(const std::string& dir, int (*body)(const std::string&)) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    if (::unshare(CLONE_NEWNS) != 0) ::_exit(100);
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(101);
-    if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=16m") != 0) ::_exit(102);
-    ::_exit(body(dir));
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 200;
+  return InPrivateMountNamespace([&] {
+    if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=16m") != 0) return 102;
+    return body(dir);
+  });
 }
 
 TEST(ListDirectory, ReadsEveryEntryOfADirectoryBiggerThanTheBuffer) {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "policy/workspace_record.h"
+#include "tests/support/child_process.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::supervisor {
@@ -226,31 +227,25 @@ TEST_F(WorkspaceStoreTest, RetireStopsAtMountsInsideTheTree) {
   ::mkdir((f + "/deep/bind").c_str(), 0700);
   WriteFile(f + "/plain", "x");
   WriteFile(f + "/deep/plain", "x");
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    if (::unshare(CLONE_NEWNS) != 0) _exit(77);
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) _exit(78);
-    if (::mount("tmpfs", (f + "/tmpfs").c_str(), "tmpfs", 0, "mode=0700") != 0) _exit(79);
+  const int status = InPrivateMountNamespace([&] {
+    if (::mount("tmpfs", (f + "/tmpfs").c_str(), "tmpfs", 0, "mode=0700") != 0) return 79;
     if (::mount(t_.Out("bound").c_str(), (f + "/deep/bind").c_str(), nullptr, MS_BIND, nullptr) != 0) {
-      _exit(80);
+      return 80;
     }
     WriteFile(f + "/tmpfs/in-tmpfs", "t");
     Result<RemoveStats> r = s.Retire("A", false);
-    if (!r.ok()) _exit(1);
-    if (r->skipped_mounts != 2) _exit(2);
-    if (ReadFile(f + "/tmpfs/in-tmpfs") != "t") _exit(3);
-    if (ReadFile(f + "/deep/bind/keep") != "keep") _exit(4);
-    if (Exists(f + "/plain") || Exists(f + "/deep/plain")) _exit(5);
-    if (!Exists(s.SessionDir("A") + "/record.json")) _exit(6);
-    _exit(0);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 77 || WEXITSTATUS(status) == 78) {
+    if (!r.ok()) return 1;
+    if (r->skipped_mounts != 2) return 2;
+    if (ReadFile(f + "/tmpfs/in-tmpfs") != "t") return 3;
+    if (ReadFile(f + "/deep/bind/keep") != "keep") return 4;
+    if (Exists(f + "/plain") || Exists(f + "/deep/plain")) return 5;
+    if (!Exists(s.SessionDir("A") + "/record.json")) return 6;
+    return 0;
+  });
+  if (status == kChildSetupFailed) {
     GTEST_SKIP() << "no private mount namespace here (unshare/mount failed)";
   }
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(status, 0);
   EXPECT_EQ(ReadFile(t_.Out("bound/keep")), "keep");
   // The namespace is gone: the mount points are empty directories now, and
   // a second retire finishes the job.
