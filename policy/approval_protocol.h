@@ -1,7 +1,7 @@
 // The approval protocol's messages: versioned JSON, one per SOCK_SEQPACKET
 // packet (docs/approvals.md describes them). Shared by the socket approver
 // (a run), the policy service and `cordon approve`. Pure: the socket that
-// carries them is supervisor/approvals/seqpacket.h.
+// carries them is supervisor/seqpacket.h.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "policy/approval_protocol.h"
-#include "supervisor/approvals/seqpacket.h"
+#include "supervisor/seqpacket.h"
 
 namespace cordon::service {
 

@@ -13,14 +13,15 @@
 namespace cordon::supervisor {
 namespace {
 
-constexpr size_t kMaxControlBytes = 64 * 1024;
-constexpr size_t kMaxFds = 4;
-
 // "/proc/self/fd/N/control.sock": short whatever the directory's path.
+std::string Path(int dir_fd) {
+  return "/proc/self/fd/" + std::to_string(dir_fd) + "/" + kControlSocketName;
+}
+
 Result<sockaddr_un> Address(int dir_fd) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  const std::string path = "/proc/self/fd/" + std::to_string(dir_fd) + "/" + kControlSocketName;
+  const std::string path = Path(dir_fd);
   if (path.size() >= sizeof addr.sun_path) return SysError{ENAMETOOLONG, "control socket", path};
   std::memcpy(addr.sun_path, path.data(), path.size());
   return addr;
@@ -28,88 +29,7 @@ Result<sockaddr_un> Address(int dir_fd) {
 
 }  // namespace
 
-Status SendControl(int sock, const nlohmann::json& msg, const std::vector<int>& fds) {
-  if (fds.size() > kMaxFds) return SysError{EINVAL, "send", "too many descriptors"};
-  std::string s = msg.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (s.size() > kMaxControlBytes) return SysError{EMSGSIZE, "send"};
-  iovec iov{s.data(), s.size()};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
-  if (!fds.empty()) {
-    m.msg_control = buf;
-    m.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-    cmsghdr* c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-  }
-  for (;;) {
-    ssize_t n = ::sendmsg(sock, &m, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("send");
-    return Ok();
-  }
-}
-
-Result<ControlMessage> RecvControl(int sock, int stop) {
-  while (stop >= 0) {
-    pollfd fds[2] = {{sock, POLLIN, 0}, {stop, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return Errno("poll");
-    }
-    if (fds[1].revents) return SysError{ECANCELED, "recv", "the run is ending"};
-    if (fds[0].revents) break;
-  }
-  std::string data(kMaxControlBytes + 1, '\0');
-  iovec iov{data.data(), data.size()};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
-  m.msg_control = buf;
-  m.msg_controllen = sizeof buf;
-  ssize_t n;
-  do {
-    n = ::recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_TRUNC);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return Errno("recv");
-  ControlMessage out;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(&m, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-      out.fds.emplace_back(fd);
-    }
-  }
-  if (n == 0) return SysError{ECONNRESET, "recv", "peer closed the connection"};
-  if (static_cast<size_t>(n) > kMaxControlBytes || (m.msg_flags & MSG_CTRUNC)) {
-    return SysError{EBADMSG, "recv", "message too large"};
-  }
-  data.resize(static_cast<size_t>(n));
-  out.body = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
-  if (out.body.is_discarded() || !out.body.is_object() || !out.body.contains("type") ||
-      !out.body["type"].is_string()) {
-    return SysError{EBADMSG, "recv", "not a control message"};
-  }
-  return out;
-}
-
-Result<Fd> ConnectControl(int dir_fd) {
-  auto addr = Address(dir_fd);
-  if (!addr) return addr.error();
-  Fd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-  if (!fd) return Errno("socket");
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr.value()), sizeof(sockaddr_un)) != 0) {
-    return Errno("connect");
-  }
-  return fd;
-}
+Result<Fd> ConnectControl(int dir_fd) { return ConnectSeqpacket(Path(dir_fd)); }
 
 Result<std::unique_ptr<ControlSocket>> ControlSocket::Listen(int dir_fd, Handler handler) {
   std::unique_ptr<ControlSocket> s(new ControlSocket);

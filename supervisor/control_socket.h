@@ -20,6 +20,7 @@
 
 #include "base/fd.h"
 #include "base/result.h"
+#include "supervisor/seqpacket.h"
 
 namespace cordon::supervisor {
 
@@ -28,17 +29,20 @@ inline constexpr const char* kControlSocketName = "control.sock";
 // Whether a peer of `peer` may control a run of `owner`: the same uid, or root.
 inline bool PeerMayControl(uid_t peer, uid_t owner) { return peer == owner || peer == 0; }
 
-struct ControlMessage {
-  nlohmann::json body;
-  std::vector<Fd> fds;
-};
-
+// The control protocol's packets (seqpacket.h): at most 64 KiB, and 4
+// descriptors alongside.
+inline constexpr std::size_t kMaxControlBytes = 64 * 1024;
+using ControlMessage = Packet;
 // Sends one message with `fds` (at most 4) attached. Never raises SIGPIPE.
-Status SendControl(int sock, const nlohmann::json& msg, const std::vector<int>& fds = {});
+inline Status SendControl(int sock, const nlohmann::json& msg, const std::vector<int>& fds = {}) {
+  return SendPacket(sock, msg, kMaxControlBytes, fds);
+}
 // EOF is ECONNRESET; a packet that is not a JSON object with a string
 // "type" is EBADMSG.
 // With `stop` >= 0: ECANCELED once `stop` is readable first.
-Result<ControlMessage> RecvControl(int sock, int stop = -1);
+inline Result<ControlMessage> RecvControl(int sock, int stop = -1) {
+  return RecvPacket(sock, kMaxControlBytes, kMaxPacketFds, stop);
+}
 
 // Connects to the control socket in the directory `dir_fd` (through
 // /proc/self/fd, so the directory's path may be of any length).

@@ -9,9 +9,9 @@
 #include <optional>
 
 #include "policy/approval_protocol.h"
-#include "supervisor/approvals/seqpacket.h"
-#include "supervisor/audit/audit_log.h"
 #include "service/policy_service.h"
+#include "supervisor/audit/audit_log.h"
+#include "supervisor/seqpacket.h"
 
 namespace cordon::tools {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "policy/approval_protocol.h"
 #include "policy/digest.h"
-#include "supervisor/approvals/seqpacket.h"
+#include "supervisor/seqpacket.h"
 
 namespace cordon::supervisor {
 

@@ -16,9 +16,9 @@
 
 #include "policy/approval_protocol.h"
 #include "policy/digest.h"
-#include "supervisor/approvals/seqpacket.h"
 #include "supervisor/approvals/socket_approver.h"
 #include "supervisor/audit/audit_log.h"
+#include "supervisor/seqpacket.h"
 #include "tests/support/child_process.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/test_env.h"
