@@ -50,7 +50,7 @@ class Session {
       linger l{1, 0};
       ::setsockopt(client_.get(), SOL_SOCKET, SO_LINGER, &l, sizeof l);
     }
-    if (s_.opts.on_event) s_.opts.on_event(ev_);
+    if (s_.on_event) s_.on_event(ev_);
   }
 
  private:
@@ -160,13 +160,13 @@ void Session::Serve() {
   } else {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
-    Resolved r = s_.opts.resolver->Resolve(v_.url.host, left, &s_.stopping);
+    Resolved r = s_.resolver->Resolve(v_.url.host, left, &s_.stopping);
     if (!r.error.empty()) return Answer(502, r.error);
     addrs = std::move(r.addrs);
   }
   // Every address, not only the one used: a name that also points inward
   // is not a public name.
-  if (std::string bad = policy::CheckResolved(addrs, s_.opts.also_public); !bad.empty()) {
+  if (std::string bad = policy::CheckResolved(addrs, s_.also_public); !bad.empty()) {
     return Answer(403, v_.url.host + ": " + bad);
   }
   std::string pending = in.substr(req.head_bytes);

@@ -37,7 +37,9 @@ Result<std::unique_ptr<WebProxy>> WebProxy::Start(WebProxyOptions o) {
   p->shared_ = std::make_shared<Shared>();
   if (!o.resolver) o.resolver = SystemResolver();
   p->SetGrant(o.network, o.grant);
-  p->shared_->opts = std::move(o);
+  p->shared_->resolver = std::move(o.resolver);
+  p->shared_->also_public = o.also_public;
+  p->shared_->on_event = std::move(o.on_event);
   p->shared_->stop = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!p->shared_->stop) return Errno("eventfd", "web proxy");
   WebProxy* raw = p.get();
@@ -96,7 +98,7 @@ void WebProxy::AcceptLoop() {
         !peers_->Take(ntohs(peer.sin_port))) {
       refused.reason = "a connection to the proxy that is not the run's tool's (from port " +
                        std::to_string(ntohs(peer.sin_port)) + ")";
-      if (shared_->opts.on_event) shared_->opts.on_event(refused);
+      if (shared_->on_event) shared_->on_event(refused);
       continue;  // closed unanswered
     }
     const std::size_t max_connections = shared_->policy.load()->web.max_connections;
@@ -106,7 +108,7 @@ void WebProxy::AcceptLoop() {
                        " connections at once (sandbox.network.maxConnections)";
       std::string answer = policy::ProxyAnswer(503, refused.reason);
       (void)!::send(c.get(), answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (shared_->opts.on_event) shared_->opts.on_event(refused);
+      if (shared_->on_event) shared_->on_event(refused);
       continue;
     }
     ++shared_->active;

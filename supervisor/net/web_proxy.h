@@ -58,7 +58,10 @@ class WebProxy {
 
   // Shared with the connections' threads.
   struct Shared {
-    WebProxyOptions opts;  // its grant is the launch's; `policy` holds the one in force
+    // WebProxyOptions' mechanisms; its network and grant are `policy`'s.
+    std::shared_ptr<Resolver> resolver;
+    std::optional<policy::IpPrefix> also_public;
+    std::function<void(const ProxyEvent&)> on_event;
     // Network and web only: what DecideWebRequest reads, the caps. Read
     // once per connection; replaced whole by SetGrant.
     std::atomic<std::shared_ptr<const policy::Policy>> policy;
