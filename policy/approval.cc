@@ -23,6 +23,19 @@ std::string DeletePreview::Digest() const {
     s += '\0';
     s += bypass_rule;
     s += '\0';
+    if (bypass == "rename") {
+      // Where it goes, and what is there: an answer for one destination,
+      // or for a name that was free, is no answer for another.
+      s += to.rel_path;
+      s += '\0';
+      for (auto n : {static_cast<int64_t>(to.size), static_cast<int64_t>(to.dev),
+                     static_cast<int64_t>(to.ino), to.mtime_ns, to.ctime_ns}) {
+        s += std::to_string(n);
+        s += '\n';
+      }
+      s += to.sha256;
+      s += '\0';
+    }
   }
   s += rel_path;
   s += '\0';
@@ -46,19 +59,33 @@ nlohmann::json DeletePreview::ToJson() const {
     j["op"] = bypass;
     j["open_flags"] = open_flags;
     j["rule"] = bypass_rule;
+    if (bypass == "rename") {
+      j["to"] = {{"path", to.rel_path},    {"size", to.size}, {"sha256", to.sha256},
+                 {"dev", to.dev},          {"ino", to.ino},   {"mtime_ns", to.mtime_ns},
+                 {"ctime_ns", to.ctime_ns}};
+    }
   }
   return j;
 }
+
+namespace {
+
+// Whether `o` has a preview's path, content and identity fields, typed.
+bool IsIdentity(const nlohmann::json& o) {
+  auto str = [&](const char* k) { return o.contains(k) && o[k].is_string(); };
+  auto uns = [&](const char* k) { return o.contains(k) && o[k].is_number_unsigned(); };
+  auto num = [&](const char* k) { return o.contains(k) && o[k].is_number_integer(); };
+  return str("path") && str("sha256") && uns("size") && uns("dev") && uns("ino") &&
+         num("mtime_ns") && num("ctime_ns");
+}
+
+}  // namespace
 
 std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
   if (!j.is_object()) return std::nullopt;
   auto str = [&](const char* k) { return j.contains(k) && j[k].is_string(); };
   auto uns = [&](const char* k) { return j.contains(k) && j[k].is_number_unsigned(); };
-  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number_integer(); };
-  if (!str("path") || !str("sha256") || !uns("size") || !uns("dev") || !uns("ino") ||
-      !num("mtime_ns") || !num("ctime_ns")) {
-    return std::nullopt;
-  }
+  if (!IsIdentity(j)) return std::nullopt;
   DeletePreview p;
   if (j.contains("kind")) {
     if (j["kind"] == "directory") p.directory = true;
@@ -67,8 +94,20 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
       if (!str("op") || !uns("open_flags") || !str("rule")) return std::nullopt;
       p.bypass = j["op"].get<std::string>();
       if (p.bypass != "open" && p.bypass != "unlink" && p.bypass != "rmdir" &&
-          p.bypass != "mkdir") {
+          p.bypass != "mkdir" && p.bypass != "rename") {
         return std::nullopt;
+      }
+      if (p.bypass == "rename") {
+        if (!j.contains("to") || !j["to"].is_object()) return std::nullopt;
+        const nlohmann::json& t = j["to"];
+        if (!IsIdentity(t)) return std::nullopt;
+        p.to.rel_path = t["path"].get<std::string>();
+        p.to.sha256 = t["sha256"].get<std::string>();
+        p.to.size = t["size"].get<uint64_t>();
+        p.to.dev = t["dev"].get<uint64_t>();
+        p.to.ino = t["ino"].get<uint64_t>();
+        p.to.mtime_ns = t["mtime_ns"].get<int64_t>();
+        p.to.ctime_ns = t["ctime_ns"].get<int64_t>();
       }
       p.directory = p.bypass == "rmdir";
       p.open_flags = j["open_flags"].get<uint64_t>();
@@ -86,6 +125,9 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
 }
 
 std::string BypassOperation(const DeletePreview& p) {
+  if (p.bypass == "rename") {
+    return "rename to " + p.to.rel_path + (p.to.ino != 0 ? " (replacing the file there)" : "");
+  }
   if (p.bypass != "open") return p.bypass;
   const uint64_t f = p.open_flags;
   std::string s = "open ";

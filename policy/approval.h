@@ -33,14 +33,26 @@ struct DeletePreview {
   bool write_in_place = false;
   // A bypass request (policy/bypass.h): the one operation the policy
   // refused, to be run outside it once: "open" (for writing, with the
-  // tool's `open_flags`), "unlink", "rmdir" (of an empty directory) or
-  // "mkdir"; `bypass_rule` is the rule that refused. Path and identity as
+  // tool's `open_flags`), "unlink", "rmdir" (of an empty directory),
+  // "mkdir" or "rename" (of a file, with `to`); `bypass_rule` is the rule
+  // that refused. Path and identity as
   // above (an unlink's with its SHA-256, as a delete's; an rmdir's as an
   // empty directory's); an open of a name that does not exist yet, and a
   // mkdir's new name, have ino 0.
   std::string bypass;
   uint64_t open_flags = 0;
   std::string bypass_rule;
+  // A rename's destination: its path, and the file there that the rename
+  // replaces, as a delete's preview (size, SHA-256, identity); ino 0 when
+  // the name is free. The preview's own fields are the file renamed.
+  struct Destination {
+    std::string rel_path;
+    uint64_t size = 0;
+    std::string sha256;
+    uint64_t dev = 0, ino = 0;
+    int64_t mtime_ns = 0, ctime_ns = 0;
+  };
+  Destination to;
 
   // SHA-256 over a canonical, versioned serialisation of every field.
   std::string Digest() const;

@@ -8,10 +8,16 @@ bool UsersRule(const PathRule& r) {
   return r.source == "--deny" || r.source == "--ro" || r.source.rfind("policy ", 0) == 0;
 }
 
+// Where anything may be asked at all: allowBypass, someone to ask, inside
+// the workspace, no credential, no "..".
+bool Askable(const BypassFacts& f) {
+  return f.allow_bypass && f.can_ask && f.in_workspace && !f.credential && !f.dotdot;
+}
+
 }  // namespace
 
 bool BypassEligible(const BypassFacts& f) {
-  if (!f.allow_bypass || !f.can_ask) return false;
+  if (!Askable(f)) return false;
   switch (f.op) {
     case FileOp::kOpenWrite:
       if (f.directory) return false;  // a file is opened for writing, never a directory
@@ -22,7 +28,6 @@ bool BypassEligible(const BypassFacts& f) {
       break;
     default: return false;
   }
-  if (!f.in_workspace || f.credential || f.dotdot) return false;
   switch (f.refused_by) {
     case RefusedBy::kProtectedPath:
     case RefusedBy::kDenyGlob:
@@ -35,6 +40,19 @@ bool BypassEligible(const BypassFacts& f) {
       return false;
   }
   return false;
+}
+
+bool BypassRenameEligible(const RenameEnds& r) {
+  if (r.from_allowed && r.to_allowed) return false;  // nothing refused: nothing to bypass
+  auto end = [](BypassFacts f, bool allowed) {
+    if (f.op != FileOp::kRename || f.directory) return false;
+    if (allowed) return Askable(f);
+    // A refused end is judged as a write-open of a file there would be:
+    // the same rules offered.
+    f.op = FileOp::kOpenWrite;
+    return BypassEligible(f);
+  };
+  return end(r.from, r.from_allowed) && end(r.to, r.to_allowed);
 }
 
 RefusedBy RefusedByRule(const Covered& c) {

@@ -45,6 +45,19 @@ struct BypassFacts {
 // Whether the refusal may be sent to the approver as a bypass request.
 bool BypassEligible(const BypassFacts& f);
 
+// A rename of a file (op kRename, not a directory at either end; an
+// exchange is never offered): each end is looked at as above, `refused_by`
+// kOther with `allowed` for an end the policy lets the tool write. Offered
+// when at least one end is refused by a rule BypassEligible offers and the
+// other is that or allowed, both inside the workspace, neither a credential
+// nor written with "..".
+struct RenameEnds {
+  BypassFacts from, to;
+  bool from_allowed = false;
+  bool to_allowed = false;
+};
+bool BypassRenameEligible(const RenameEnds& r);
+
 // Which kind of rule CoverPath's refusal `c` came from (c.err != 0).
 RefusedBy RefusedByRule(const Covered& c);
 

@@ -143,6 +143,46 @@ Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, st
   return p;
 }
 
+Result<policy::DeletePreview> MakeRenamePreview(int from_fd, std::string from_rel, int to_fd,
+                                                std::string to_rel, std::string rule) {
+  Result<policy::DeletePreview> p = MakeWritePreview(from_fd, std::move(from_rel));
+  if (!p) return p.error();
+  struct stat st;
+  if (::fstat(from_fd, &st) != 0 || st.st_nlink != 1) {
+    return SysError{EMLINK, "preview", p->rel_path + ": not a file with one link"};
+  }
+  p->write_in_place = false;
+  p->bypass = "rename";
+  p->bypass_rule = std::move(rule);
+  if (to_fd < 0) {
+    if (to_rel.empty() || to_rel[0] == '/' || !PrintableUtf8(to_rel)) {
+      return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
+    }
+    p->to.rel_path = std::move(to_rel);
+    return p;
+  }
+  Result<policy::DeletePreview> replaced = MakePreview(to_fd, std::move(to_rel));
+  if (!replaced) return replaced.error();
+  p->to = {replaced->rel_path, replaced->size,     replaced->sha256,  replaced->dev,
+           replaced->ino,      replaced->mtime_ns, replaced->ctime_ns};
+  return p;
+}
+
+Status RecheckRename(int from_fd, int from_dirfd, const char* from_name, int to_fd, int to_dirfd,
+                     const char* to_name, const policy::DeletePreview& p) {
+  if (Status s = Recheck(from_fd, from_dirfd, from_name, p); !s) return s;
+  if (to_fd < 0) return Ok();  // a free name: the rename is made RENAME_NOREPLACE
+  policy::DeletePreview replaced;
+  replaced.rel_path = p.to.rel_path;
+  replaced.size = p.to.size;
+  replaced.sha256 = p.to.sha256;
+  replaced.dev = p.to.dev;
+  replaced.ino = p.to.ino;
+  replaced.mtime_ns = p.to.mtime_ns;
+  replaced.ctime_ns = p.to.ctime_ns;
+  return Recheck(to_fd, to_dirfd, to_name, replaced);
+}
+
 Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeletePreview& p) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return Errno("fstat", p.rel_path);
@@ -150,7 +190,7 @@ Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeleteP
     return SysError{ESTALE, "recheck", p.rel_path + ": identity changed since the preview"};
   }
   if (p.write_in_place || p.bypass == "open") return Ok();
-  if (p.directory) return SameName(parent_dirfd, name, p);
+  if (p.directory || p.bypass == "rename") return SameName(parent_dirfd, name, p);
   auto hash = Sha256Fd(fd, p.size);
   if (!hash) {
     return SysError{ESTALE, "recheck", p.rel_path + ": content changed since the preview"};

@@ -42,6 +42,18 @@ Result<policy::DeletePreview> MakeWritePreview(int fd, std::string rel_path);
 Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, std::string op,
                                                 uint64_t open_flags, std::string rule);
 
+// Preview of a bypassed rename (policy::BypassRenameEligible) of the
+// regular single-link file on `from_fd` (its identity, no content: it is
+// moved, not lost) to `to_rel`: over the file on `to_fd`, which it
+// replaces (a delete's preview of it, MakePreview: regular, one link,
+// hashed), or with `to_fd` -1 to a name that is free.
+Result<policy::DeletePreview> MakeRenamePreview(int from_fd, std::string from_rel, int to_fd,
+                                                std::string to_rel, std::string rule);
+// Immediately before renameat2: the source as Recheck checks a bypassed
+// open's fd, and its name; the file replaced (`to_fd` >= 0) as a delete's.
+Status RecheckRename(int from_fd, int from_dirfd, const char* from_name, int to_fd, int to_dirfd,
+                     const char* to_name, const policy::DeletePreview& p);
+
 // Immediately before unlinkat(parent_dirfd, name, 0): the held fd still has
 // the preview's identity (dev, ino, size, mtime, ctime, one link) and
 // content (re-hashed), and `name` in `parent_dirfd` still names that inode

@@ -40,18 +40,19 @@
 
 #include "base/fd.h"
 #include "policy/approval.h"
+#include "policy/bypass.h"
 #include "policy/decide.h"
-#include "policy/terminal.h"
 #include "policy/policy.h"
+#include "policy/terminal.h"
 #include "policy/tool_pin.h"
 #include "supervisor/blocking_calls.h"
 #include "supervisor/journal/journal.h"
+#include "supervisor/read_fence.h"
 #include "supervisor/rules.h"
 #include "supervisor/run_gates.h"
 #include "supervisor/run_observer.h"
 #include "supervisor/socket_stand_in.h"
 #include "supervisor/tool_creds.h"
-#include "supervisor/read_fence.h"
 #include "supervisor/write_roots.h"
 
 namespace cordon::supervisor {
@@ -273,6 +274,18 @@ class Emulator {
   // `directory`: an rmdir (kDelete) or a mkdir (kCreate).
   std::optional<Located> BypassPlace(policy::FileOp op, const Named& path, policy::RefusedBy by,
                                      bool directory = false) const;
+  // A rename's two ends (policy::BypassRenameEligible): `from_by`, `to_by`
+  // the refusal of each end's place (kOther: none, or ask the rule lookup).
+  std::optional<std::pair<Located, Located>> BypassRenamePlaces(const Named& from, const Named& to,
+                                                                policy::RefusedBy from_by,
+                                                                policy::RefusedBy to_by) const;
+  struct BypassEnd {
+    policy::BypassFacts facts;
+    bool allowed = false;  // the policy lets the tool write there
+    Located loc;           // beneath the workspace's root (empty outside it)
+  };
+  std::optional<BypassEnd> BypassEndAt(policy::FileOp op, const Named& path, policy::RefusedBy by,
+                                       bool directory = false) const;
   // Each of the three below answers `later` (the question waits), holding
   // `loc`. The refused open (`refused`, by `rule`) offered to the gates
   // (RunGates::AskBypass), and for an allowed-once performed: the file's identity rechecked on the
@@ -290,6 +303,12 @@ class Emulator {
   // allowed-once, mkdirat through the held parent with the tool's umask.
   Reply BypassMkdir(const Request& req, const Located& loc, mode_t mode, const std::string& rule,
                     Reply refused, const std::function<bool()>& valid);
+  // The refused rename of a file (not an exchange): preview of the file
+  // moved and of the file it replaces (a delete's), allowed-once, both
+  // rechecked, renameat2 through the held parents (RENAME_NOREPLACE onto a
+  // name that was free).
+  Reply BypassRename(const Request& req, const Located& from, const Located& to, unsigned flags,
+                     const std::string& rule, Reply refused, const std::function<bool()>& valid);
   // Their rest, on the deferred worker: preview, question, recheck, perform.
   Reply BypassOpenAsked(const Request& req, const Located& loc, uint64_t flags, uint64_t mode,
                         const std::string& rule, Reply refused, const std::function<bool()>& valid);
@@ -299,6 +318,9 @@ class Emulator {
   Reply BypassMkdirAsked(const Request& req, const Located& loc, mode_t mode,
                          const std::string& rule, Reply refused,
                          const std::function<bool()>& valid);
+  Reply BypassRenameAsked(const Request& req, const Located& from, const Located& to,
+                          unsigned flags, const std::string& rule, Reply refused,
+                          const std::function<bool()>& valid);
 
   // The facts policy::Decide needs, gathered here (emulator_facts.cc).
   policy::PlaceFacts Place(const Located& loc, bool leads = false) const;

@@ -53,16 +53,18 @@ Reply Bypassed(std::string why) {
 
 }  // namespace
 
-std::optional<Located> Emulator::BypassPlace(policy::FileOp op, const Named& path,
-                                             policy::RefusedBy by, bool directory) const {
-  if (!gates().CanAsk(Ask::kBypass)) return std::nullopt;  // nobody to ask
+std::optional<Emulator::BypassEnd> Emulator::BypassEndAt(policy::FileOp op, const Named& path,
+                                                         policy::RefusedBy by,
+                                                         bool directory) const {
+  if (!gates().CanAsk(Ask::kBypass) || path.abs.empty()) return std::nullopt;  // nobody to ask
   const WriteRoot* ws = nullptr;
   for (const WriteRoot& r : rules().roots.roots()) {
     if (r.workspace) ws = &r;
   }
   policy::Covered c = policy::CoverPath(rules().roots.rules(), path.abs);
   if (ws == nullptr || c.path.empty()) return std::nullopt;
-  policy::BypassFacts f;
+  BypassEnd end;
+  policy::BypassFacts& f = end.facts;
   f.allow_bypass = opts_.allow_bypass;
   f.can_ask = gates().CanAsk(Ask::kBypass);
   f.op = op;
@@ -71,14 +73,32 @@ std::optional<Located> Emulator::BypassPlace(policy::FileOp op, const Named& pat
   f.dotdot = policy::HasParentSegment(path.raw);
   f.credential = policy::IsCredentialPath(opts_.credentials, c.path);
   f.refused_by = by == policy::RefusedBy::kOther ? policy::RefusedByRule(c) : by;
-  if (!policy::BypassEligible(f)) return std::nullopt;
-  Located loc;
+  end.allowed = c.err == 0 && by == policy::RefusedBy::kOther;
+  if (!f.in_workspace) return end;  // no place to hold: never offered
+  Located& loc = end.loc;
   loc.root = ws;
   loc.rel = ws->path == "/" ? c.path.substr(1) : c.path.substr(ws->path.size() + 1);
   const size_t slash = loc.rel.rfind('/');
   loc.parent_rel = slash == std::string::npos ? "." : loc.rel.substr(0, slash);
   loc.name = slash == std::string::npos ? loc.rel : loc.rel.substr(slash + 1);
-  return loc;
+  return end;
+}
+
+std::optional<Located> Emulator::BypassPlace(policy::FileOp op, const Named& path,
+                                             policy::RefusedBy by, bool directory) const {
+  std::optional<BypassEnd> end = BypassEndAt(op, path, by, directory);
+  if (!end || !policy::BypassEligible(end->facts)) return std::nullopt;
+  return std::move(end->loc);
+}
+
+std::optional<std::pair<Located, Located>> Emulator::BypassRenamePlaces(
+    const Named& from, const Named& to, policy::RefusedBy from_by, policy::RefusedBy to_by) const {
+  std::optional<BypassEnd> a = BypassEndAt(policy::FileOp::kRename, from, from_by);
+  std::optional<BypassEnd> b = BypassEndAt(policy::FileOp::kRename, to, to_by);
+  if (!a || !b) return std::nullopt;
+  policy::RenameEnds ends{a->facts, b->facts, a->allowed, b->allowed};
+  if (!policy::BypassRenameEligible(ends)) return std::nullopt;
+  return std::make_pair(std::move(a->loc), std::move(b->loc));
 }
 
 Reply Emulator::BypassOpen(const Request& req, const Located& loc, uint64_t flags, uint64_t mode,
@@ -204,6 +224,64 @@ Reply Emulator::BypassUnlinkAsked(const Request& req, const Located& loc, int fl
   NoteDropped(loc, st);
   Gone(st);
   return Bypassed(what + ": " + op + " (" + rule + ")");
+}
+
+Reply Emulator::BypassRename(const Request& req, const Located& from, const Located& to,
+                             unsigned flags, const std::string& rule, Reply refused,
+                             const std::function<bool()>& valid) {
+  return Later([this, req, from, to, flags, rule, valid, no = Hold(std::move(refused))] {
+    return BypassRenameAsked(req, from, to, flags, rule, std::move(*no), valid);
+  });
+}
+
+Reply Emulator::BypassRenameAsked(const Request& req, const Located& from, const Located& to,
+                                  unsigned flags, const std::string& rule, Reply refused,
+                                  const std::function<bool()>& valid) {
+  auto pf = WriteRoots::OpenParent(from);
+  if (!pf) return NotOffered(std::move(refused), Describe(pf.error()));
+  auto pt = WriteRoots::OpenParent(to);
+  if (!pt) return NotOffered(std::move(refused), Describe(pt.error()));
+  // Both held for the preview and the recheck, no link followed: the file
+  // moved, and the file it replaces (as a delete's).
+  constexpr int kHold = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+  Fd src(::openat(pf->get(), from.name.c_str(), kHold));
+  if (!src && errno == ENOENT) return Reply::Errno(ENOENT);
+  if (!src) return NotOffered(std::move(refused), "cannot hold the file for a preview");
+  Fd dst(::openat(pt->get(), to.name.c_str(), kHold));
+  if (!dst && errno != ENOENT) {
+    return NotOffered(std::move(refused), "cannot hold the file it would replace");
+  }
+  if (dst && (flags & RENAME_NOREPLACE)) return Reply::Errno(EEXIST);
+  auto preview = MakeRenamePreview(src.get(), from.rel, dst ? dst.get() : -1, to.rel, rule);
+  if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
+  if (Status s = gates().AskBypass(req, preview.value(), valid); !s) {
+    return Refused(std::move(refused), s.error());
+  }
+  const std::string what = "rename " + from.rel + " -> " + to.rel;
+  struct stat st, replaced{};
+  if (::fstat(src.get(), &st) != 0 || (dst && ::fstat(dst.get(), &replaced) != 0)) {
+    return Reply::Errno(errno);
+  }
+  // No await between this recheck and the rename. A name that was free
+  // must still be: RENAME_NOREPLACE.
+  if (Status s = RecheckRename(src.get(), pf->get(), from.name.c_str(), dst ? dst.get() : -1,
+                               pt->get(), to.name.c_str(), preview.value());
+      !s) {
+    return Reply::Errno(
+        EACCES, what + ": changed after the preview (" + Describe(s.error()) + "): not bypassed");
+  }
+  const unsigned performed = flags | (dst ? 0 : RENAME_NOREPLACE);
+  if (::renameat2(pf->get(), from.name.c_str(), pt->get(), to.name.c_str(), performed) != 0) {
+    const int err = errno;
+    return Reply::Errno(err == EEXIST && !(flags & RENAME_NOREPLACE) ? EACCES : err,
+                        what + ": not bypassed (" + std::strerror(err) + ")");
+  }
+  if (dst) {
+    NoteDropped(to, replaced);
+    Gone(replaced);
+  }
+  NoteMoved(from, to, st);
+  return Bypassed(what + ": " + policy::BypassOperation(preview.value()) + " (" + rule + ")");
 }
 
 Reply Emulator::BypassMkdir(const Request& req, const Located& loc, mode_t mode,

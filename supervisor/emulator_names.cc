@@ -37,11 +37,28 @@ namespace cordon::supervisor {
 Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int newdir,
                        uint64_t newpath, unsigned flags, const std::function<bool()>& valid) {
   if (flags & RENAME_WHITEOUT) return Reply::Errno(EPERM, "rename whiteout");
-  auto from = ResolvePath(req, olddir, oldpath, false);
-  auto to = ResolvePath(req, newdir, newpath, false);
+  Named from_named, to_named;
+  auto from = ResolvePath(req, olddir, oldpath, false, Change::kEntry, &from_named);
+  auto to = ResolvePath(req, newdir, newpath, false, Change::kEntry, &to_named);
   if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!from) return Reply::PathRefused("rename: ", from.error());
-  if (!to) return Reply::PathRefused("rename: ", to.error());
+  // A refusal by the policy's own rules may be offered as a bypass
+  // (sandbox.allowBypass; never an exchange). Each end's place says what
+  // refused it there; an end the lookup refused says so itself.
+  auto bypass = [&](Reply refused, const std::string& rule) {
+    if (flags & RENAME_EXCHANGE) return refused;
+    auto by = [](const Result<Path>& p, const policy::PlaceFacts& place) {
+      if (!p) return policy::RefusedBy::kOther;
+      if (place.deny_glob) return policy::RefusedBy::kDenyGlob;
+      return place.protected_path ? policy::RefusedBy::kProtectedPath : policy::RefusedBy::kOther;
+    };
+    const policy::PlaceFacts fp = from ? Place(from->loc) : policy::PlaceFacts{};
+    const policy::PlaceFacts tp = to ? Place(to->loc) : policy::PlaceFacts{};
+    auto at = BypassRenamePlaces(from_named, to_named, by(from, fp), by(to, tp));
+    if (!at) return refused;
+    return BypassRename(req, at->first, at->second, flags, rule, std::move(refused), valid);
+  };
+  if (!from) return bypass(Reply::PathRefused("rename: ", from.error()), from.error().op);
+  if (!to) return bypass(Reply::PathRefused("rename: ", to.error()), to.error().op);
   const std::string what = "rename " + from->abs + " -> " + to->abs;
   policy::FileRequest q;
   q.op = (flags & RENAME_EXCHANGE) ? policy::FileOp::kExchange : policy::FileOp::kRename;
@@ -50,7 +67,9 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   q.same_root = from->loc.root == to->loc.root;
   const policy::Settings settings = DecideSettings();
   if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
-    return Reply::Errno(d.err, what + ": " + d.rule);
+    Reply refused = Reply::Errno(d.err, what + ": " + d.rule);
+    if (d.by == policy::RefusedBy::kOther) return refused;
+    return bypass(std::move(refused), d.rule);
   }
   auto pf = WriteRoots::OpenParent(from->loc);
   if (!pf) return Reply::Errno(pf.error().err);

@@ -49,15 +49,16 @@ std::unique_ptr<RulesApprover> RulesApprover::FromText(const std::string& text,
       rule.max_bytes = r["max_bytes"].get<uint64_t>();
     }
     if (r.contains("op")) {
-      static constexpr const char* kOps[] = {"delete",        "write",        "bypass",
-                                             "bypass-open",   "bypass-unlink", "bypass-rmdir",
-                                             "bypass-mkdir"};
+      static constexpr const char* kOps[] = {"delete",       "write",         "bypass",
+                                             "bypass-open",  "bypass-unlink", "bypass-rmdir",
+                                             "bypass-mkdir", "bypass-rename"};
       bool known = false;
       for (const char* op : kOps) known = known || r["op"] == op;
       if (!known) {
-        *error = where + "\"op\" must be \"delete\", \"write\", \"bypass\", "
-                         "\"bypass-open\", \"bypass-unlink\", \"bypass-rmdir\" or "
-                         "\"bypass-mkdir\"";
+        *error = where +
+                 "\"op\" must be \"delete\", \"write\", \"bypass\", "
+                 "\"bypass-open\", \"bypass-unlink\", \"bypass-rmdir\", "
+                 "\"bypass-mkdir\" or \"bypass-rename\"";
         return nullptr;
       }
       rule.op = r["op"].get<std::string>();
@@ -91,13 +92,22 @@ bool Answers(const std::string& op, const DeletePreview& p) {
   return op == "delete";
 }
 
+// Whether the rule's glob covers what the request touches: the path, and
+// a rename's destination too (a rule for one name moves nothing onto
+// another).
+bool Covers(const std::string& glob, const DeletePreview& p) {
+  auto match = [&](const std::string& path) {
+    return ::fnmatch(glob.c_str(), path.c_str(), FNM_PATHNAME) == 0;
+  };
+  return match(p.rel_path) && (p.bypass != "rename" || match(p.to.rel_path));
+}
+
 }  // namespace
 
 Outcome RulesApprover::Decide(const ApprovalRequest& req, std::chrono::steady_clock::time_point,
                               int, std::string* note) {
   for (const AllowRule& r : rules_) {
-    if (Answers(r.op, req.preview) &&
-        ::fnmatch(r.glob.c_str(), req.preview.rel_path.c_str(), FNM_PATHNAME) == 0 &&
+    if (Answers(r.op, req.preview) && Covers(r.glob, req.preview) &&
         req.preview.size <= r.max_bytes) {
       *note = "rule " + r.glob;
       return Outcome::kAllowedOnce;

@@ -301,6 +301,50 @@ TEST_P(BypassTest, AMkdirOfANewName) {
 
 // A deny and an answer for another operation (a delete's rule, a write's)
 // change nothing, and the log says denied.
+// A file renamed onto a protected path (git's way of writing one: new
+// bytes renamed over the old), allowed once: the new bytes stand there; the
+// preview names both ends and the SHA-256 of the file replaced; the log
+// says bypassed. A rule that covers one end only answers no rename; without
+// allowBypass nobody is asked; a rename no rule refuses needs no ask.
+TEST_P(BypassTest, ARenameOntoAProtectedPath) {
+  const std::string fresh = "[submodule \"x\"]\n";
+  WriteFile(t_.Ws(".gitmodules.new"), fresh);
+  const uint64_t ino = Ino(t_.Ws(".gitmodules"));
+  const std::string allow = Rules(R"([{"glob": ".gitmodules*", "op": "bypass-rename"}])");
+  EXPECT_EQ(Run(kWriteBypass, allow, {"rename", ".gitmodules.new", ".gitmodules"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws(".gitmodules")), fresh);
+  EXPECT_FALSE(Exists(t_.Ws(".gitmodules.new")));
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  auto approvals = Approvals();
+  ASSERT_FALSE(approvals.empty());
+  const nlohmann::json& preview = approvals[0]["preview"];
+  EXPECT_EQ(preview["kind"], "bypass");
+  EXPECT_EQ(preview["op"], "rename");
+  EXPECT_EQ(preview["path"], ".gitmodules.new");
+  EXPECT_EQ(preview["rule"], "protected path");
+  EXPECT_EQ(preview["to"]["path"], ".gitmodules");
+  EXPECT_EQ(preview["to"]["ino"], ino);
+  EXPECT_EQ(preview["to"]["sha256"], policy::Sha256Hex(kModules));
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"allowed-once"});
+  EXPECT_EQ(RunCordon({"audit", "verify", log_}).status, 0);
+  // Away from the protected path: asked, and the rule covers the source
+  // only: denied, nothing moved.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"rename", ".gitmodules", "moved"}), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws(".gitmodules")), fresh);
+  EXPECT_FALSE(Exists(t_.Ws("moved")));
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+  EXPECT_EQ(Decisions("bypassed"), 0);
+  // Without allowBypass: refused as before, nobody asked.
+  WriteFile(t_.Ws(".gitmodules.new"), "again\n");
+  EXPECT_EQ(Run(kWrite, allow, {"rename", ".gitmodules.new", ".gitmodules"}), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws(".gitmodules")), fresh);
+  EXPECT_TRUE(Approvals().empty());
+  // The honest neighbour: no refusal, no ask.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"rename", "notes.txt", "notes2.txt"}), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("notes2.txt")), "notes\n");
+  EXPECT_TRUE(Approvals().empty());
+}
+
 TEST_P(BypassTest, ADenyOrAnAnswerForAnotherOperationChangesNothing) {
   EXPECT_EQ(Run(kWriteBypass, Rules(R"([{"glob": "notes.txt", "op": "bypass"}])"),
                 {"append", ".gitmodules"}),

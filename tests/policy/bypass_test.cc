@@ -90,6 +90,69 @@ TEST(BypassEligible, OnlyWriteOpensDeletesAndMkdirs) {
   EXPECT_FALSE(BypassEligible(F(B::kProtectedPath, FileOp::kOpenWrite, true)));
 }
 
+// A rename of a file: one end refused by a rule that may be asked, the
+// other that too or allowed; both inside the workspace, neither a
+// credential nor written with "..". One row per clause.
+TEST(BypassRenameEligible, OneEndRefusedByARuleThatMayBeAskedTheOtherAllowedOrSo) {
+  auto ends = [](B from, bool from_allowed, B to, bool to_allowed) {
+    RenameEnds r;
+    r.from = F(from, FileOp::kRename);
+    r.to = F(to, FileOp::kRename);
+    r.from_allowed = from_allowed;
+    r.to_allowed = to_allowed;
+    return r;
+  };
+  const B kAllowed = B::kOther;
+  struct Row {
+    const char* what;
+    RenameEnds r;
+    bool offered;
+  };
+  std::vector<Row> rows;
+  for (B by : {B::kProtectedPath, B::kDenyGlob, B::kDeniedPath, B::kReadOnlyPath}) {
+    rows.push_back({"onto a refused name", ends(kAllowed, true, by, false), true});
+    rows.push_back({"a refused name away", ends(by, false, kAllowed, true), true});
+    rows.push_back({"refused to refused", ends(by, false, by, false), true});
+  }
+  rows.push_back({"nothing refused", ends(kAllowed, true, kAllowed, true), false});
+  for (B by : {B::kOther, B::kCredential, B::kOutside}) {
+    rows.push_back({"onto a name no bypass may touch", ends(kAllowed, true, by, false), false});
+    rows.push_back(
+        {"from a name no bypass may touch", ends(by, false, B::kProtectedPath, false), false});
+  }
+  RenameEnds r = ends(kAllowed, true, B::kProtectedPath, false);
+  r.from.in_workspace = false;
+  rows.push_back({"from outside the workspace", r, false});
+  r = ends(kAllowed, true, B::kProtectedPath, false);
+  r.from.credential = true;
+  rows.push_back({"from a credential path", r, false});
+  r = ends(kAllowed, true, B::kProtectedPath, false);
+  r.from.dotdot = true;
+  rows.push_back({"from a path written with ..", r, false});
+  r = ends(B::kProtectedPath, false, kAllowed, true);
+  r.to.in_workspace = false;
+  rows.push_back({"onto a name outside the workspace", r, false});
+  r = ends(B::kProtectedPath, false, kAllowed, true);
+  r.to.credential = true;
+  rows.push_back({"onto a credential path", r, false});
+  r = ends(B::kProtectedPath, false, kAllowed, true);
+  r.to.dotdot = true;
+  rows.push_back({"onto a path written with ..", r, false});
+  r = ends(kAllowed, true, B::kProtectedPath, false);
+  r.from.directory = r.to.directory = true;
+  rows.push_back({"a directory", r, false});
+  r = ends(kAllowed, true, B::kProtectedPath, false);
+  r.from.op = r.to.op = FileOp::kExchange;
+  rows.push_back({"an exchange", r, false});
+  r = ends(kAllowed, true, B::kProtectedPath, false);
+  r.from.allow_bypass = r.to.allow_bypass = false;
+  rows.push_back({"without allowBypass", r, false});
+  r = ends(kAllowed, true, B::kProtectedPath, false);
+  r.from.can_ask = r.to.can_ask = false;
+  rows.push_back({"without an approver", r, false});
+  for (const Row& row : rows) EXPECT_EQ(BypassRenameEligible(row.r), row.offered) << row.what;
+}
+
 // Decide names the rule that refused: the policy's own (a protected path,
 // a deny glob) apart from an entry refused for what it is.
 TEST(BypassEligible, DecideSaysWhichRuleRefused) {

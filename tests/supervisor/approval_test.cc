@@ -270,6 +270,60 @@ TEST(RulesApprover, RmdirAndMkdirRulesAnswerOnlyTheirOwn) {
   EXPECT_NE(bypass(10, "any", "rmdir").preview.Digest(), bypass(10, "any", "mkdir").preview.Digest());
 }
 
+// A rename's preview carries its destination and what it replaces, in the
+// digest and the JSON; a rules file answers it only with "bypass" or
+// "bypass-rename", and only when the glob covers both ends.
+TEST(RulesApprover, ARenameRuleMustCoverBothEnds) {
+  std::string err;
+  auto a = RulesApprover::FromText(R"([{"glob": ".gitmodules*", "op": "bypass-rename"},
+      {"glob": "notes*", "op": "bypass-open"}])",
+                                   &err);
+  ASSERT_TRUE(a) << err;
+  auto rename = [](uint64_t id, std::string from, std::string to, uint64_t replaced_ino) {
+    ApprovalRequest r = Request(id, std::move(from), 0);
+    r.preview.bypass = "rename";
+    r.preview.bypass_rule = "protected path";
+    r.preview.to.rel_path = std::move(to);
+    r.preview.to.ino = replaced_ino;
+    r.preview.to.sha256 = replaced_ino ? std::string(64, 'a') : "";
+    r.preview_digest = r.preview.Digest();
+    return r;
+  };
+  EXPECT_EQ(a->Ask(rename(1, ".gitmodules.new", ".gitmodules", 7), 1s), Outcome::kAllowedOnce);
+  EXPECT_EQ(a->Ask(rename(2, ".gitmodules", "elsewhere", 0), 1s), Outcome::kDenied)
+      << "the glob covers the source only";
+  EXPECT_EQ(a->Ask(rename(3, "elsewhere", ".gitmodules", 7), 1s), Outcome::kDenied)
+      << "the glob covers the destination only";
+  EXPECT_EQ(a->Ask(rename(4, "notes.a", "notes.b", 0), 1s), Outcome::kDenied) << "another op";
+  // Where it goes and what it replaces are in the digest.
+  const ApprovalRequest r = rename(5, ".gitmodules.new", ".gitmodules", 7);
+  ApprovalRequest other = r;
+  other.preview.to.rel_path = ".gitmodules.x";
+  EXPECT_NE(r.preview.Digest(), other.preview.Digest());
+  other = r;
+  other.preview.to.ino = 0;
+  EXPECT_NE(r.preview.Digest(), other.preview.Digest()) << "a free name is another answer";
+  other = r;
+  other.preview.to.sha256 = std::string(64, 'b');
+  EXPECT_NE(r.preview.Digest(), other.preview.Digest());
+  // It travels as JSON and back unchanged; without its destination it is
+  // no rename.
+  auto back = DeletePreview::FromJson(r.preview.ToJson());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->Digest(), r.preview.Digest());
+  EXPECT_EQ(back->to.rel_path, ".gitmodules");
+  EXPECT_EQ(BypassOperation(r.preview), "rename to .gitmodules (replacing the file there)");
+  nlohmann::json bad = r.preview.ToJson();
+  bad.erase("to");
+  EXPECT_FALSE(DeletePreview::FromJson(bad));
+  bad = r.preview.ToJson();
+  bad["to"].erase("sha256");
+  EXPECT_FALSE(DeletePreview::FromJson(bad));
+  bad = r.preview.ToJson();
+  bad["op"] = "link";
+  EXPECT_FALSE(DeletePreview::FromJson(bad)) << "no such bypass operation";
+}
+
 TEST(RulesApprover, MalformedRulesAreRefused) {
   for (const char* bad :
        {"", "{", "{}", R"([1])", R"([{"max_bytes": 1}])", R"([{"glob": ""}])",
