@@ -16,6 +16,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -224,6 +225,24 @@ TEST_P(UdpPythonTest, TheHostsListenerGetsNothingAndAllowReachesIt) {
 
 INSTANTIATE_TEST_SUITE_P(V4AndV6, UdpPythonTest, ::testing::Values("4", "6"),
                          [](const auto& info) { return std::string("v") + info.param; });
+
+// Measured before: CPython's UDP logging handlers' tests (DatagramHandler,
+// SysLogHandler over UDP on 127.0.0.1 and ::1) were skipped under network
+// none, their server's socket refused.
+TEST(UdpTool, CPythonLoggingUdpHandlers) {
+  ScratchTree t;
+  if (std::system("python3 -c 'import test.test_logging' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "CPython's test package (test.test_logging) is not installed";
+  }
+  if (!PrivateLoopback()) GTEST_SKIP() << "no private loopback here";
+  RunResult r = RunCordon({"run", "--workspace", t.ws(), "--", "python3", "-m", "test",
+                           "test_logging", "-v", "-m", "test.test_logging.DatagramHandlerTest.*",
+                           "-m", "test.test_logging.SysLogHandlerTest.*", "-m",
+                           "test.test_logging.IPv6SysLogHandlerTest.*"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("SUCCESS"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(r.out.find("skipped"), std::string::npos) << r.out;
+}
 
 // Docker's default profile: unshare refused, so no namespace can be made;
 // the tool's UDP is refused (EPERM, as the filter refused it before: no
