@@ -206,6 +206,17 @@ NetDecision DecideNet(const NetRequest& r) {
     if (!d.why.empty()) d.hint = kHint;
     return d;
   };
+  if (r.datagram) {
+    // The namespace is the fence: a bind or connect on a socket made there
+    // reaches nothing outside it, whatever the address.
+    if (r.private_loopback) {
+      d.allow = true;
+      return d;
+    }
+    return refuse(EACCES, std::string("a UDP socket not of this run's private loopback namespace "
+                                      "under network ") +
+                              NetworkName(r.mode));
+  }
   const std::string where = FormatEndpoint(r.endpoint);
   switch (r.op) {
     case NetOp::kBind:
@@ -256,6 +267,43 @@ NetDecision DecideNet(const NetRequest& r) {
       return d;
   }
   return refuse(EACCES, "unknown network operation");
+}
+
+DatagramSocketDecision DecideDatagramSocket(const DatagramSocketRequest& r) {
+  DatagramSocketDecision d;
+  auto refuse = [&](int err, std::string why, std::string hint = {}) {
+    d.err = err;
+    d.why = std::move(why);
+    d.hint = std::move(hint);
+    return d;
+  };
+  if (!NetworkFenced(r.mode)) return refuse(EPERM, "no private loopback under network allow");
+  // The kernel reads each argument as an int.
+  const auto domain = static_cast<int>(r.domain), type = static_cast<int>(r.type),
+             protocol = static_cast<int>(r.protocol);
+  constexpr int kTypeMask = 0xf;
+  if (domain != AF_INET && domain != AF_INET6) return refuse(EPERM, "not an inet socket");
+  if ((type & kTypeMask) != SOCK_DGRAM) return refuse(EPERM, "not a datagram socket");
+  if ((type & ~(kTypeMask | SOCK_NONBLOCK | SOCK_CLOEXEC)) != 0) return refuse(EINVAL, {});
+  const std::string mode = NetworkName(r.mode);
+  if (protocol != 0 && protocol != IPPROTO_UDP) {
+    return refuse(EPERM, "socket(" + std::string(domain == AF_INET ? "AF_INET" : "AF_INET6") +
+                             ", SOCK_DGRAM, " + std::to_string(protocol) + ") under network " +
+                             mode + ": only UDP is made, in the run's private loopback");
+  }
+  if (!r.have_private_loopback) {
+    return refuse(EPERM,
+                  "UDP socket under network " + mode +
+                      ": cordon makes the tool's UDP sockets in a private network namespace "
+                      "that holds only loopback, and none can be made here (" +
+                      r.no_private_loopback + ")",
+                  "`cordon doctor` says why; --network allow gives the tool the host's network");
+  }
+  d.allow = true;
+  d.domain = domain;
+  d.type = type;
+  d.protocol = protocol;
+  return d;
 }
 
 }  // namespace cordon::policy

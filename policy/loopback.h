@@ -9,6 +9,17 @@
 // the listeners from /proc/net/tcp{,6}, the run's socket inodes) and
 // performs what is allowed; these are the decisions, and the parsing of
 // addresses and of the kernel's listener tables. Pure.
+//
+// UDP takes another road: a datagram goes wherever each sendto or sendmsg
+// says, and sendmsg keeps its address where neither seccomp nor the
+// supervisor can check it race-free. So under a fenced mode the tool's UDP
+// sockets are made by the supervisor inside a private network namespace
+// whose only interface is loopback (supervisor/net/loopback_netns.h): a
+// socket's namespace is fixed when it is made, so whatever it sends can
+// reach the run's own UDP sockets only, never the host's (a DNS stub on
+// 127.0.0.53, a test listener). DecideDatagramSocket says which sockets
+// are made there; DecideNet lets their bind and connect be (the namespace
+// is the fence).
 #pragma once
 
 #include <array>
@@ -75,6 +86,10 @@ struct NetRequest {
   size_t listeners_of_run = 0;
   // public-web and hosts: the web proxy's endpoint (null: none).
   const InetEndpoint* proxy = nullptr;
+  // A datagram (SOCK_DGRAM) socket, and whether it lives in the run's
+  // private loopback namespace (its namespace cookie is that one's).
+  bool datagram = false;
+  bool private_loopback = false;
 };
 
 struct NetDecision {
@@ -92,7 +107,38 @@ struct NetDecision {
 // unbound socket would be bound to the wildcard address); connect to a
 // loopback port only while every listener there is the run's (ECONNREFUSED
 // otherwise: as a private loopback would answer); AF_UNSPEC connect (a
-// disconnect) allowed; any other address EACCES.
+// disconnect) allowed; any other address EACCES. A datagram socket:
+// anything on one of the run's private loopback namespace (nothing there
+// reaches beyond it), nothing on any other (EACCES: under a fenced mode
+// the tool has no other UDP socket of its own making).
 NetDecision DecideNet(const NetRequest& r);
+
+// socket(2) for an AF_INET or AF_INET6 SOCK_DGRAM socket under `mode`, as
+// the tool's registers hold it (the kernel reads each as an int).
+struct DatagramSocketRequest {
+  Network mode = Network::kNone;
+  uint64_t domain = 0, type = 0, protocol = 0;
+  // Whether the run has a private loopback namespace (made at the first
+  // such request), and if not, why not ("unshare: Operation not permitted").
+  bool have_private_loopback = false;
+  std::string no_private_loopback;
+};
+
+struct DatagramSocketDecision {
+  bool allow = false;  // make it in the run's private loopback namespace
+  int err = 0;
+  std::string why, hint;
+  // The socket(2) arguments to make it with (SOCK_CLOEXEC and
+  // SOCK_NONBLOCK as asked, kept in type).
+  int domain = 0, type = 0, protocol = 0;
+};
+
+// Under a fenced mode, UDP (protocol 0 or IPPROTO_UDP) of either inet
+// family is made in the private loopback namespace; flags beyond
+// SOCK_NONBLOCK and SOCK_CLOEXEC are EINVAL as the kernel says; other
+// protocols (ICMP ping sockets, UDP-Lite) and other types EPERM, as the
+// filter refuses them; without a namespace EPERM saying why. Under allow
+// nothing is made here (the filter lets the tool make its own).
+DatagramSocketDecision DecideDatagramSocket(const DatagramSocketRequest& r);
 
 }  // namespace cordon::policy

@@ -49,7 +49,9 @@ std::string DescribeNetwork(const Policy& p) {
   switch (p.network) {
     case Network::kNone:
       return "none (the tool's own loopback allowed): no network connections but TCP on "
-             "127.0.0.1 and ::1 between processes of the run" + unix;
+             "127.0.0.1 and ::1 between processes of the run, and UDP in a private loopback "
+             "namespace of the run's" +
+             unix;
     case Network::kAllow:
       return "allow: the tool may open network connections (made by cordon, without its "
              "privileges)" + unix;

@@ -225,9 +225,9 @@ const Rules& Emulator::rules() const {
 Reply Emulator::Guarded(int nr) {
   // Said as the other refusals are; a path call gets EACCES, a process or
   // socket call EPERM (DESIGN.md, "Exit status").
-  const bool path_call = nr != SCMP_SYS(kill) && nr != SCMP_SYS(tkill) &&
-                         nr != SCMP_SYS(tgkill) && nr != SCMP_SYS(pidfd_send_signal) &&
-                         nr != SCMP_SYS(prctl) && nr != SCMP_SYS(listen);
+  const bool path_call = nr != SCMP_SYS(kill) && nr != SCMP_SYS(tkill) && nr != SCMP_SYS(tgkill) &&
+                         nr != SCMP_SYS(pidfd_send_signal) && nr != SCMP_SYS(prctl) &&
+                         nr != SCMP_SYS(listen) && nr != SCMP_SYS(socket);
   return Reply::Errno(path_call ? EACCES : EPERM,
                       "policy reload in progress: every decision refuses until it ends",
                       "try again once `cordon policy reload` has finished");
@@ -301,6 +301,8 @@ Reply Emulator::Handle(const Request& r, const std::function<bool()>& valid) {
     case SCMP_SYS(bind):
       return SocketName(r, i(0), a[1], a[2], true, valid);
     case SCMP_SYS(listen): return Listen(r, i(0), i(1));
+    case SCMP_SYS(socket):
+      return DatagramSocket(r);
     case SCMP_SYS(inotify_add_watch):
       return Watch(r, i(0), a[1], static_cast<uint32_t>(a[2]), valid);
     case SCMP_SYS(kill):

@@ -47,6 +47,7 @@
 #include "policy/tool_pin.h"
 #include "supervisor/blocking_calls.h"
 #include "supervisor/journal/journal.h"
+#include "supervisor/net/loopback_netns.h"
 #include "supervisor/read_fence.h"
 #include "supervisor/rules.h"
 #include "supervisor/run_gates.h"
@@ -266,6 +267,17 @@ class Emulator {
   Reply StandInName(const Request& req, pid_t tgid, int tool_fd, const sockaddr_storage& addr,
                     uint64_t len, bool bind, const std::function<bool()>& valid);
   Reply Listen(const Request& req, int fd, int backlog);
+  // socket(2) of an inet datagram socket under a fenced network mode
+  // (emulator_udp.cc): made in the run's private loopback namespace.
+  Reply DatagramSocket(const Request& req);
+  // The run's private loopback namespace (net/loopback_netns.h), made at
+  // the first call; null when none can be made, with *why_not saying why.
+  LoopbackNetns* PrivateLoopback(std::string* why_not);
+  // The namespace if it was made, without making it.
+  LoopbackNetns* MadeLoopback();
+  // What a datagram socket of the tool's is stood in with (no pidfd_getfd):
+  // under a fenced mode one made in the private loopback, never the host's.
+  DatagramMaker StandInDatagrams();
 
   // Per-operation bypass (emulator_bypass.cc, policy/bypass.h). Where a
   // change `op` at `path` that the policy refused (`by`; kOther: ask the
@@ -279,11 +291,7 @@ class Emulator {
   std::optional<std::pair<Located, Located>> BypassRenamePlaces(const Named& from, const Named& to,
                                                                 policy::RefusedBy from_by,
                                                                 policy::RefusedBy to_by) const;
-  struct BypassEnd {
-    policy::BypassFacts facts;
-    bool allowed = false;  // the policy lets the tool write there
-    Located loc;           // beneath the workspace's root (empty outside it)
-  };
+  struct BypassEnd;  // emulator_bypass.cc
   std::optional<BypassEnd> BypassEndAt(policy::FileOp op, const Named& path, policy::RefusedBy by,
                                        bool directory = false) const;
   // Each of the three below answers `later` (the question waits), holding
@@ -473,6 +481,12 @@ class Emulator {
   UmaskCache umask_;
   BlockingCalls blocking_;
   StandIns stand_ins_;
+  std::mutex loopback_mu_;
+  bool loopback_tried_ = false;              // guarded by loopback_mu_
+  std::unique_ptr<LoopbackNetns> loopback_;  // set once, under loopback_mu_
+  std::atomic<LoopbackNetns*> loopback_made_{nullptr};
+  std::string no_loopback_;  // why none could be made; guarded by loopback_mu_
+  std::atomic<bool> said_no_loopback_{false};
 };
 
 // A call that needs the tool's own descriptor (a socket no stand-in is made

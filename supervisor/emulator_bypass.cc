@@ -53,6 +53,14 @@ Reply Bypassed(std::string why) {
 
 }  // namespace
 
+// One end of a bypass: its facts (policy/bypass.h) and where it lies
+// beneath the workspace's root.
+struct Emulator::BypassEnd {
+  policy::BypassFacts facts;
+  bool allowed = false;  // the policy lets the tool write there
+  Located loc;           // beneath the workspace's root (empty outside it)
+};
+
 std::optional<Emulator::BypassEnd> Emulator::BypassEndAt(policy::FileOp op, const Named& path,
                                                          policy::RefusedBy by,
                                                          bool directory) const {

@@ -143,7 +143,7 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
   int install_at = -1;
   uint32_t install_flags = 0;
   if (!sock && sock.error().err != EBADF && sock.error().err != ESRCH) {
-    auto in = MakeInetStandIn(stand_ins_, creds->tgid, tool_fd);
+    auto in = MakeInetStandIn(stand_ins_, creds->tgid, tool_fd, StandInDatagrams());
     if (!valid()) return Reply::Errno(EACCES, "stale");
     if (!in && in.error().err == EAFNOSUPPORT) {
       return StandInName(req, creds->tgid, tool_fd, addr, len, bind, valid);
@@ -191,9 +191,19 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
   nr.op = bind ? policy::NetOp::kBind : policy::NetOp::kConnect;
   nr.parsed = policy::ParseInetEndpoint(&addr, len, &nr.endpoint);
   if (opts_.web_proxy) nr.proxy = &opts_.web_proxy->endpoint();
-  bool to_loopback = none && !bind && nr.parsed == policy::InetParse::kInet &&
-                     (domain == AF_INET || domain == AF_INET6) &&
-                     policy::IsLoopback(nr.endpoint);
+  // A UDP socket: made in the run's private loopback, or not the run's
+  // (emulator_udp.cc).
+  int sock_type = 0;
+  socklen_t stlen = sizeof sock_type;
+  nr.datagram = none && (domain == AF_INET || domain == AF_INET6) &&
+                ::getsockopt(sock->get(), SOL_SOCKET, SO_TYPE, &sock_type, &stlen) == 0 &&
+                sock_type == SOCK_DGRAM;
+  if (nr.datagram) {
+    LoopbackNetns* ns = MadeLoopback();
+    nr.private_loopback = ns != nullptr && ns->Holds(sock->get());
+  }
+  bool to_loopback = none && !bind && !nr.datagram && nr.parsed == policy::InetParse::kInet &&
+                     (domain == AF_INET || domain == AF_INET6) && policy::IsLoopback(nr.endpoint);
   std::shared_ptr<ProxyPeers> proxy;
   if (none) {
     if (domain != AF_INET && domain != AF_INET6) {
@@ -402,7 +412,7 @@ Reply Emulator::Listen(const Request& req, int tool_fd, int backlog) {
     // descriptor names that very socket); an unbound socket's listen (an
     // implicit bind) on a fresh one, installed over the tool's. Both after
     // the same decision.
-    auto in = MakeInetStandIn(stand_ins_, creds->tgid, tool_fd);
+    auto in = MakeInetStandIn(stand_ins_, creds->tgid, tool_fd, StandInDatagrams());
     if (in) {
       sock = std::move(in->sock);
       install_at = in->install_at;
@@ -433,6 +443,12 @@ Reply Emulator::Listen(const Request& req, int tool_fd, int backlog) {
     nr.mode = rules().network;
     nr.op = policy::NetOp::kListen;
     nr.parsed = policy::ParseInetEndpoint(&name, nlen, &nr.endpoint);
+    int type = 0;
+    socklen_t tlen = sizeof type;
+    nr.datagram =
+        ::getsockopt(sock->get(), SOL_SOCKET, SO_TYPE, &type, &tlen) == 0 && type == SOCK_DGRAM;
+    LoopbackNetns* ns = nr.datagram ? MadeLoopback() : nullptr;
+    nr.private_loopback = ns != nullptr && ns->Holds(sock->get());
     policy::NetDecision d = policy::DecideNet(nr);
     if (!d.allow) return Reply::Errno(d.err, d.why, d.hint);
   }

@@ -151,7 +151,8 @@ Result<ToolUnixSocket> ReadToolUnixSocket(pid_t tgid, int fd) {
   return out;
 }
 
-Result<InetStandIn> MakeInetStandIn(StandIns& kept, pid_t tgid, int fd) {
+Result<InetStandIn> MakeInetStandIn(StandIns& kept, pid_t tgid, int fd,
+                                    const DatagramMaker& datagrams) {
   auto inet = ReadToolInetSocket(tgid, fd);
   if (!inet && inet.error().err != EAFNOSUPPORT && inet.error().err != ENOTSOCK) {
     return SysError{EBADF, "the tool's socket", inet.error().detail};
@@ -162,10 +163,15 @@ Result<InetStandIn> MakeInetStandIn(StandIns& kept, pid_t tgid, int fd) {
     out.sock = std::move(*bound);
     return out;
   }
-  out.sock = Fd(::socket(inet->domain,
-                         inet->type | SOCK_CLOEXEC | (inet->nonblock ? SOCK_NONBLOCK : 0),
-                         inet->protocol));
-  if (!out.sock) return Errno("socket");
+  const int type = inet->type | (inet->nonblock ? SOCK_NONBLOCK : 0);
+  if (inet->type == SOCK_DGRAM && datagrams) {
+    auto made = datagrams(inet->domain, type, inet->protocol);
+    if (!made) return made.error();
+    out.sock = std::move(made.value());
+  } else {
+    out.sock = Fd(::socket(inet->domain, type | SOCK_CLOEXEC, inet->protocol));
+    if (!out.sock) return Errno("socket");
+  }
   out.install_at = fd;
   out.install_flags = inet->cloexec ? O_CLOEXEC : 0;
   return out;

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -102,6 +103,12 @@ struct InetStandIn {
   int install_at = -1;
   uint32_t install_flags = 0;  // O_CLOEXEC or 0
 };
-Result<InetStandIn> MakeInetStandIn(StandIns& kept, pid_t tgid, int fd);
+// Makes a datagram socket (domain, type with SOCK_NONBLOCK, protocol) for a
+// stand-in: under a fenced network mode in the run's private loopback
+// (net/loopback_netns.h), where the tool's own was made. Empty: socket(2)
+// here.
+using DatagramMaker = std::function<Result<Fd>(int domain, int type, int protocol)>;
+Result<InetStandIn> MakeInetStandIn(StandIns& kept, pid_t tgid, int fd,
+                                    const DatagramMaker& datagrams = {});
 
 }  // namespace cordon::supervisor

@@ -245,14 +245,19 @@ void NotifyMutations(SeccompBuilder& b, const ToolFilterOptions& o) {
   }
 }
 
-// Network none, where connect, bind and listen go to the supervisor: TCP
-// sockets (AF_INET, AF_INET6; SOCK_STREAM with protocol 0 or IPPROTO_TCP)
-// for the tool's own loopback (policy/loopback.h), and nothing else of the
-// inet families. No UDP: a datagram goes wherever sendto or sendmsg say,
-// and sendmsg keeps its address where BPF cannot read it (Landlock fences
-// TCP only). No TCP Fast Open: sendto/sendmsg with MSG_FASTOPEN connects
-// without connect(2).
-void FenceLoopbackTcp(SeccompBuilder& b) {
+// Network none (and the proxied modes), where connect, bind and listen go
+// to the supervisor: TCP sockets (AF_INET, AF_INET6; SOCK_STREAM with
+// protocol 0 or IPPROTO_TCP) for the tool's own loopback
+// (policy/loopback.h); UDP sockets (SOCK_DGRAM with protocol 0 or
+// IPPROTO_UDP) sent to the supervisor, which makes them in the run's
+// private loopback namespace (supervisor/emulator_udp.cc): a datagram goes
+// wherever sendto or sendmsg say, and sendmsg keeps its address where BPF
+// cannot read it, so a UDP socket of the host's network is never the
+// tool's. Nothing else of the inet families: no raw, ICMP ping or UDP-Lite
+// socket. No TCP Fast Open: sendto/sendmsg with MSG_FASTOPEN connects
+// without connect(2). The rules for one socket(2) never overlap, so no
+// action depends on libseccomp's order.
+void FenceLoopbackInet(SeccompBuilder& b) {
   constexpr int kSocket = SCMP_SYS(socket);
   // The families besides AF_UNIX (1), AF_INET (2) and AF_INET6 (10). The
   // comparisons take the whole register: high bits set are refused.
@@ -262,14 +267,28 @@ void FenceLoopbackTcp(SeccompBuilder& b) {
     b.Deny(kSocket, EPERM, {SCMP_A0(SCMP_CMP_EQ, family)});
   }
   for (uint64_t family : {AF_INET, AF_INET6}) {
+    const scmp_arg_cmp fam = SCMP_A0(SCMP_CMP_EQ, family);
     for (uint64_t type = 0; type <= kSockTypeMask; ++type) {
-      if (type == SOCK_STREAM) continue;
-      b.Deny(kSocket, EPERM,
-             {SCMP_A0(SCMP_CMP_EQ, family), SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, type)});
+      if (type == SOCK_STREAM || type == SOCK_DGRAM) continue;
+      b.Deny(kSocket, EPERM, {fam, SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, type)});
     }
-    b.Deny(kSocket, EPERM, {SCMP_A0(SCMP_CMP_EQ, family), SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP)});
+    // TCP: protocol 0 or IPPROTO_TCP (6).
+    const scmp_arg_cmp stream = SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, SOCK_STREAM);
+    b.Deny(kSocket, EPERM, {fam, stream, SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP)});
     for (uint64_t proto = 1; proto < IPPROTO_TCP; ++proto) {
-      b.Deny(kSocket, EPERM, {SCMP_A0(SCMP_CMP_EQ, family), SCMP_A2(SCMP_CMP_EQ, proto)});
+      b.Deny(kSocket, EPERM, {fam, stream, SCMP_A2(SCMP_CMP_EQ, proto)});
+    }
+    // UDP: protocol 0 or IPPROTO_UDP (17, 0b10001) to the supervisor. The
+    // rest: above 17; any of bits 1-3 set (2 to 15); 1; 16.
+    const scmp_arg_cmp dgram = SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, SOCK_DGRAM);
+    b.Notify(kSocket, {fam, dgram, SCMP_A2(SCMP_CMP_EQ, 0)});
+    b.Notify(kSocket, {fam, dgram, SCMP_A2(SCMP_CMP_EQ, IPPROTO_UDP)});
+    b.Deny(kSocket, EPERM, {fam, dgram, SCMP_A2(SCMP_CMP_GT, IPPROTO_UDP)});
+    for (uint64_t bit : {2, 4, 8}) {
+      b.Deny(kSocket, EPERM, {fam, dgram, SCMP_A2(SCMP_CMP_MASKED_EQ, bit, bit)});
+    }
+    for (uint64_t proto : {1, 16}) {
+      b.Deny(kSocket, EPERM, {fam, dgram, SCMP_A2(SCMP_CMP_EQ, proto)});
     }
   }
   b.Deny(SCMP_SYS(sendto), EPERM, {SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN)});
@@ -283,9 +302,10 @@ void FenceLoopbackTcp(SeccompBuilder& b) {
 // keeps its address where BPF cannot read it; an AF_UNIX SOCK_RAW is a
 // datagram socket too. Stream and seqpacket sockets reach a name only
 // through connect, which is notified. Network none: AF_UNIX, and the
-// loopback TCP sockets above where connect, bind and listen are notified.
+// loopback TCP and UDP sockets above where connect, bind and listen are
+// notified.
 void FenceSocketFamilies(SeccompBuilder& b, policy::Network network, bool notified) {
-  if (policy::NetworkFenced(network) && notified) FenceLoopbackTcp(b);
+  if (policy::NetworkFenced(network) && notified) FenceLoopbackInet(b);
   for (int nr : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
     if (policy::NetworkFenced(network) && !(notified && nr == SCMP_SYS(socket))) {
       b.Deny(nr, EPERM, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
@@ -358,7 +378,10 @@ std::vector<int> NotifiedSyscalls(const ToolFilterOptions& o) {
   out.push_back(SCMP_SYS(ioctl));  // FS_IOC_SETFLAGS / FS_IOC_FSSETXATTR only
   if (NotifiesExec(o)) out.insert(out.end(), {SCMP_SYS(execve), SCMP_SYS(execveat)});
   out.insert(out.end(), std::begin(kSocketNames), std::end(kSocketNames));
-  if (policy::NetworkFenced(o.network)) out.push_back(SCMP_SYS(listen));
+  if (policy::NetworkFenced(o.network)) {
+    out.push_back(SCMP_SYS(listen));
+    out.push_back(SCMP_SYS(socket));  // AF_INET and AF_INET6 UDP only
+  }
   out.insert(out.end(), std::begin(kWatches), std::end(kWatches));
   out.insert(out.end(), {SCMP_SYS(setpriority), SCMP_SYS(ioprio_set), SCMP_SYS(prlimit64)});
   out.insert(out.end(), std::begin(kSchedTargets), std::end(kSchedTargets));

@@ -7,6 +7,7 @@
 #include "supervisor/audit/landlock_reader.h"
 #include "supervisor/kernel_audit.h"
 #include "supervisor/launcher.h"
+#include "supervisor/net/loopback_netns.h"
 #include "supervisor/preload_checkin.h"
 #include "supervisor/probe.h"
 
@@ -19,6 +20,9 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
   cmd->callback([&exit_code] {
     using namespace cordon::supervisor;
     KernelProbe k = ProbeKernel();
+    // Where a tool's UDP socket is made under network none, public-web and
+    // hosts: (supervisor/net/loopback_netns.h), tried as a run would.
+    const LoopbackNetnsProbe udp = ProbeLoopbackNetns();
     Rung rung = ChooseRung(k, false);
     bool full = rung == Rung::kLandlockNotify;
     const KernelAudit audit = k.landlock_abi >= 7 ? ProbeKernelAudit() : KernelAudit::kUnavailable;
@@ -63,6 +67,8 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
           {"kernel_audit", KernelAuditName(audit)},
           {"landlock_records_attached", readable},
           {"pidfd_getfd", k.pidfd_getfd},
+          {"udp_private_loopback", udp.available},
+          {"udp_private_loopback_detail", udp.detail},
           {"serves_undumpable_tools", k.serves_undumpable},
       };
       std::printf("%s\n", j.dump(2).c_str());
@@ -77,7 +83,8 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
       std::printf("  ADDFD / ADDFD_SEND   %s / %s\n", yes(k.addfd), yes(k.addfd_send));
       std::printf("  sync wake-up (6.6+)  %s\n", yes(k.sync_wakeup));
       std::printf("io_uring on host       %s (always refused to tools)\n", yes(k.io_uring));
-      std::printf("user namespaces        %s (not needed; refused to tools)\n", yes(k.user_namespaces));
+      std::printf("user namespaces        %s (refused to tools; cordon may use one for UDP)\n",
+                  yes(k.user_namespaces));
       std::printf("preload (glibc tools)  %s\n", yes(k.glibc));
       if (checks_in) {
         std::printf("  check-in             yes (%s checked in); %s\n", probe.c_str(),
@@ -93,6 +100,12 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
                                   "the tool's (options set before the call are not carried over); "
                                   "other sockets and an inotify watch fail with EBADF: run the "
                                   "container with --cap-add SYS_PTRACE to have them exactly");
+      const std::string udp_line =
+          udp.available ? "yes: made in a private loopback (" + udp.detail +
+                              "): the tool's own UDP sockets talk, the host's are out of reach"
+                        : "refused: no private loopback can be made here (" + udp.detail +
+                              "); --network allow gives the host's UDP";
+      std::printf("udp under network none %s\n", udp_line.c_str());
       std::printf("undumpable tools       %s\n",
                   k.serves_undumpable
                       ? "served (CAP_SYS_PTRACE)"

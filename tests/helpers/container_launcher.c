@@ -9,13 +9,19 @@
  * the bounding set too: no CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_NET_ADMIN,
  * CAP_DAC_READ_SEARCH, CAP_SYS_RESOURCE.
  *
+ * With CORDON_TEST_CONTAINER_UNSHARE=1 in its environment, unshare stays
+ * open (a profile that lets user namespaces be made; the capabilities stay
+ * Docker's, so a network namespace needs a user namespace of its own).
+ *
  *   container_launcher PROGRAM [ARG...]
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <seccomp.h>
-#include <sys/capability.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -57,7 +63,10 @@ int main(int argc, char** argv) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == NULL) return 125;
   static const char* kEperm[] = {"pidfd_getfd", "ptrace", "kcmp", "unshare", "setns", "mount"};
+  const char* unshare_env = getenv("CORDON_TEST_CONTAINER_UNSHARE");
+  const int allow_unshare = unshare_env != NULL && strcmp(unshare_env, "1") == 0;
   for (size_t i = 0; i < sizeof kEperm / sizeof kEperm[0]; ++i) {
+    if (allow_unshare && strcmp(kEperm[i], "unshare") == 0) continue;
     int nr = seccomp_syscall_resolve_name(kEperm[i]);
     if (nr == __NR_SCMP_ERROR || seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0) != 0) {
       return 125;

@@ -60,6 +60,7 @@
  *   probe inotify-event DIR (watches DIR, creates DIR/watched, reads the event;
  *     SIGALRM after 10 s if none comes)
  *   probe sys ...: one filesystem syscall as written (probe_sys.c)
+ *   probe udp ...: the tool's own UDP (probe_udp.c)
  * The f* forms open PATH read-only first. setflags/fssetxattr add the
  * "nodump" flag; they exit 101 when the filesystem has no such ioctl.
  */
@@ -102,6 +103,7 @@ static int open_ro(const char* path) { return open(path, O_RDONLY | O_CLOEXEC); 
 static const struct timeval kTimes[2] = {{1000000000, 0}, {1000000000, 0}};
 
 int probe_sys(int argc, char** argv);
+int probe_udp(int argc, char** argv);
 
 int main(int argc, char** argv) {
   if (argc > 3 && !strcmp(argv[1], "in")) {  // "in DIR OP...": OP run from DIR
@@ -122,6 +124,7 @@ int main(int argc, char** argv) {
   }
   if (argc < 2) return 100;
   if (!strcmp(argv[1], "sys")) return probe_sys(argc - 2, argv + 2);  /* probe_sys.c */
+  if (!strcmp(argv[1], "udp")) return probe_udp(argc - 2, argv + 2);  /* probe_udp.c */
   const char* op = argv[1];
   const char* a = argc > 2 ? argv[2] : "";
   const char* b = argc > 3 ? argv[3] : "";

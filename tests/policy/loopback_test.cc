@@ -210,5 +210,86 @@ TEST(Loopback, TheWebGrantsReachTheProxyOnly) {
   EXPECT_FALSE(DecideNet(none).allow) << "no proxy under none";
 }
 
+// UDP under a fenced mode: a socket of the run's private loopback may bind
+// and connect anywhere (nothing there reaches beyond it); any other UDP
+// socket, nowhere, not even to a loopback port with no TCP listener.
+TEST(Loopback, DatagramSocketsOfThePrivateLoopbackOnly) {
+  for (Network mode : {Network::kNone, Network::kPublicWeb, Network::kHosts}) {
+    for (NetOp op : {NetOp::kBind, NetOp::kConnect, NetOp::kListen}) {
+      for (const InetEndpoint& e :
+           {V4("127.0.0.1", 53), V4("0.0.0.0", 0), V6("::1", 9), V4("93.184.216.34", 53)}) {
+        NetRequest r = Connect(e, 0, 0);
+        r.mode = mode;
+        r.op = op;
+        r.datagram = true;
+        r.private_loopback = true;
+        EXPECT_TRUE(DecideNet(r).allow) << FormatEndpoint(e);
+        r.private_loopback = false;
+        NetDecision d = DecideNet(r);
+        EXPECT_FALSE(d.allow) << FormatEndpoint(e);
+        EXPECT_EQ(d.err, EACCES);
+        EXPECT_NE(d.why.find("private loopback"), std::string::npos) << d.why;
+      }
+    }
+  }
+  // The neighbour: a stream socket's connect is decided by its listeners.
+  NetRequest tcp = Connect(V4("127.0.0.1", 53), 1, 0);
+  tcp.private_loopback = true;
+  EXPECT_EQ(DecideNet(tcp).err, ECONNREFUSED);
+}
+
+DatagramSocketRequest Udp(uint64_t domain, uint64_t type, uint64_t protocol,
+                          Network mode = Network::kNone) {
+  DatagramSocketRequest r;
+  r.mode = mode;
+  r.domain = domain;
+  r.type = type;
+  r.protocol = protocol;
+  r.have_private_loopback = true;
+  return r;
+}
+
+TEST(Loopback, UdpSocketsAreMadeInThePrivateLoopback) {
+  for (Network mode : {Network::kNone, Network::kPublicWeb, Network::kHosts}) {
+    for (uint64_t domain : {AF_INET, AF_INET6}) {
+      for (uint64_t protocol : {uint64_t{0}, uint64_t{IPPROTO_UDP}}) {
+        DatagramSocketDecision d = DecideDatagramSocket(
+            Udp(domain, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol, mode));
+        EXPECT_TRUE(d.allow) << d.why;
+        EXPECT_EQ(d.domain, static_cast<int>(domain));
+        EXPECT_EQ(d.type, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC);
+        EXPECT_EQ(d.protocol, static_cast<int>(protocol));
+      }
+    }
+  }
+  // The kernel reads each register as an int.
+  EXPECT_TRUE(DecideDatagramSocket(Udp(uint64_t{1} << 32 | AF_INET, SOCK_DGRAM, 0)).allow);
+}
+
+TEST(Loopback, OtherDatagramSocketsAreRefused) {
+  for (int protocol :
+       {int{IPPROTO_ICMP}, int{IPPROTO_ICMPV6}, int{IPPROTO_UDPLITE}, int{IPPROTO_TCP}, 255}) {
+    DatagramSocketDecision d =
+        DecideDatagramSocket(Udp(AF_INET, SOCK_DGRAM, static_cast<uint64_t>(protocol)));
+    EXPECT_FALSE(d.allow) << protocol;
+    EXPECT_EQ(d.err, EPERM) << protocol;
+  }
+  EXPECT_EQ(DecideDatagramSocket(Udp(AF_INET, SOCK_RAW, 0)).err, EPERM);
+  EXPECT_EQ(DecideDatagramSocket(Udp(AF_INET, SOCK_STREAM, 0)).err, EPERM);
+  EXPECT_EQ(DecideDatagramSocket(Udp(AF_UNIX, SOCK_DGRAM, 0)).err, EPERM);
+  EXPECT_EQ(DecideDatagramSocket(Udp(AF_INET, SOCK_DGRAM | 0x100, 0)).err, EINVAL);
+  // Under allow the tool makes its own: nothing is made here.
+  EXPECT_FALSE(DecideDatagramSocket(Udp(AF_INET, SOCK_DGRAM, 0, Network::kAllow)).allow);
+  // No namespace: refused, saying why and what would open it.
+  DatagramSocketRequest r = Udp(AF_INET6, SOCK_DGRAM, 0);
+  r.have_private_loopback = false;
+  r.no_private_loopback = "unshare: Operation not permitted";
+  DatagramSocketDecision d = DecideDatagramSocket(r);
+  EXPECT_FALSE(d.allow);
+  EXPECT_EQ(d.err, EPERM);
+  EXPECT_NE(d.why.find("unshare: Operation not permitted"), std::string::npos) << d.why;
+  EXPECT_NE(d.hint.find("--network allow"), std::string::npos) << d.hint;
+}
+
 }  // namespace
 }  // namespace cordon::policy

@@ -299,9 +299,10 @@ TEST(ToolFilterProgram, SocketNamesNotifyAndUnixDatagramsAreRefused) {
                 uapi::kSeccompRetAllow)
           << v;
     }
-    // Other families' datagrams are the network's: open under allow only.
+    // Other families' datagrams are the network's: open under allow; under
+    // none the supervisor makes UDP in the run's private loopback.
     EXPECT_EQ(action(Call(SYS_socket, {AF_INET, SOCK_DGRAM, 0, kPathPointer})),
-              none ? eperm : uapi::kSeccompRetAllow)
+              none ? uapi::kSeccompRetUserNotif : uapi::kSeccompRetAllow)
         << v;
     // Under none: TCP for the tool's own loopback (policy/loopback.h), and
     // nothing else of the inet families.
@@ -311,9 +312,29 @@ TEST(ToolFilterProgram, SocketNamesNotifyAndUnixDatagramsAreRefused) {
         EXPECT_EQ(action(Call(SYS_socket, {family, SOCK_STREAM | SOCK_CLOEXEC, proto})), allow)
             << v;
       }
-      for (uint64_t type : {uint64_t{SOCK_DGRAM}, uint64_t{SOCK_RAW}, uint64_t{SOCK_SEQPACKET},
-                            uint64_t{SOCK_DCCP}, uint64_t{SOCK_PACKET}, uint64_t{0}}) {
+      for (uint64_t type : {uint64_t{SOCK_RAW}, uint64_t{SOCK_SEQPACKET}, uint64_t{SOCK_DCCP},
+                            uint64_t{SOCK_PACKET}, uint64_t{0}}) {
         EXPECT_EQ(action(Call(SYS_socket, {family, type, 0})), none ? eperm : allow) << v;
+      }
+      // UDP goes to the supervisor (its private loopback), flags or not;
+      // every other datagram protocol (ICMP ping, UDP-Lite) is refused.
+      const uint32_t notif = uapi::kSeccompRetUserNotif;
+      for (uint64_t type :
+           {uint64_t{SOCK_DGRAM}, uint64_t{SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC},
+            kHighBits | SOCK_DGRAM}) {
+        for (uint64_t proto : {uint64_t{0}, uint64_t{IPPROTO_UDP}}) {
+          EXPECT_EQ(action(Call(SYS_socket, {family, type, proto})), none ? notif : allow)
+              << v << " " << type << " " << proto;
+        }
+      }
+      for (uint64_t proto = 1; proto < 300; ++proto) {
+        if (proto == IPPROTO_UDP) continue;
+        EXPECT_EQ(action(Call(SYS_socket, {family, SOCK_DGRAM, proto})), none ? eperm : allow)
+            << v << " " << proto;
+      }
+      for (uint64_t proto : {kHighBits, kHighBits | IPPROTO_UDP, uint64_t{0xffffffff00000000}}) {
+        EXPECT_EQ(action(Call(SYS_socket, {family, SOCK_DGRAM, proto})), none ? eperm : allow)
+            << v << " " << proto;
       }
       for (uint64_t proto : {uint64_t{1}, uint64_t{IPPROTO_UDP}, uint64_t{IPPROTO_SCTP},
                              uint64_t{262}, kHighBits | IPPROTO_TCP}) {

@@ -124,15 +124,20 @@ TEST(ToolFilter, EveryWriteBitOfAnOpenIsNotifiedAndReadOnlyOpensAreNot) {
 }
 
 // Network none: TCP for the tool's own loopback (its connect, bind and
-// listen go to the supervisor), no UDP or raw socket.
+// listen go to the supervisor), UDP made by the supervisor (notified: with
+// the listener closed the kernel answers ENOSYS), no ping or raw socket.
 TEST(ToolFilter, NetworkNoneRefusesInetSocketsButTcpAndUnix) {
   auto udp = [] { return static_cast<long>(::socket(AF_INET, SOCK_DGRAM, 0)); };
-  auto udp6 = [] { return static_cast<long>(::socket(AF_INET6, SOCK_DGRAM, 0)); };
+  auto udp6 = [] { return static_cast<long>(::socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDP)); };
+  auto ping = [] { return static_cast<long>(::socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP)); };
+  auto raw = [] { return static_cast<long>(::socket(AF_INET6, SOCK_RAW, IPPROTO_UDP)); };
   auto tcp = [] { return static_cast<long>(::socket(AF_INET, SOCK_STREAM, 0)); };
   auto tcp6 = [] { return static_cast<long>(::socket(AF_INET6, SOCK_STREAM, IPPROTO_TCP)); };
   auto unix_ = [] { return static_cast<long>(::socket(AF_UNIX, SOCK_STREAM, 0)); };
-  EXPECT_EXIT(Filtered(kNone, udp), ExitedWithCode(EPERM), "");
-  EXPECT_EXIT(Filtered(kNone, udp6), ExitedWithCode(EPERM), "");
+  EXPECT_EXIT(Unserved(udp), ExitedWithCode(ENOSYS), "");
+  EXPECT_EXIT(Unserved(udp6), ExitedWithCode(ENOSYS), "");
+  EXPECT_EXIT(Filtered(kNone, ping), ExitedWithCode(EPERM), "");
+  EXPECT_EXIT(Filtered(kNone, raw), ExitedWithCode(EPERM), "");
   EXPECT_EXIT(Filtered(kNone, tcp), ExitedWithCode(0), "");
   EXPECT_EXIT(Filtered(kNone, tcp6), ExitedWithCode(0), "");
   EXPECT_EXIT(Filtered(kNone, unix_), ExitedWithCode(0), "");
