@@ -14,8 +14,10 @@ constexpr std::string_view kMagic = "cordon-scan-cache 1";
 constexpr struct {
   ScannedKind kind;
   std::string_view name;
-} kKinds[] = {{ScannedKind::kLinkedFile, "linked"}, {ScannedKind::kCharDevice, "chr"},
-              {ScannedKind::kBlockDevice, "blk"},   {ScannedKind::kFifo, "fifo"},
+} kKinds[] = {{ScannedKind::kLinkedFile, "linked"},
+              {ScannedKind::kCharDevice, "chr"},
+              {ScannedKind::kBlockDevice, "blk"},
+              {ScannedKind::kFifo, "fifo"},
               {ScannedKind::kSocket, "sock"}};
 
 std::string_view KindWord(ScannedKind k) {
@@ -52,7 +54,9 @@ class Line {
     return true;
   }
   template <class T>
-  bool NumberThenSpace(T* out) { return Number(out) && Space(); }
+  bool NumberThenSpace(T* out) {
+    return Number(out) && Space();
+  }
   // LEN:BYTES, the last thing on its line (the newline is the caller's).
   bool String(std::string* out) {
     std::size_t len = 0;
@@ -182,6 +186,17 @@ std::optional<ScanCache> ParseScanCache(std::string_view text, std::string* why)
   if (!text.starts_with(kMagic) || text.size() == kMagic.size() || text[kMagic.size()] != '\n') {
     Fail(why, "not a scan cache of this version");
     return std::nullopt;
+  }
+  // The end line's count, read ahead to size the directories once (a
+  // hint only: the count is checked below, when the end line is parsed).
+  // A dir line is longer than kMinDirLine, so a forged count asks no more
+  // than the text could hold.
+  if (const std::size_t at = text.rfind("\nend "); at != std::string_view::npos) {
+    constexpr std::size_t kMinDirLine = 20;
+    std::size_t n = 0;
+    const char* first = text.data() + at + 5;
+    std::from_chars(first, text.data() + text.size(), n);
+    c.dirs.reserve(std::min(n, text.size() / kMinDirLine));
   }
   Line l(text.substr(kMagic.size() + 1));
   if (!l.Word("workspace") || !l.String(&c.workspace) || !l.End() || c.workspace.empty() ||

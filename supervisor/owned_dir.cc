@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace cordon::supervisor {
@@ -19,13 +20,15 @@ Result<Fd> OpenDirAt(int dir, const std::string& name) {
 Status CheckOwned(int fd, uid_t uid, const std::string& what, mode_t type) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return Errno("fstat", what);
-  if ((st.st_mode & S_IFMT) != type) return SysError{ENOTDIR, "check", what + " has the wrong type"};
+  if ((st.st_mode & S_IFMT) != type)
+    return SysError{ENOTDIR, "check", what + " has the wrong type"};
   if (st.st_uid != uid) {
-    return SysError{EPERM, "check",
-                    what + " is owned by uid " + std::to_string(st.st_uid) + ", not " +
-                        std::to_string(uid)};
+    return SysError{
+        EPERM, "check",
+        what + " is owned by uid " + std::to_string(st.st_uid) + ", not " + std::to_string(uid)};
   }
-  if ((st.st_mode & 022) != 0) return SysError{EPERM, "check", what + " is group or world writable"};
+  if ((st.st_mode & 022) != 0)
+    return SysError{EPERM, "check", what + " is group or world writable"};
   return Ok();
 }
 
@@ -39,15 +42,28 @@ Result<Fd> EnsureDirAt(int dir, const std::string& name, uid_t uid, const std::s
 }
 
 Result<std::string> ReadSmallFile(int fd, const std::string& what, size_t max_bytes) {
+  // Read straight into the string, sized from fstat when it can be (a
+  // launch reads its scan cache, a few hundred KiB: one read, not one per
+  // 4 KiB, and no copy as the string grows). The size is a hint only: the
+  // read goes on until the end of the file, whatever fstat said.
+  struct stat st;
+  size_t want = 4096;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    want = std::min(static_cast<size_t>(st.st_size), max_bytes) + 1;
+  }
   std::string text;
-  char buf[4096];
+  size_t have = 0;
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (text.size() - have < 1) text.resize(std::max(have + want, text.size() * 2));
+    ssize_t n = ::read(fd, text.data() + have, text.size() - have);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Errno("read", what);
-    if (n == 0) return text;
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > max_bytes) {
+    if (n == 0) {
+      text.resize(have);
+      return text;
+    }
+    have += static_cast<size_t>(n);
+    if (have > max_bytes) {
       return SysError{EFBIG, "read", what + " is too large"};
     }
   }
@@ -98,7 +114,9 @@ Result<OwnedDir> OpenOwnedDirPath(std::string root, const std::string& what) {
         return Errno("mkdir", part + " (" + what + " " + root + ")");
       }
       Result<Fd> made = OpenDirAt(dir.get(), part);
-      if (!made) return SysError{made.error().err, what.c_str(), root + ": " + part + " is not a real directory"};
+      if (!made)
+        return SysError{made.error().err, what.c_str(),
+                        root + ": " + part + " is not a real directory"};
       if (Status s = CheckOwned(made->get(), uid, part, S_IFDIR); !s) return s.error();
       next = std::move(*made);
     } else if (!next) {

@@ -24,18 +24,21 @@ namespace {
 // whose name says it began after the cutoff is not opened (a run's name is
 // made before its start is recorded), so the cost is a listing, not a read
 // of every run's meta.json (2,313 runs made it ~45 ms a launch).
-void PruneOldRuns(const supervisor::JournalPlace& place, const std::string& workspace, size_t days) {
+void PruneOldRuns(const supervisor::JournalPlace& place, const std::string& workspace,
+                  size_t days) {
   const int64_t cutoff = std::time(nullptr) - static_cast<int64_t>(days) * 86400;
   for (const supervisor::RunSummary& r : supervisor::ListRuns(place, cutoff)) {
     if (!r.meta || r.meta->workspace != workspace || r.meta->started_s >= cutoff) continue;
     if (Status s = supervisor::RemoveRun(place, r.id); !s) {
-      spdlog::warn("run {}: its journal is older than limits.journalDays ({}) but could not be "
-                   "removed: {}",
-                   r.id, days, Describe(s.error()));
+      spdlog::warn(
+          "run {}: its journal is older than limits.journalDays ({}) but could not be "
+          "removed: {}",
+          r.id, days, Describe(s.error()));
     } else {
-      spdlog::warn("removed the journal of run {} ({} days old, limits.journalDays = {}): it can "
-                   "no longer be undone",
-                   r.id, (std::time(nullptr) - r.meta->started_s) / 86400, days);
+      spdlog::warn(
+          "removed the journal of run {} ({} days old, limits.journalDays = {}): it can "
+          "no longer be undone",
+          r.id, (std::time(nullptr) - r.meta->started_s) / 86400, days);
     }
   }
 }
@@ -66,8 +69,12 @@ std::set<std::string> JournalPlacesOnMachine(const std::string& workspace,
                                              std::set<std::string>& missing) {
   std::set<std::string> out;
   auto add = [&](const std::string& path) {
+    // Where lstat fails realpath does too (the same lookups, and realpath
+    // also needs the last one to exist): one syscall for the usual answer,
+    // no journal on that mount, where realpath reads every component.
+    struct stat st;
     char real[PATH_MAX];
-    if (::realpath(path.c_str(), real) != nullptr) {
+    if (::lstat(path.c_str(), &st) == 0 && ::realpath(path.c_str(), real) != nullptr) {
       out.insert(real);
       return true;
     }
@@ -124,9 +131,10 @@ std::shared_ptr<supervisor::Journal> OpenJournal(policy::Policy& p,
     return nullptr;
   }
   auto fall_back = [&](const std::string& why) -> std::shared_ptr<supervisor::Journal> {
-    spdlog::warn("this run is not recoverable ({}): deleting or replacing a file that existed "
-                 "before the run needs approval (sensitive.delete \"ask\")",
-                 why);
+    spdlog::warn(
+        "this run is not recoverable ({}): deleting or replacing a file that existed "
+        "before the run needs approval (sensitive.delete \"ask\")",
+        why);
     p.sensitive_delete = policy::SensitiveDelete::kAsk;
     return nullptr;
   };
@@ -176,19 +184,22 @@ void CloseRunJournal(const std::shared_ptr<supervisor::Journal>& j, const policy
   Fd ws(::open(p.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   Status sealed = ws ? j->Seal(ws.get(), status) : Status(Errno("open", p.workspace));
   if (!sealed) {
-    spdlog::error("run {}: the journal's end could not be written ({}); cordon undo can still "
-                  "take it back, without telling later changes apart",
-                  j->meta().id, Describe(sealed.error()));
+    spdlog::error(
+        "run {}: the journal's end could not be written ({}); cordon undo can still "
+        "take it back, without telling later changes apart",
+        j->meta().id, Describe(sealed.error()));
   }
   if (stats.kept > 0) {
-    spdlog::info("run {} kept {} file(s) of yours before changing them: `cordon runs show {}` "
-                 "lists its changes, `cordon undo {}` takes them back",
-                 j->meta().id, stats.kept, j->meta().id, j->meta().id);
+    spdlog::info(
+        "run {} kept {} file(s) of yours before changing them: `cordon runs show {}` "
+        "lists its changes, `cordon undo {}` takes them back",
+        j->meta().id, stats.kept, j->meta().id, j->meta().id);
   }
   if (stats.refused_at_bound > 0) {
-    spdlog::warn("run {}: {} change(s) were refused because the journal reached its bound "
-                 "(limits.journalBytes)",
-                 j->meta().id, stats.refused_at_bound);
+    spdlog::warn(
+        "run {}: {} change(s) were refused because the journal reached its bound "
+        "(limits.journalBytes)",
+        j->meta().id, stats.refused_at_bound);
   }
 }
 

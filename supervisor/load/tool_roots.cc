@@ -14,6 +14,7 @@
 #include "base/fd.h"
 #include "policy/tool_roots.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/load/path_resolver.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -25,8 +26,10 @@ bool IsDir(const std::string& path) {
 
 class Granter {
  public:
-  Granter(policy::Policy& p, policy::ToolRootContext ctx)
-      : p_(p), ctx_(std::move(ctx)), rules_(policy::EffectiveRules(p, "")) {}
+  Granter(policy::Policy& p, policy::ToolRootContext ctx, PathResolver& resolve)
+      : p_(p), ctx_(std::move(ctx)), rules_(policy::EffectiveRules(p, "")), resolve_(resolve) {}
+
+  PathResolver& resolve() { return resolve_; }
 
   std::vector<std::string> warnings;
 
@@ -51,7 +54,7 @@ class Granter {
     if (tr.roots.empty() && found != real) tr = policy::ToolchainRootOf(found, ctx_);
     bool granted = false;
     for (const std::string& root : tr.roots) {
-      std::string r = RealPathOrEmpty(root);
+      std::string r = resolve_.RealOrEmpty(root);
       if (r.empty() || !IsDir(r) || policy::WideningRefusal(r, ctx_) != nullptr) continue;
       Grant(r, std::string("toolchain root (") + tr.layout + ") of " + what);
       granted = true;
@@ -63,6 +66,7 @@ class Granter {
   policy::Policy& p_;
   policy::ToolRootContext ctx_;
   std::vector<policy::PathRule> rules_;
+  PathResolver& resolve_;
 };
 
 std::vector<std::string> SplitPath(const std::string& path_env) {
@@ -106,7 +110,7 @@ std::string FirstLine(const std::string& path) {
 std::string GrantExecutable(Granter& g, const std::string& file, const std::string& what,
                             const std::string& source) {
   int err = 0;
-  std::string real = RealPathOrEmpty(file, &err);
+  std::string real = g.resolve().RealOrEmpty(file, &err);
   if (real.empty()) {
     if (err == ELOOP) g.warnings.push_back(file + " (" + what + ") is a symlink loop: not granted");
     return {};
@@ -118,19 +122,23 @@ std::string GrantExecutable(Granter& g, const std::string& file, const std::stri
 }  // namespace
 
 std::vector<std::string> AddToolRoots(policy::Policy& p, const ToolRootsInput& in) {
+  // PATH's entries and their roots share prefixes: each is resolved once.
+  PathResolver resolve;
   policy::ToolRootContext ctx;
   ctx.home = CanonicalHome(in.home);
   if (ctx.home.empty() && !in.home.empty() && in.home[0] == '/') {
     ctx.home = in.home;  // unreadable: never granted all the same
   }
   if (!in.runner_tool_cache.empty() && in.runner_tool_cache[0] == '/') {
-    ctx.runner_tool_cache = RealPathOrEmpty(in.runner_tool_cache);
+    ctx.runner_tool_cache = resolve.RealOrEmpty(in.runner_tool_cache);
   }
   for (const auto& [name, value] : in.env_dirs) {
     if (value.empty() || value[0] != '/') continue;  // relative: names nothing of its own
-    if (std::string real = RealPathOrEmpty(value); !real.empty()) ctx.env_dirs.emplace_back(name, real);
+    if (std::string real = resolve.RealOrEmpty(value); !real.empty()) {
+      ctx.env_dirs.emplace_back(name, real);
+    }
   }
-  Granter g(p, ctx);
+  Granter g(p, ctx, resolve);
   const std::vector<std::string> dirs = SplitPath(in.path_env);
   std::set<std::string> seen;
   for (const std::string& d : dirs) {
@@ -138,7 +146,7 @@ std::vector<std::string> AddToolRoots(policy::Policy& p, const ToolRootsInput& i
     // nothing beyond what the workspace already gives.
     if (d.empty() || d[0] != '/') continue;
     int err = 0;
-    std::string real = RealPathOrEmpty(d, &err);
+    std::string real = resolve.RealOrEmpty(d, &err);
     if (real.empty()) {
       if (err == ELOOP) g.warnings.push_back("PATH entry " + d + " is a symlink loop: not granted");
       continue;  // missing: nothing to grant, nothing to say

@@ -5,11 +5,10 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include <ctime>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -24,11 +23,11 @@
 namespace cordon::supervisor {
 namespace {
 
-using policy::ScannedKind;
-using policy::ScannedEntry;
 using policy::CachedDir;
 using policy::CachedFlag;
 using policy::CachedMatch;
+using policy::ScannedEntry;
+using policy::ScannedKind;
 
 policy::StatTimes TimesOf(const struct stat& st) {
   return {st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
@@ -37,11 +36,20 @@ policy::StatTimes TimesOf(const struct stat& st) {
 // The kind the scan lists a special file as, from its d_type.
 bool Special(unsigned char d_type, ScannedKind* kind) {
   switch (d_type) {
-    case DT_CHR: *kind = ScannedKind::kCharDevice; return true;
-    case DT_BLK: *kind = ScannedKind::kBlockDevice; return true;
-    case DT_FIFO: *kind = ScannedKind::kFifo; return true;
-    case DT_SOCK: *kind = ScannedKind::kSocket; return true;
-    default: return false;
+    case DT_CHR:
+      *kind = ScannedKind::kCharDevice;
+      return true;
+    case DT_BLK:
+      *kind = ScannedKind::kBlockDevice;
+      return true;
+    case DT_FIFO:
+      *kind = ScannedKind::kFifo;
+      return true;
+    case DT_SOCK:
+      *kind = ScannedKind::kSocket;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -62,14 +70,20 @@ unsigned char TypeOf(mode_t mode) {
 // WalkQueue::kTarget directories wait: a small workspace pays no thread.
 class Scan {
  public:
-  Scan(const std::string& workspace, const std::vector<std::string>& globs,
-       std::size_t max_entries, std::size_t max_depth, const policy::ScanCache* cache,
-       std::int64_t start_s)
-      : workspace_(workspace), globs_(globs), max_entries_(max_entries), max_depth_(max_depth),
+  Scan(const std::string& workspace, const std::vector<std::string>& globs, std::size_t max_entries,
+       std::size_t max_depth, const policy::ScanCache* cache, std::int64_t start_s)
+      : workspace_(workspace),
+        globs_(globs),
+        max_entries_(max_entries),
+        max_depth_(max_depth),
         start_s_(start_s) {
     if (cache == nullptr) return;
     cached_.reserve(cache->dirs.size());
     for (const CachedDir& d : cache->dirs) cached_.emplace(d.rel, &d);
+    // A tree the cache says is big gets its second walker at once, not
+    // once kTarget directories wait: a warm scan is a stat a directory,
+    // and two walkers halve it from the start.
+    eager_ = cache->dirs.size() >= kEagerDirs;
   }
   Scan(const Scan&) = delete;
   Scan& operator=(const Scan&) = delete;
@@ -132,14 +146,16 @@ class Scan {
   const std::vector<std::string>& globs_;
   const std::size_t max_entries_, max_depth_;
   const std::int64_t start_s_;
+  static constexpr std::size_t kEagerDirs = 256;
+  bool eager_ = false;
   std::unordered_map<std::string_view, const CachedDir*> cached_;  // read-only once walking
-  std::vector<const CachedDir*> kept_;  // guarded by mu_
+  std::vector<const CachedDir*> kept_;                             // guarded by mu_
   WalkQueue queue_;
   std::atomic<std::size_t> entries_{0};
   std::mutex mu_;
-  LaunchScan out_;  // guarded by mu_
+  LaunchScan out_;        // guarded by mu_
   bool changed_ = false;  // guarded by mu_
-  SecondWalker second_;  // started by the caller's walker only
+  SecondWalker second_;   // started by the caller's walker only
 };
 
 // One thread's walk, depth first, each directory opened beneath its
@@ -162,7 +178,14 @@ class ScanWalker {
  private:
   std::string Abs(const std::string& rel) const { return scan_.workspace() + "/" + rel; }
   static std::string Child(const std::string& rel, std::string_view name) {
-    return rel.empty() ? std::string(name) : rel + "/" + std::string(name);
+    std::string out;
+    SetChild(out, rel, name);
+    return out;
+  }
+  static void SetChild(std::string& out, const std::string& rel, std::string_view name) {
+    out.assign(rel);
+    if (!rel.empty()) out += '/';
+    out += name;
   }
 
   void DenyLinkTarget(const std::string& path) {
@@ -203,8 +226,8 @@ class ScanWalker {
   // with more than one name; returns its type (a stat only for regular
   // files and entries the listing does not type), DT_UNKNOWN when gone.
   unsigned char Classify(int fd, CachedDir& d, const dirent64& e, const std::string& child) {
-    if (e.d_type != DT_REG && e.d_type != DT_UNKNOWN && e.d_type != DT_CHR &&
-        e.d_type != DT_BLK && e.d_type != DT_FIFO && e.d_type != DT_SOCK) {
+    if (e.d_type != DT_REG && e.d_type != DT_UNKNOWN && e.d_type != DT_CHR && e.d_type != DT_BLK &&
+        e.d_type != DT_FIFO && e.d_type != DT_SOCK) {
       return e.d_type;
     }
     struct stat st;
@@ -234,9 +257,10 @@ class ScanWalker {
     const bool reused = old != nullptr && old->dev == d.dev && old->ino == d.ino &&
                         old->times == d.times && Reuse(fd, *old, d, depth);
     if (!reused && !List(fd, short_read_ends, d, depth)) return;
+    std::string child;  // one buffer for the loop (no allocation a subdirectory)
     for (const std::string& name : reused ? old->subdirs : d.subdirs) {
       if (scan_.queue().stopped()) return;
-      std::string child = Child(rel, name);
+      SetChild(child, rel, name);
       if (ReuseLeaf(fd, name, child, depth + 1)) continue;
       Subdir sub = OpenSubdir(fd, name.c_str(), short_read_ends);
       if (!sub.fd) {
@@ -280,6 +304,18 @@ class ScanWalker {
         st.st_dev != old->dev || st.st_ino != old->ino || TimesOf(st) != old->times) {
       return false;
     }
+    if (old->matches.empty()) {
+      // Nothing of it to list or flag: Reuse and Keep without a record
+      // to copy it into (most directories of a tree are such leaves).
+      ++reused_;
+      if (!scan_.CountEntries(old->entries)) return true;
+      if (depth > scan_.max_depth() && old->entries > 0) {
+        DeeperThanBound(child);
+        return true;
+      }
+      kept_.push_back(old);
+      return true;
+    }
     CachedDir d;
     d.rel = child;
     d.dev = old->dev;
@@ -288,6 +324,11 @@ class ScanWalker {
     Reuse(-1, *old, d, depth);
     Keep(old, std::move(d));
     return true;
+  }
+
+  void DeeperThanBound(const std::string& rel) {
+    scan_.Problem("the workspace is deeper than " + std::to_string(scan_.max_depth()) +
+                  " levels in '" + rel + "'; raise limits.treeDepth in the policy");
   }
 
   // Lists the directory into `d`; false when the scan stops.
@@ -324,8 +365,8 @@ class ScanWalker {
 
   // Takes the unchanged directory from the cache: its entries counted, its
   // flagged entries stat'ed again, its matches as they were (its
-  // subdirectories are the cached ones). False (nothing taken) when a flagged name no longer names the
-  // inode recorded, or no longer a flaggable one: then it is listed.
+  // subdirectories are the cached ones). False (nothing taken) when a flagged name no longer names
+  // the inode recorded, or no longer a flaggable one: then it is listed.
   bool Reuse(int fd, const CachedDir& old, CachedDir& d, std::size_t depth) {
     std::vector<std::pair<const CachedFlag*, struct stat>> now;
     for (const CachedFlag& f : old.flagged) {
@@ -340,8 +381,7 @@ class ScanWalker {
     if (!scan_.CountEntries(old.entries)) return true;
     d.entries = old.entries;
     if (depth > scan_.max_depth() && old.entries > 0) {
-      scan_.Problem("the workspace is deeper than " + std::to_string(scan_.max_depth()) +
-                    " levels in '" + d.rel + "'; raise limits.treeDepth in the policy");
+      DeeperThanBound(d.rel);
       return true;
     }
     // A link count that moved shows in d.flagged (Keep).
@@ -363,7 +403,10 @@ class ScanWalker {
 
 void Scan::Share(PendingDir dir, bool may_start) {
   std::size_t queued = queue_.Push(std::move(dir));
-  if (may_start) second_.MaybeStart(queued, [this] { ScanWalker(*this, false).Work(); });
+  if (may_start) {
+    second_.MaybeStart(eager_ ? WalkQueue::kTarget : queued,
+                       [this] { ScanWalker(*this, false).Work(); });
+  }
 }
 
 }  // namespace
@@ -402,8 +445,9 @@ LaunchScan ScanWorkspace(const std::string& workspace, const std::vector<std::st
   // The order the walkers found them in is not the tree's: sort for explain.
   std::sort(out.entries.begin(), out.entries.end(),
             [](const ScannedEntry& a, const ScannedEntry& b) { return a.path < b.path; });
-  if (out.changed) std::sort(out.dirs.begin(), out.dirs.end(),
-            [](const policy::CachedDir& a, const policy::CachedDir& b) { return a.rel < b.rel; });
+  if (out.changed)
+    std::sort(out.dirs.begin(), out.dirs.end(),
+              [](const policy::CachedDir& a, const policy::CachedDir& b) { return a.rel < b.rel; });
   return out;
 }
 

@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/fd.h"
@@ -25,8 +25,8 @@
 namespace cordon::supervisor {
 namespace {
 
-using ::cordon::policy::ScannedKind;
 using ::cordon::policy::ScannedEntry;
+using ::cordon::policy::ScannedKind;
 using ::cordon::testing::ScratchTree;
 using ::cordon::testing::WriteFile;
 using ::testing::ElementsAre;
@@ -99,7 +99,6 @@ TEST(ScanWorkspace, PastItsBoundItSaysSo) {
   EXPECT_EQ(ScanWorkspace(t.ws(), {}, 10, 64).problem, "");
 }
 
-
 // The cache (policy/scan_cache.h). A scan that "starts" ten seconds from
 // now takes every directory made by the test as settled
 // (policy::SettledBefore), as a real workspace's directories are.
@@ -140,6 +139,25 @@ TEST(ScanWorkspaceCache, ASecondScanOfAnUnchangedTreeListsNoDirectory) {
               HasSubstr("more than 4 entries; raise limits.scanEntries"));
   EXPECT_THAT(ScanWorkspace(t.ws(), {}, 1000, 1, Later(&cache)).problem,
               HasSubstr("raise limits.treeDepth"));
+}
+
+// A leaf (no subdirectory, nothing flagged) is taken from the cache on a
+// stat through its parent: its entries still count against both bounds.
+TEST(ScanWorkspaceCache, ALeafTakenFromTheCacheStillCountsAgainstTheBounds) {
+  ScratchTree t;
+  ASSERT_EQ(::mkdir(t.Ws("c").c_str(), 0755), 0);
+  WriteFile(t.Ws("c/file"), "x");
+  LaunchScan first = ScanWorkspace(t.ws(), {}, 1000, 64, Later(nullptr));
+  ASSERT_EQ(first.problem, "");
+  const policy::ScanCache cache = CacheOf(t.ws(), first);
+  LaunchScan again = ScanWorkspace(t.ws(), {}, 1000, 64, Later(&cache));
+  EXPECT_EQ(again.problem, "");
+  EXPECT_EQ(again.dirs_listed, 0u);
+  EXPECT_EQ(again.dirs_reused, 2u);
+  EXPECT_THAT(ScanWorkspace(t.ws(), {}, 1000, 1, Later(&cache)).problem,
+              HasSubstr("deeper than 1 levels in 'c'; raise limits.treeDepth"));
+  EXPECT_THAT(ScanWorkspace(t.ws(), {}, 1, 64, Later(&cache)).problem,
+              HasSubstr("more than 1 entries; raise limits.scanEntries"));
 }
 
 TEST(ScanWorkspaceCache, ALinkPlantedInAnUnchangedDirectoryIsCaughtByTheNextScan) {
