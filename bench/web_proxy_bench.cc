@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,10 +36,11 @@ class FixedResolver final : public supervisor::Resolver {
   }
 };
 
-// Answers every request on its connection with `/N`'s N bytes, then closes.
-class Server {
+// A listener on 127.0.0.1 (a port of the kernel's choosing) that hands
+// each connection to `serve` on a thread of its own.
+class Listener {
  public:
-  Server() : body_(1 << 20, 'x') {
+  explicit Listener(std::function<void(int)> serve) : serve_(std::move(serve)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -50,7 +52,7 @@ class Server {
     port_ = ntohs(a.sin_port);
     thread_ = std::thread([this] { Loop(); });
   }
-  ~Server() {
+  ~Listener() {
     stop_ = true;
     ::shutdown(fd_, SHUT_RDWR);
     thread_.join();
@@ -63,9 +65,23 @@ class Server {
     while (!stop_) {
       int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (c < 0) continue;
-      std::thread([this, c] { Serve(c); }).detach();
+      std::thread([this, c] { serve_(c); }).detach();
     }
   }
+  std::function<void(int)> serve_;
+  int fd_;
+  int port_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Answers every request on its connection with `/N`'s N bytes, then closes.
+class Server {
+ public:
+  Server() : body_(1 << 20, 'x'), listener_([this](int c) { Serve(c); }) {}
+  int port() const { return listener_.port(); }
+
+ private:
   void Serve(int c) {
     std::string req;
     char buf[4096];
@@ -87,11 +103,8 @@ class Server {
     }
     ::close(c);
   }
-  int fd_;
-  int port_;
   std::string body_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  Listener listener_;  // last: it serves with the members above
 };
 
 // The floor: the least a relaying process does, and nothing cordon's proxy
@@ -105,34 +118,11 @@ class Server {
 // direct is what carrying every byte through a third process costs.
 class FloorRelay {
  public:
-  FloorRelay(int server_port, bool splice) : server_port_(server_port), splice_(splice) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), len);
-    ::listen(fd_, 128);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~FloorRelay() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    thread_.join();
-    ::close(fd_);
-  }
-  int port() const { return port_; }
+  FloorRelay(int server_port, bool splice)
+      : server_port_(server_port), splice_(splice), listener_([this](int c) { Relay(c); }) {}
+  int port() const { return listener_.port(); }
 
  private:
-  void Loop() {
-    while (!stop_) {
-      int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) continue;
-      std::thread([this, c] { Relay(c); }).detach();
-    }
-  }
   void Relay(int c) {
     std::vector<char> buf(256 * 1024);  // the proxy's chunk
     std::string head;
@@ -177,10 +167,7 @@ class FloorRelay {
   }
   int server_port_;
   bool splice_;
-  int fd_;
-  int port_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  Listener listener_;  // last: it serves with the members above
 };
 
 Server* g_server;

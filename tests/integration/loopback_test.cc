@@ -96,8 +96,6 @@ elif mode == 'refused':  # what stays refused under none
     print('fastopen', name(lambda: fo.sendto(b'x', 0x20000000, srv.getsockname()[:2])))
 )PY";
 
-bool HavePython() { return ::access("/usr/bin/python3", X_OK) == 0; }
-
 // A listener of the host: this process, on loopback, non-blocking so the
 // test can ask whether anyone connected. `port` 0: any.
 Fd HostListener(bool v6, int port = 0) {

@@ -145,7 +145,7 @@ TEST_F(PreloadRun, CopyMoveRemoveOutsideRefusedInsideWork) {
 }
 
 TEST_F(PreloadRun, PythonIsRefusedOutsideAndWritesInside) {
-  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  if (!HavePython()) GTEST_SKIP() << "no /usr/bin/python3";
   RunResult r = Run({"/usr/bin/python3", "-S", "-c",
                      "open('made.txt','w').write('py\\n')\n"
                      "try:\n  open('" + t_.Out("py.txt") + "','w')\nexcept PermissionError:\n"
@@ -162,8 +162,7 @@ TEST_F(PreloadRun, PythonIsRefusedOutsideAndWritesInside) {
 // multiprocessing's locks and queues are POSIX semaphores in /dev/shm: a
 // process pool works under the strict default, read-only profile included.
 TEST_F(PreloadRun, PythonProcessPoolsWork) {
-  if (::access("/usr/bin/python3", X_OK) != 0)
-    GTEST_SKIP() << "SKIPPED LOUDLY: no /usr/bin/python3";
+  if (!HavePython()) GTEST_SKIP() << "SKIPPED LOUDLY: no /usr/bin/python3";
   RunResult r = Run({"/usr/bin/python3", "-c",
                      "import multiprocessing as mp, concurrent.futures as cf\n"
                      "def sq(x): return x * x\n"

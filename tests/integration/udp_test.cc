@@ -166,8 +166,6 @@ elif mode == 'send':
     print('sent')
 )PY";
 
-bool HavePython() { return ::access("/usr/bin/python3", X_OK) == 0; }
-
 class UdpPythonTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {

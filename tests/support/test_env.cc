@@ -187,4 +187,6 @@ std::string ProbeDir() {
   return p.substr(0, p.rfind('/'));
 }
 
+bool HavePython() { return ::access("/usr/bin/python3", X_OK) == 0; }
+
 }  // namespace cordon::testing

@@ -76,6 +76,10 @@ std::string RunTmpdir(int cordon);
 // What every private TMPDIR's path starts with: /tmp/cordon-runs-UID/run-.
 std::string PrivateTmpPrefix();
 
+// Whether /usr/bin/python3 is there to run (tests that drive a Python tool
+// skip, saying so, where it is not).
+bool HavePython();
+
 // The directory holding the probe binaries (granted read-only to tools).
 std::string ProbeDir();
 
