@@ -260,6 +260,83 @@ void ReportChildFailure(const ChildFailure& failure, const LaunchRequest& req,
     spdlog::error("sandbox setup failed at {}: {}", what, std::strerror(failure.err));
   }
 }
+// Errors below read as Launch prints them: the step, a colon, what failed
+// (err 0: Describe adds nothing after it).
+
+// The kernel layers the tool is built into: the Landlock ruleset (on its
+// rung) and the seccomp filter (but preload-only), with the first rules the
+// supervisor decides by started in `live`, recording what the layers were
+// built for (a reload is checked against them: supervisor/rules.h).
+struct KernelLayers {
+  Fd ruleset;
+  std::unique_ptr<BpfProgram> filter;
+};
+
+Status BuildKernelLayers(const LaunchRequest& req, const std::string& tmp,
+                         const std::shared_ptr<LiveRules>& live, KernelLayers& out) {
+  LaunchedLayers layers;
+  layers.filter = req.filter;
+  layers.rung = req.rung;
+  layers.landlock_abi = req.landlock_abi;
+  layers.place = RulesPlace{tmp, req.shared_dirs};
+  if (req.rung == Rung::kLandlockNotify) {
+    auto rs = BuildLandlock(req, tmp);
+    if (!rs) return SysError{0, "landlock:", Describe(rs.error())};
+    out.ruleset = std::move(rs.value());
+  }
+  if (req.rung == Rung::kPreloadOnly) return Ok();
+  auto first = MakeRules(*req.policy, layers.place);
+  if (!first) return first.error();
+  live->Start(std::move(first.value()), std::move(layers));
+  auto prog = BuildToolFilter(req.filter);
+  if (!prog) return SysError{0, "seccomp:", Describe(prog.error())};
+  out.filter = std::make_unique<BpfProgram>(std::move(prog.value()));
+  return Ok();
+}
+
+// What the child is built from but its descriptors and strings: the
+// workspace it starts in, the layers, the capabilities it drops.
+ChildSpec MakeChildSpec(const LaunchRequest& req, int workspace_fd, const KernelLayers& kernel,
+                        CapabilityDrop& caps) {
+  ChildSpec spec;
+  spec.parent = ::getpid();
+  spec.workspace_fd = workspace_fd;
+  spec.ruleset_fd = kernel.ruleset.get();
+  if (req.log_landlock_denials && req.landlock_abi >= 7) {
+    spec.restrict_flags = uapi::kRestrictSelfLogNewExecOn;
+  }
+  spec.filter = kernel.filter.get();
+  spec.caps = &caps;
+  spec.stdout_fd = req.stdout_fd;
+  return spec;
+}
+
+// The tool's environment (MakeToolEnv: secrets left out, the private
+// cache's variables), its private HOME made, and the report channel's fd
+// named when the run takes reports (`reports` opened).
+Result<std::vector<std::string>> ToolEnvironment(const LaunchRequest& req, const std::string& tmp,
+                                                 ReportChannel& reports) {
+  ToolEnv tool_env = MakeToolEnv(req.env, *req.policy, tmp, req.web_proxy_url);
+  if (!tool_env.removed.empty()) {
+    std::string names;
+    for (const std::string& n : tool_env.removed) names += (names.empty() ? "" : " ") + n;
+    spdlog::info("environment: left out as secrets: {} (--env-keep NAME keeps one)", names);
+  }
+  for (const std::string& n : tool_env.cache_notes) spdlog::info("environment: {}", n);
+  if (Status h = MakePrivateHome(tool_env); !h) {
+    return SysError{0, "private HOME:", Describe(h.error())};
+  }
+  std::vector<std::string> env = std::move(tool_env.env);
+  if (req.on_report) {
+    if (Status s = reports.Open(); !s) {
+      return SysError{0, "report channel:", Describe(s.error())};
+    }
+    std::erase_if(env, [](const std::string& e) { return e.rfind("CORDON_REPORT_FD=", 0) == 0; });
+    env.push_back("CORDON_REPORT_FD=" + std::to_string(reports.tool_fd()));
+  }
+  return env;
+}
+
 }  // namespace
 
 std::vector<policy::Grant> PlanRunGrants(const policy::Policy& p, const ToolFilterOptions& filter,
@@ -306,49 +383,17 @@ int Launch(const LaunchRequest& req) {
     if (Status s = tmp.Create(); !s) return Fail("private TMPDIR: " + Describe(s.error()));
   }
 
-  // What the supervisor decides, and what the kernel layers were built for
-  // (a reload is checked against them: supervisor/rules.h).
-  LaunchedLayers layers;
-  layers.filter = req.filter;
-  layers.rung = req.rung;
-  layers.landlock_abi = req.landlock_abi;
-  layers.place = RulesPlace{tmp.path(), req.shared_dirs};
-  Fd ruleset;
-  if (req.rung == Rung::kLandlockNotify) {
-    auto rs = BuildLandlock(req, tmp.path());
-    if (!rs) return Fail("landlock: " + Describe(rs.error()));
-    ruleset = std::move(rs.value());
-  }
+  KernelLayers kernel;
   const std::shared_ptr<LiveRules> live = req.rules ? req.rules : std::make_shared<LiveRules>();
-  if (req.rung != Rung::kPreloadOnly) {
-    auto first = MakeRules(p, layers.place);
-    if (!first) return Fail(Describe(first.error()));
-    live->Start(std::move(first.value()), std::move(layers));
-  }
-
-  std::unique_ptr<BpfProgram> filter;
-  if (req.rung != Rung::kPreloadOnly) {
-    auto prog = BuildToolFilter(req.filter);
-    if (!prog) return Fail("seccomp: " + Describe(prog.error()));
-    filter = std::make_unique<BpfProgram>(std::move(prog.value()));
-  }
+  if (Status s = BuildKernelLayers(req, tmp.path(), live, kernel); !s)
+    return Fail(Describe(s.error()));
+  const std::unique_ptr<BpfProgram>& filter = kernel.filter;
 
   std::vector<std::string> argv = req.argv;
-  ToolEnv tool_env = MakeToolEnv(req.env, p, tmp.path(), req.web_proxy_url);
-  if (!tool_env.removed.empty()) {
-    std::string names;
-    for (const std::string& n : tool_env.removed) names += (names.empty() ? "" : " ") + n;
-    spdlog::info("environment: left out as secrets: {} (--env-keep NAME keeps one)", names);
-  }
-  for (const std::string& n : tool_env.cache_notes) spdlog::info("environment: {}", n);
-  if (Status h = MakePrivateHome(tool_env); !h) return Fail("private HOME: " + Describe(h.error()));
-  std::vector<std::string> env = std::move(tool_env.env);
   ReportChannel reports;
-  if (req.on_report) {
-    if (Status s = reports.Open(); !s) return Fail("report channel: " + Describe(s.error()));
-    std::erase_if(env, [](const std::string& e) { return e.rfind("CORDON_REPORT_FD=", 0) == 0; });
-    env.push_back("CORDON_REPORT_FD=" + std::to_string(reports.tool_fd()));
-  }
+  auto tool_env = ToolEnvironment(req, tmp.path(), reports);
+  if (!tool_env) return Fail(Describe(tool_env.error()));
+  std::vector<std::string> env = std::move(tool_env.value());
   std::vector<char*> cargv = CStrings(argv);
   std::vector<char*> cenv = CStrings(env);
 
@@ -368,19 +413,10 @@ int Launch(const LaunchRequest& req) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   CapabilityDrop caps;
-  ChildSpec spec;
-  spec.parent = ::getpid();
-  spec.workspace_fd = ws.get();
-  spec.ruleset_fd = ruleset.get();
-  if (req.log_landlock_denials && req.landlock_abi >= 7) {
-    spec.restrict_flags = uapi::kRestrictSelfLogNewExecOn;
-  }
-  spec.filter = filter.get();
-  spec.caps = &caps;
+  ChildSpec spec = MakeChildSpec(req, ws.get(), kernel, caps);
   spec.notify_sock = notify_child.get();
   spec.status_pipe = status_write.get();
   spec.keep_fd = reports.tool_fd();
-  spec.stdout_fd = req.stdout_fd;
   spec.path = cargv[0];
   spec.argv = cargv.data();
   spec.envp = cenv.data();
@@ -405,7 +441,7 @@ int Launch(const LaunchRequest& req) {
   notify_child.reset();
   reports.CloseToolEnd();
   status_write.reset();
-  ruleset.reset();
+  kernel.ruleset.reset();
   if (window.joinable()) {
     window.join();
   } else if (notifies && pid >= 0) {
