@@ -53,11 +53,17 @@ Status SameName(int parent_dirfd, const char* name, const policy::DeletePreview&
 
 namespace {
 
-// The start of every preview: the name checked, the fd's identity taken.
-Result<policy::DeletePreview> Identified(int fd, std::string rel_path, struct stat& st) {
+// Every name a preview shows: relative, printable, valid UTF-8.
+Status CheckName(const std::string& rel_path) {
   if (rel_path.empty() || rel_path[0] == '/' || !PrintableUtf8(rel_path)) {
     return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
   }
+  return Ok();
+}
+
+// The start of every preview: the name checked, the fd's identity taken.
+Result<policy::DeletePreview> Identified(int fd, std::string rel_path, struct stat& st) {
+  if (Status s = CheckName(rel_path); !s) return s.error();
   if (::fstat(fd, &st) != 0) return Errno("fstat", rel_path);
   policy::DeletePreview p;
   p.rel_path = std::move(rel_path);
@@ -122,13 +128,12 @@ Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, st
   } else if (op == "rmdir") {
     p = MakeDirPreview(fd, std::move(rel_path));
   } else if ((op == "open" || op == "mkdir") && fd < 0) {
-    if (rel_path.empty() || rel_path[0] == '/' || !PrintableUtf8(rel_path)) {
-      return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
-    }
+    if (Status s = CheckName(rel_path); !s) return s.error();
     policy::DeletePreview absent;
     absent.rel_path = std::move(rel_path);
     p = std::move(absent);
-  } else if (op == "open") {
+  } else if (op == "open" || op == "rename") {
+    // A file opened for writing, or moved: its identity, one link.
     p = MakeWritePreview(fd, std::move(rel_path));
     struct stat st;
     if (p && (::fstat(fd, &st) != 0 || st.st_nlink != 1)) {
@@ -145,19 +150,11 @@ Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, st
 
 Result<policy::DeletePreview> MakeRenamePreview(int from_fd, std::string from_rel, int to_fd,
                                                 std::string to_rel, std::string rule) {
-  Result<policy::DeletePreview> p = MakeWritePreview(from_fd, std::move(from_rel));
+  Result<policy::DeletePreview> p =
+      MakeBypassPreview(from_fd, std::move(from_rel), "rename", 0, std::move(rule));
   if (!p) return p.error();
-  struct stat st;
-  if (::fstat(from_fd, &st) != 0 || st.st_nlink != 1) {
-    return SysError{EMLINK, "preview", p->rel_path + ": not a file with one link"};
-  }
-  p->write_in_place = false;
-  p->bypass = "rename";
-  p->bypass_rule = std::move(rule);
   if (to_fd < 0) {
-    if (to_rel.empty() || to_rel[0] == '/' || !PrintableUtf8(to_rel)) {
-      return SysError{EINVAL, "preview", "name is not a printable relative UTF-8 path"};
-    }
+    if (Status s = CheckName(to_rel); !s) return s.error();
     p->to.rel_path = std::move(to_rel);
     return p;
   }

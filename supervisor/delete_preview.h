@@ -34,11 +34,13 @@ Result<policy::DeletePreview> MakeDirPreview(int fd, std::string rel_path);
 Result<policy::DeletePreview> MakeWritePreview(int fd, std::string rel_path);
 
 // Preview of a bypass request (policy/bypass.h) for `op` ("open" with the
-// tool's `open_flags`, "unlink", "rmdir" or "mkdir") that `rule` refused.
-// An unlink's is a delete's (MakePreview: regular, one link, hashed); an
-// rmdir's a directory's (MakeDirPreview); an open's the identity of the
-// regular single-link file on `fd`, no content, or with `fd` -1 a name
-// that does not exist yet (identity zero), as a mkdir's always.
+// tool's `open_flags`, "unlink", "rmdir", "mkdir" or "rename") that `rule`
+// refused. An unlink's is a delete's (MakePreview: regular, one link,
+// hashed); an rmdir's a directory's (MakeDirPreview); an open's, and the
+// file a rename moves, the identity of the regular single-link file on
+// `fd`, no content; an open's with `fd` -1 a name that does not exist yet
+// (identity zero), as a mkdir's always. A rename's destination is
+// MakeRenamePreview's.
 Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, std::string op,
                                                 uint64_t open_flags, std::string rule);
 

@@ -111,14 +111,8 @@ PolicyDaemon::PolicyDaemon(std::string socket, const std::vector<std::string>& m
   std::vector<std::string> args = {"policyd", "--socket", socket_};
   args.insert(args.end(), more.begin(), more.end());
   pid_ = ::fork();
-  if (pid_ == 0) {
-    // Outside the container pass's launcher: the service is the host's.
-    std::vector<char*> argv = {const_cast<char*>(CORDON_BIN)};
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(CORDON_BIN, argv.data());
-    ::_exit(127);
-  }
+  // Outside the container pass's launcher: the service is the host's.
+  if (pid_ == 0) ExecArgv({CORDON_BIN}, args);
   for (int i = 0; pid_ > 0 && i < 500 && !up_; ++i) {
     up_ = Accepts(socket_);
     if (!up_) std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -54,8 +54,6 @@ std::string CordonShellCommand() {
   return out;
 }
 
-namespace {
-// In a forked child: execs `cmd` then `args`; exits 112 if it cannot.
 [[noreturn]] void ExecArgv(std::vector<std::string> cmd, const std::vector<std::string>& args) {
   cmd.insert(cmd.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -64,7 +62,6 @@ namespace {
   ::execv(argv[0], argv.data());
   _exit(112);
 }
-}  // namespace
 
 void ExecCordon(const std::vector<std::string>& args) { ExecArgv(CordonCommand(), args); }
 

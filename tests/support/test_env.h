@@ -43,6 +43,8 @@ std::vector<std::string> CordonCommand(const std::string& bin = CORDON_BIN);
 bool InContainerPass();
 // The same as one shell word list, each word single-quoted.
 std::string CordonShellCommand();
+// In a forked child: execs `cmd` then `args`; exits 112 if it cannot.
+[[noreturn]] void ExecArgv(std::vector<std::string> cmd, const std::vector<std::string>& args);
 // In a forked child: execs `CordonCommand() ARGS...`; exits 112 if it cannot.
 [[noreturn]] void ExecCordon(const std::vector<std::string>& args);
 
