@@ -58,6 +58,37 @@ bool GrantsCover(const std::vector<Grant>& grants, const Grant& g) {
   return level >= Level(g) && (Level(g) == 0 || !g.executable || exec);
 }
 
+std::vector<std::string> ReadsLeftOpen(const EnforcedLayers& running_layers, const Policy& wanted,
+                                       const EnforcedLayers& wanted_layers) {
+  auto lost = [&](const std::string& path) {
+    const Grant read{path, Access::kReadOnly};
+    return GrantsCover(running_layers.grants, read) && !GrantsCover(wanted_layers.grants, read);
+  };
+  std::vector<std::string> out;
+  // A denial: its own path (the planner carves it out of the grants above).
+  for (const PathRule& r : EffectiveRules(wanted, "")) {
+    if (r.access == Access::kDenied && lost(r.path)) out.push_back(r.path);
+  }
+  // A read root with no denial beneath it that explains the loss: dropped whole.
+  for (const Grant& g : running_layers.grants) {
+    if (Level(g) == 0 || !lost(g.path)) continue;
+    const bool explained = std::any_of(out.begin(), out.end(),
+                                       [&](const std::string& d) { return IsWithin(d, g.path); });
+    if (!explained) out.push_back(g.path);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  // The outermost of nested ones (a parent sorts before its children).
+  std::vector<std::string> outer;
+  for (std::string& p : out) {
+    if (std::none_of(outer.begin(), outer.end(),
+                     [&](const std::string& o) { return IsWithin(p, o); })) {
+      outer.push_back(std::move(p));
+    }
+  }
+  return outer;
+}
+
 std::string WebGrantWidens(const Policy& running, const Policy& wanted) {
   if (running.network == wanted.network && running.web == wanted.web) return "";
   if (running.network != wanted.network || !NetworkProxied(running.network))

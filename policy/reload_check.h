@@ -37,6 +37,15 @@ inline constexpr const char* kNeedsNewRun =
 std::vector<std::string> ReloadRefusals(const Policy& running, const EnforcedLayers& running_layers,
                                         const Policy& wanted, const EnforcedLayers& wanted_layers);
 
+// What `wanted` would keep the tool from reading that the running tool's
+// Landlock ruleset still lets it read. A reload cannot narrow reads (the
+// kernel's read grant is the launch's; reads are not sent to the
+// supervisor), so these stay readable until the run ends: a denial inside
+// a read grant names the denied path, a read root dropped whole names the
+// root. Sorted, each once, none beneath another.
+std::vector<std::string> ReadsLeftOpen(const EnforcedLayers& running_layers, const Policy& wanted,
+                                       const EnforcedLayers& wanted_layers);
+
 // Under public-web or hosts: what `wanted`'s web grant (hosts, CONNECT
 // ports, caps) would add to `running`'s, as one line ending "start a new
 // run"; empty when it adds nothing (the proxy may take it: a reload

@@ -55,11 +55,18 @@ RunReloader::Outcome RunReloader::Build(int fd, const std::string& label,
   supervisor::NotifyWhatPolicyNeeds(p, run.rung, run.landlock_abi, &wanted_filter);
   // Both planned now, from one listing, under the run's own filter (what
   // enforces them): supervisor/rules.h, LaunchedLayers.
-  const auto refusals = policy::ReloadRefusals(
-      f_.launched,
-      Layers(supervisor::PlanRunGrants(f_.launched, run.filter, run.place.tmp, false), run.filter),
-      p, Layers(supervisor::PlanRunGrants(p, run.filter, run.place.tmp, false), wanted_filter));
+  const policy::EnforcedLayers running =
+      Layers(supervisor::PlanRunGrants(f_.launched, run.filter, run.place.tmp, false), run.filter);
+  const policy::EnforcedLayers wanted =
+      Layers(supervisor::PlanRunGrants(p, run.filter, run.place.tmp, false), wanted_filter);
+  const auto refusals = policy::ReloadRefusals(f_.launched, running, p, wanted);
   if (!refusals.empty()) return {"refused", OneLine(refusals), std::move(warnings)};
+  // Taken, but not for reads: say so to whoever asked (docs/policy.md).
+  for (const std::string& path : policy::ReadsLeftOpen(running, p, wanted)) {
+    warnings.push_back("reads of " + path +
+                       " stay allowed until this run ends: the kernel's read grant is the "
+                       "launch's and a reload cannot narrow it; start a new run to deny them");
+  }
   auto rules = supervisor::MakeRules(p, run.place);
   if (!rules) return {"refused", "the new rules: " + Describe(rules.error()), std::move(warnings)};
   next = std::move(rules.value());

@@ -31,11 +31,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// The tool: "w PATH" writes PATH (a shell's '>'); "c PATH" connects to the
+// The tool: "w PATH" writes PATH (a shell's '>'); "r PATH" reads it; "c PATH" connects to the
 // Unix socket PATH (the probe's exit status is the errno).
 constexpr const char* kTool =
     "while read op f; do case $op in "
     "w) if (echo data > \"$f\") 2>/dev/null; then echo ok; else echo denied; fi ;; "
+    "r) if cat \"$f\" >/dev/null 2>&1; then echo ok; else echo denied; fi ;; "
     "c) \"$PROBE\" connect-unix \"$f\"; echo \"rc $?\" ;; "
     "esac; done";
 
@@ -144,10 +145,16 @@ TEST_F(PolicyReloadTest, ATighterPolicyIsEnforcedFromThenOn) {
   RunResult r = Reload(Denying("tight.json", {t_.Ws("secret")}));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("policy reloaded"));
+  // Taken for what the supervisor decides; the kernel's read grant stays,
+  // and the caller is told so.
+  EXPECT_THAT(r.err,
+              HasSubstr("reads of " + t_.Ws("secret") + " stay allowed until this run ends"));
   // The new denial holds; the honest neighbour still works.
   EXPECT_EQ(Ask("w " + t_.Ws("secret/after")), "denied");
   EXPECT_EQ(Ask("w " + t_.Ws("neighbour")), "ok");
   EXPECT_EQ(Ask("w " + t_.Ws("secret/before")), "denied");
+  // As the warning said: the kernel still lets it read.
+  EXPECT_EQ(Ask("r " + t_.Ws("secret/before")), "ok");
   // A denial a reload added may go again: the launch's policy had none.
   RunResult back = Reload(PolicyFile("open.json", "{}"));
   EXPECT_EQ(back.status, 0) << back.err;
@@ -160,6 +167,9 @@ TEST_F(PolicyReloadTest, ATighterPolicyIsEnforcedFromThenOn) {
   auto records = Reloads();
   ASSERT_EQ(records.size(), 2u) << ReadFile(RunDir() + "/audit.jsonl");
   EXPECT_EQ(records[0]["outcome"], "accepted");
+  EXPECT_THAT(records[0]["warnings"].dump(), HasSubstr("reads of " + t_.Ws("secret")));
+  // Loosening back leaves every read as the launch had it: nothing to say.
+  EXPECT_THAT(back.err, Not(HasSubstr("stay allowed")));
   EXPECT_NE(records[0]["old_digest"], records[0]["new_digest"]);
   EXPECT_EQ(records[1]["old_digest"], records[0]["new_digest"]);
   // The socket went with the run.

@@ -231,6 +231,47 @@ TEST(ReloadRefusals, AChangedRuleNeedsTheSupervisorToSeeEveryChange) {
   EXPECT_THAT(ReloadRefusals(old, Layers(old, false), globbed, Layers(globbed)), Not(IsEmpty()));
 }
 
+// A reload cannot narrow what the kernel lets the tool read: what it would
+// is named, so that `cordon policy reload` says so instead of implying it.
+TEST(ReadsLeftOpen, ANewDenialInsideAReadGrantIsNamed) {
+  const Policy old = Base();
+  Policy next = Base();
+  next.paths.push_back(PathRule::Denied("/w/secret"));
+  EXPECT_THAT(ReadsLeftOpen(Layers(old), next, Layers(next)), ::testing::ElementsAre("/w/secret"));
+}
+
+TEST(ReadsLeftOpen, AReadRootDroppedWholeIsNamed) {
+  const Policy old = Base();
+  Policy next = Base();
+  next.paths.erase(next.paths.begin());  // no more /usr
+  EXPECT_THAT(ReadsLeftOpen(Layers(old), next, Layers(next)), ::testing::ElementsAre("/usr"));
+}
+
+TEST(ReadsLeftOpen, NestedOnesAreNamedOnceByTheOutermost) {
+  const Policy old = Base();
+  Policy next = Base();
+  next.paths.push_back(PathRule::Denied("/usr/bin"));
+  next.paths.push_back(PathRule::Denied("/usr"));
+  EXPECT_THAT(ReadsLeftOpen(Layers(old), next, Layers(next)), ::testing::ElementsAre("/usr"));
+}
+
+TEST(ReadsLeftOpen, WhatLeavesReadsAsTheyWereNamesNothing) {
+  const Policy old = Base();
+  EXPECT_THAT(ReadsLeftOpen(Layers(old), old, Layers(old)), IsEmpty());
+  // A write root made read-only: reads as before.
+  Policy ro = Base();
+  ro.paths[1] = PathRule::ReadOnly("/w");
+  EXPECT_THAT(ReadsLeftOpen(Layers(old), ro, Layers(ro)), IsEmpty());
+  // A denial the run was launched with: the kernel already refuses it.
+  Policy denied = Base();
+  denied.paths.push_back(PathRule::Denied("/w/secret"));
+  EXPECT_THAT(ReadsLeftOpen(Layers(denied), denied, Layers(denied)), IsEmpty());
+  // A denial outside every read grant: nothing was readable there.
+  Policy outside = Base();
+  outside.paths.push_back(PathRule::Denied("/other"));
+  EXPECT_THAT(ReadsLeftOpen(Layers(old), outside, Layers(outside)), IsEmpty());
+}
+
 TEST(GrantsCover, RightsAreTheUnionOfTheGrantsAbove) {
   const std::vector<Grant> g = {{"/a", Access::kReadOnly, false},
                                 {"/a/b", Access::kReadWrite, false},
