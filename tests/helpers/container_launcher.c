@@ -9,6 +9,9 @@
  * the bounding set too: no CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_NET_ADMIN,
  * CAP_DAC_READ_SEARCH, CAP_SYS_RESOURCE.
  *
+ * Run by a user other than root, only the profile applies (such a
+ * container process has no capabilities).
+ *
  * With CORDON_TEST_CONTAINER_UNSHARE=1 in its environment, unshare stays
  * open (a profile that lets user namespaces be made; the capabilities stay
  * Docker's, so a network namespace needs a user namespace of its own).
@@ -56,7 +59,10 @@ static int DropToDockerCaps(void) {
 
 int main(int argc, char** argv) {
   if (argc < 2) return 125;
-  if (DropToDockerCaps() != 0) {
+  /* A container's process run as a user other than root (docker run
+   * --user) has no capabilities to drop (nor the right to drop bounding
+   * ones): only the profile applies, and no_new_privs keeps it so. */
+  if (geteuid() == 0 && DropToDockerCaps() != 0) {
     perror("container_launcher: capabilities");
     return 125;
   }

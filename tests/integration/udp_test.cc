@@ -11,9 +11,11 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -23,6 +25,7 @@
 #include <thread>
 
 #include "base/fd.h"
+#include "tests/support/child_process.h"
 #include "tests/support/probe_test.h"
 #include "tests/support/test_env.h"
 
@@ -314,6 +317,83 @@ TEST_P(UdpInAUserNamespaceTest, TheHostsListenerGetsNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(V4AndV6, UdpInAUserNamespaceTest, ::testing::Values("4", "6"),
+                         [](const auto& info) { return std::string("v") + info.param; });
+
+// The non-root path as a real user: cordon itself run by nobody (no
+// capability at all), so the private loopback is a user namespace that
+// nobody makes. Its own workspace and state home; the host's listener is
+// the test's (root's).
+class UdpAsNobodyTest : public UdpPythonTest {
+ protected:
+  void SetUp() override {
+    UdpPythonTest::SetUp();
+    if (IsSkipped()) return;
+    ASSERT_EQ(::chmod(t_.root().c_str(), 0755), 0);
+    home_ = t_.root() + "/home";
+    ASSERT_EQ(::mkdir(home_.c_str(), 0700), 0);
+    for (const std::string& d : {t_.ws(), home_}) ASSERT_EQ(::chown(d.c_str(), 65534, 65534), 0);
+  }
+  // `cordon ARGS` as nobody; what it printed, in files nobody may write.
+  RunResult AsNobodyRun(const std::vector<std::string>& args) {
+    const std::string out = home_ + "/out", err = home_ + "/err";
+    RunResult r;
+    r.status = AsNobody([&] {
+      RunResult n = RunCordon(args, t_.ws(), {"HOME=" + home_});
+      WriteFile(out, n.out);
+      WriteFile(err, n.err);
+      return n.status;
+    });
+    r.out = ReadFile(out);
+    r.err = ReadFile(err);
+    return r;
+  }
+  std::vector<std::string> Run(const std::string& mode, const std::vector<std::string>& more) {
+    std::vector<std::string> args = {"--log-level", "info", "run",     "--workspace",      t_.ws(),
+                                     "--network",   "none", "--",      "/usr/bin/python3", "-c",
+                                     kTool,         mode,   GetParam()};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+  std::string home_;
+};
+
+TEST_P(UdpAsNobodyTest, AServerAndAClientOfTheRunTalk) {
+  RunResult d = AsNobodyRun({"doctor", "--json"});
+  auto j = nlohmann::json::parse(d.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << d.out << d.err;
+  // The kernel's word, asked directly (outside the container pass, whose
+  // profile refuses unshare to cordon only).
+  const bool can =
+      !InContainerPass() &&
+      AsNobody([] { return ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 ? 0 : 1; }) == 0;
+  EXPECT_EQ(j["udp_private_loopback"], can) << d.out;
+  if (!can) {
+    // A kernel that lets no unprivileged user make a user namespace: the
+    // tool's UDP is refused, saying why.
+    RunResult r = AsNobodyRun(Run("talk", {}));
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find("private network namespace"), std::string::npos) << r.err;
+    return;
+  }
+  EXPECT_EQ(j["udp_private_loopback_detail"], "user and network namespace") << d.out;
+  RunResult r = AsNobodyRun(Run("talk", {}));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "PING msg conn\n") << r.err;
+}
+
+TEST_P(UdpAsNobodyTest, TheHostsListenerGetsNothing) {
+  Fd host = HostUdp(v6());
+  RunResult r = AsNobodyRun(Run("send", {PortOf(host)}));
+  EXPECT_EQ(Received(host), 0) << "the host's UDP listener must receive nothing\n" << r.err;
+  // The honest neighbour: nobody's run under network allow reaches it.
+  std::vector<std::string> allow = Run("send", {PortOf(host)});
+  std::find(allow.begin(), allow.end(), "none")->assign("allow");
+  r = AsNobodyRun(allow);
+  EXPECT_EQ(r.out, "sent\n") << r.err;
+  EXPECT_EQ(Received(host), 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(V4AndV6, UdpAsNobodyTest, ::testing::Values("4", "6"),
                          [](const auto& info) { return std::string("v") + info.param; });
 
 }  // namespace
