@@ -303,7 +303,8 @@ __attribute__((noinline)) bool AdmitRelative(wire::Call call, AdmitOp op, int di
 
 __attribute__((hot)) bool AdmitOne(wire::Call call, AdmitOp op, int dirfd, const char* path,
                                    int open_flags = -1) {
-  if (path == nullptr) return true;  // the kernel answers EFAULT
+  // The kernel answers these itself (EFAULT, ENOENT): nothing to refuse.
+  if (path == nullptr || path[0] == '\0') return true;
   if (open_flags >= 0 && path[0] == '/') {
     if (int fd = policy::FdAliasNumber(path); fd >= 0) {
       if (int held = AdmitHeldFd(call, op, fd, open_flags, path); held >= 0) return held == 1;

@@ -70,6 +70,22 @@ TEST_F(PreloadRun, ReasonLinesFollowCordonLogOrInfoLevel) {
   EXPECT_TRUE(Has(r.err, line)) << r.err;
 }
 
+// An empty path is the kernel's to answer (ENOENT), as a null one is
+// (EFAULT): not a refusal, and nothing is said of it at the default level
+// (git gc unlinks "" and printed "refused unlink: change  (malformed path)").
+TEST_F(PreloadRun, AnEmptyPathIsTheKernelsENOENTNotARefusal) {
+  for (const char* op : {"unlink", "mkdir", "rmdir"}) {
+    RunResult r = Run({ProbeDir() + "/probe", op, ""}, "");
+    EXPECT_EQ(r.status, ENOENT) << op << ": " << r.err;
+    EXPECT_FALSE(Has(r.err, "refused")) << op << ": " << r.err;
+  }
+  // The honest neighbour: a refused unlink outside still speaks.
+  RunResult r = Run({ProbeDir() + "/probe", "unlink", t_.Out("secret.txt")}, "");
+  EXPECT_EQ(r.status, EACCES) << r.err;
+  EXPECT_TRUE(Has(r.err, "refused")) << r.err;
+  EXPECT_EQ(ReadFile(t_.Out("secret.txt")), "needle secret\n");
+}
+
 TEST_F(PreloadRun, RipgrepReadsInsideAndIsRefusedOutside) {
   RunResult r = Run({"rg", "--no-config", "-n", "needle", "."});
   EXPECT_EQ(r.status, 0) << r.err;
