@@ -1,6 +1,7 @@
 #include "policy/refusal_hint.h"
 
 #include "policy/policy.h"
+#include "policy/protected_paths.h"
 
 namespace cordon::policy {
 
@@ -24,6 +25,7 @@ Refusal FromRule(std::string_view rule) {
   if (rule == "read-only path") return Refusal::kWriteOutside;
   if (rule == "denied path") return Refusal::kDenied;
   if (rule == kRefusedEntrySource) return Refusal::kRefusedEntry;
+  if (rule == kProtectedPathSource) return Refusal::kProtected;
   if (rule == "the file existed before the run and needs approval") return Refusal::kNeedsApproval;
   return Refusal::kNone;
 }
@@ -44,6 +46,28 @@ std::string ShellWord(std::string_view word) {
   return q + "'";
 }
 
+namespace {
+
+// Why the path is kept from the tool, and the one edit that lets it write
+// there: removing the default pattern that covers it. A pattern matches at
+// any depth, so the absolute path is matched as it is; a pattern of the
+// user's own is theirs to remove.
+std::string ProtectedHint(std::string_view path) {
+  const std::string why =
+      "what it holds is run later, outside the sandbox (git's config and hooks, .envrc); ";
+  std::string_view rel = path;
+  while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
+  for (const std::string& pattern : DefaultProtectedPatterns()) {
+    if (MatchesProtected({pattern}, rel)) {
+      return why + "to allow it anyway: \"protectedPaths\": [\"-" + pattern +
+             "\"] in a policy file (--policy FILE)";
+    }
+  }
+  return why + "the policy file's \"protectedPaths\" lists it (cordon policy explain)";
+}
+
+}  // namespace
+
 std::string RefusalHint(Refusal r, std::string_view path) {
   switch (r) {
     case Refusal::kReadOutside: return "to allow it: --ro " + ShellWord(path);
@@ -62,6 +86,8 @@ std::string RefusalHint(Refusal r, std::string_view path) {
       return "a file with more than one name (or a device or FIFO) is never read: a local git "
              "clone hard-links .git/objects (clone with --no-hardlinks), pnpm and ccache stores "
              "link files (copy them in); docs/policy.md, \"Hard links and special files\"";
+    case Refusal::kProtected:
+      return ProtectedHint(path);
     case Refusal::kNone: return {};
   }
   return {};

@@ -14,14 +14,15 @@
 namespace cordon::policy {
 
 enum class Refusal {
-  kReadOutside,     // a read no rule covers
-  kWriteOutside,    // a change no rule covers, or under a read-only rule
-  kReadOnlyProfile, // a change inside the workspace of a read-only run
-  kDenied,          // a --deny rule (or a built-in one) covers it
-  kNeedsApproval,   // deleting or replacing a file that predates the run
-  kExecute,         // an exec the kernel refused in a run with carve-outs
-  kRefusedEntry,    // a hard-linked or special file (policy/hard_links.h)
-  kNone,            // no grant of the command line changes it (protected, malformed)
+  kReadOutside,      // a read no rule covers
+  kWriteOutside,     // a change no rule covers, or under a read-only rule
+  kReadOnlyProfile,  // a change inside the workspace of a read-only run
+  kDenied,           // a --deny rule (or a built-in one) covers it
+  kNeedsApproval,    // deleting or replacing a file that predates the run
+  kExecute,          // an exec the kernel refused in a run with carve-outs
+  kRefusedEntry,     // a hard-linked or special file (policy/hard_links.h)
+  kProtected,        // a protected path (policy/protected_paths.h): a policy file's edit
+  kNone,             // no grant changes it (malformed)
 };
 
 // The refusal a preload admission stands for (a read or a change).

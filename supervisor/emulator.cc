@@ -38,6 +38,10 @@ Reply Reply::PathRefused(const std::string& what, const SysError& e) {
                policy::RefusalHint(policy::FromRule(e.op), e.detail));
 }
 
+Reply Reply::Refused(const policy::Decision& d, const std::string& what, std::string_view path) {
+  return Errno(d.err, what + ": " + d.rule, policy::RefusalHint(policy::FromRule(d.rule), path));
+}
+
 // lstat and birth time in one statx (one syscall fewer per delete); an
 // empty name: `dirfd` itself.
 bool Emulator::StatEntry(int dirfd, const std::string& name, EntryStat& e) {

@@ -110,8 +110,10 @@ struct Reply {
     return r;
   }
   // The path step refused `what` (policy::CoverPath's reason in e.op, the
-  // path in e.detail): the refusal, with the grant that would allow it.
+  // path in e.detail), or policy::Decide did (`d`, on `path`): the
+  // refusal, with the grant or the policy edit that would allow it.
   static Reply PathRefused(const std::string& what, const SysError& e);
+  static Reply Refused(const policy::Decision& d, const std::string& what, std::string_view path);
 };
 
 class ProxyPeers;

@@ -37,7 +37,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   const policy::Settings settings = DecideSettings();
   // What the place alone refuses (a root has no parent to look in).
   if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
-    Reply refused = Reply::Errno(d.err, what + ": " + d.rule);
+    Reply refused = Reply::Refused(d, what, p->abs);
     auto at = BypassPlace(policy::FileOp::kDelete, named, d.by, flags & AT_REMOVEDIR);
     if (!at) return refused;
     return BypassUnlink(req, *at, flags, d.rule, std::move(refused), valid);
@@ -57,7 +57,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   }
   switch (d.verdict) {
     case policy::Verdict::kRefuse:
-      return Reply::Errno(d.err, what + ": " + d.rule);
+      return Reply::Refused(d, what, p->abs);
     case policy::Verdict::kAsk: {
       // The question waits for a person: the rest of the call, holding the
       // parent and the name resolved here, runs on a worker of its own.

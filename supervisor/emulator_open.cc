@@ -280,7 +280,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     q.place = Place(*loc);
     if (auto d = policy::Decide(q, settings); !d.allowed()) {
       place_refusal = d;
-      return Reply::Errno(d.err, what + ": " + d.rule);
+      return Reply::Refused(d, what, p.abs);
     }
     rel = p.rel();  // with the tool's trailing slash, for the kernel to judge
     return std::nullopt;

@@ -111,6 +111,36 @@ TEST_F(RefusalHintTest, FollowingTheSupervisorsHintGetsTheStaticToolToRun) {
   EXPECT_NE(ReadFile(t_.Out("out.txt")), "");
 }
 
+// A protected path's hint is a policy file's edit, not a grant: made as
+// it is written, it gets past that refusal and lets go of that pattern's
+// paths only (git gc updating .git/info/refs met this one).
+TEST_F(RefusalHintTest, FollowingAProtectedPathsHintGetsPastIt) {
+  ASSERT_EQ(::mkdir(t_.Ws(".git").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(t_.Ws(".git/info").c_str(), 0755), 0);
+  WriteFile(t_.Ws(".git/config"), "[core]\n");
+  const std::string write = "echo x > .git/info/exclude; echo y >> .git/config";
+  RunResult r = RunCordon(
+      {"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c", write},
+      t_.ws());
+  EXPECT_NE(r.status, 0);
+  const std::string mark = "\"protectedPaths\": [\"-";
+  const std::size_t at = r.err.find(mark);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(mark + ".git/info\"]"), std::string::npos) << r.err;
+  // The edit as the hint spells it, in a policy file of its own.
+  const std::string edit = r.err.substr(at, r.err.find(']', at) + 1 - at);
+  const std::string policy = t_.root() + "/policy.json";
+  WriteFile(policy, "{" + edit + "}");
+  r = RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--policy", policy,
+                 "--", "sh", "-c", write},
+                t_.ws());
+  EXPECT_EQ(ReadFile(t_.Ws(".git/info/exclude")), "x\n") << r.err;
+  // The honest rest of the list stays: .git/config is still refused, and says so.
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(ReadFile(t_.Ws(".git/config")), "[core]\n");
+  EXPECT_NE(r.err.find(mark + ".git/config\"]"), std::string::npos) << r.err;
+}
+
 TEST_F(RefusalHintTest, ARefusalIsSaidOnceAtTheDefaultLevel) {
   const std::string script = "for i in 1 2 3; do cat " + t_.Out("data.txt") + "; done; true";
   RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--", "sh", "-c", script}, t_.root());

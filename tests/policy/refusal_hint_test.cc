@@ -45,7 +45,37 @@ TEST(RefusalHint, ReadsTheRefusalOfAnAdmissionAndOfARule) {
   EXPECT_EQ(FromRule("denied path"), Refusal::kDenied);
   EXPECT_EQ(FromRule("the file existed before the run and needs approval"),
             Refusal::kNeedsApproval);
-  EXPECT_EQ(FromRule("protected path"), Refusal::kNone);
+  EXPECT_EQ(FromRule("protected path"), Refusal::kProtected);
+  EXPECT_EQ(FromRule("malformed path"), Refusal::kNone);
+}
+
+// A protected path needs no grant but a policy file's edit, and the hint
+// names the one default pattern that covers it (a pattern matches at any
+// depth: a nested repository's too).
+TEST(RefusalHint, AProtectedPathNamesThePatternToRemove) {
+  struct Row {
+    const char* path;
+    const char* pattern;
+  } rows[] = {
+      {"/w/ws/.git/config", ".git/config"},
+      {"/w/ws/.git/info/exclude", ".git/info"},
+      {"/w/ws/.git/hooks/pre-commit", ".git/hooks"},
+      {"/w/ws/vendor/lib/.git/hooks/post-checkout", ".git/hooks"},
+      {"/w/ws/.gitmodules", ".gitmodules"},
+      {"/w/ws/sub/.envrc", ".envrc"},
+      {"/w/ws/.git/modules/third/zlib/config", ".git/modules/**/config"},
+  };
+  for (const Row& row : rows) {
+    const std::string h = RefusalHint(Refusal::kProtected, row.path);
+    EXPECT_NE(h.find("run later, outside the sandbox"), std::string::npos) << h;
+    EXPECT_NE(h.find(std::string("\"protectedPaths\": [\"-") + row.pattern + "\"]"),
+              std::string::npos)
+        << row.path << ": " << h;
+  }
+  // Covered by no default pattern (one of the user's own): the list is named.
+  const std::string own = RefusalHint(Refusal::kProtected, "/w/ws/Makefile.local");
+  EXPECT_NE(own.find("cordon policy explain"), std::string::npos) << own;
+  EXPECT_EQ(own.find("[\"-"), std::string::npos) << own;
 }
 
 // A refused hard-linked or special file needs no grant but a copy: the
