@@ -1,22 +1,17 @@
 #include "supervisor/launcher.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -24,7 +19,6 @@
 
 #include "base/fd.h"
 #include "policy/fs_plan.h"
-#include "supervisor/walk/dir_listing.h"
 #include "policy/kernel_interfaces.h"
 #include "supervisor/audit/landlock_reader.h"
 #include "supervisor/child.h"
@@ -34,7 +28,9 @@
 #include "supervisor/read_fence.h"
 #include "supervisor/report_channel.h"
 #include "supervisor/tool_env.h"
+#include "supervisor/tool_wait.h"
 #include "supervisor/uapi.h"
+#include "supervisor/walk/dir_listing.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -63,26 +59,6 @@ Result<Fd> ReceiveFd(int sock) {
   int fd;
   std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
   return Fd(fd);
-}
-
-// Kills every process left of the tool: its process group, then anything
-// that escaped it with setsid (reparented to us, the subreaper), until no
-// child is left.
-void KillRemaining(pid_t pgid) {
-  ::kill(-pgid, SIGKILL);
-  for (;;) {
-    std::ifstream children("/proc/self/task/" + std::to_string(::getpid()) + "/children");
-    std::string pid;
-    bool any = false;
-    while (children >> pid) {
-      ::kill(std::stoi(pid), SIGKILL);
-      any = true;
-    }
-    int status;
-    pid_t r = ::waitpid(-1, &status, any ? 0 : WNOHANG);
-    if (r < 0 && errno == ECHILD) return;
-    if (r == 0 && !any) return;
-  }
 }
 
 std::vector<char*> CStrings(std::vector<std::string>& v) {
@@ -171,63 +147,6 @@ Result<Fd> BuildLandlock(const LaunchRequest& req, const std::string& tmp) {
   if (!rs) return rs.error();
   for (const auto& s : rs->skipped) spdlog::info("landlock: skipped {}", s);
   return std::move(rs->fd);
-}
-
-// How the tool's first process ended, and whether its set-up failed.
-struct Waited {
-  ChildFailure failure{};
-  bool failed = false;
-  int exit_code = kExitCordonError;
-};
-
-// Waits for the tool's first process, forwarding the signals cordon gets to
-// its process group and draining the preload's reports meanwhile.
-Waited Supervise(pid_t pid, int pidfd, int sigfd, Fd status_read, ReportChannel& reports,
-                 const std::function<void(const void*, size_t)>& on_report) {
-  Waited w;
-  ChildFailure& failure = w.failure;
-  bool& failed = w.failed;
-  bool status_open = true;
-  bool report_hup = false;
-  int& exit_code = w.exit_code;
-  for (;;) {
-    pollfd fds[4] = {{pidfd, POLLIN, 0},
-                     {sigfd, POLLIN, 0},
-                     {status_open ? status_read.get() : -1, POLLIN, 0},
-                     {report_hup ? -1 : reports.poll_fd(), POLLIN, 0}};
-    int n = ::poll(fds, 4, -1);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[3].revents & POLLIN) reports.Drain(on_report);
-    // Every holder of the tool's end has gone: drained, and nothing more
-    // can come (polling it would report POLLHUP until the pidfd fires).
-    if (fds[3].revents & (POLLHUP | POLLERR)) report_hup = true;
-    if (fds[2].revents) {
-      ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));
-      if (r == static_cast<ssize_t>(sizeof(failure))) failed = true;
-      status_open = false;
-    }
-    if (fds[1].revents & POLLIN) {
-      signalfd_siginfo si;
-      while (::read(sigfd, &si, sizeof(si)) == sizeof(si)) {
-        ::kill(-pid, static_cast<int>(si.ssi_signo));
-      }
-    }
-    if (fds[0].revents & POLLIN) {
-      siginfo_t info{};
-      if (::waitid(P_PID, pid, &info, WEXITED) != 0) break;
-      if (info.si_code == CLD_EXITED) exit_code = info.si_status;
-      else exit_code = 128 + info.si_status;
-      break;
-    }
-  }
-  if (status_open) {
-    ssize_t r = ::read(status_read.get(), &failure, sizeof(failure));
-    if (r == static_cast<ssize_t>(sizeof(failure))) failed = true;
-  }
-  return w;
 }
 
 // Says why the tool's set-up or exec failed, and how to grant what it lacked.
@@ -337,6 +256,77 @@ Result<std::vector<std::string>> ToolEnvironment(const LaunchRequest& req, const
   return env;
 }
 
+// The tool's ends and ours: the socket its first process sends its
+// seccomp listener over, and the pipe it says a failed set-up or exec on.
+struct ToolChannels {
+  Fd notify_parent, notify_child;
+  Fd status_read, status_write;
+};
+
+Result<ToolChannels> OpenToolChannels() {
+  ToolChannels ch;
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    return SysError{errno, "socketpair"};
+  }
+  ch.notify_parent = Fd(sv[0]);
+  ch.notify_child = Fd(sv[1]);
+  int pp[2];
+  if (::pipe2(pp, O_CLOEXEC) != 0) return SysError{errno, "pipe"};
+  ch.status_read = Fd(pp[0]);
+  ch.status_write = Fd(pp[1]);
+  return ch;
+}
+
+// What the supervisor's post is taken up with (Serve).
+struct Post {
+  const LaunchRequest& req;
+  const std::string& tmp;
+  int64_t run_start_ns;
+  const std::shared_ptr<LiveRules>& live;
+};
+
+// The child spawned (pid < 0: -errno of a failed clone) and the notify
+// server at its post, or why it could not take it up (EPIPE: the child
+// died before it sent the listener; a null server: nothing is notified).
+struct Spawned {
+  pid_t pid = -1;
+  Result<std::unique_ptr<NotifyServer>> served = std::unique_ptr<NotifyServer>();
+};
+
+// The exec window: this thread sleeps in SpawnChild until the child has
+// exec'd. When that execve is notified (an exec allowlist, the notify-all
+// rung), a second thread takes the listener and starts the server (which
+// answers on its own thread) meanwhile. Otherwise the listener waits in
+// the socket and this thread takes it once the child has exec'd.
+Spawned SpawnAndServe(const Post& post, const ChildSpec& spec, KernelLayers& kernel,
+                      ToolChannels& ch, ReportChannel& reports) {
+  const LaunchRequest& req = post.req;
+  const bool notifies = kernel.filter && kernel.filter->has_notify;
+  const bool exec_notified = notifies && (req.filter.notify_exec || req.filter.notify_all_paths);
+  auto serve = [&] {
+    return Serve(ch.notify_parent.get(), *req.policy, req, post.tmp, post.run_start_ns, reports,
+                 post.live);
+  };
+  Spawned out;
+  std::thread window;
+  if (exec_notified) window = std::thread([&] { out.served = serve(); });
+  out.pid = SpawnChild(spec);
+  if (out.pid > 0 && req.landlock_audit != nullptr) req.landlock_audit->SetCreator(out.pid);
+  // The child has exec'd or died: our copies of its ends go, so a child that
+  // died before sending the listener ends the wait for it with EOF.
+  ch.notify_child.reset();
+  reports.CloseToolEnd();
+  ch.status_write.reset();
+  kernel.ruleset.reset();
+  if (window.joinable()) {
+    window.join();
+  } else if (notifies && out.pid >= 0) {
+    out.served = serve();
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<policy::Grant> PlanRunGrants(const policy::Policy& p, const ToolFilterOptions& filter,
@@ -387,7 +377,6 @@ int Launch(const LaunchRequest& req) {
   const std::shared_ptr<LiveRules> live = req.rules ? req.rules : std::make_shared<LiveRules>();
   if (Status s = BuildKernelLayers(req, tmp.path(), live, kernel); !s)
     return Fail(Describe(s.error()));
-  const std::unique_ptr<BpfProgram>& filter = kernel.filter;
 
   std::vector<std::string> argv = req.argv;
   ReportChannel reports;
@@ -397,58 +386,24 @@ int Launch(const LaunchRequest& req) {
   std::vector<char*> cargv = CStrings(argv);
   std::vector<char*> cenv = CStrings(env);
 
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return Fail("socketpair");
-  Fd notify_parent(sv[0]), notify_child(sv[1]);
-  int pp[2];
-  if (::pipe2(pp, O_CLOEXEC) != 0) return Fail("pipe");
-  Fd status_read(pp[0]), status_write(pp[1]);
-
-  sigset_t forward;
-  sigemptyset(&forward);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forward, s);
-  sigset_t old_mask;
-  ::sigprocmask(SIG_BLOCK, &forward, &old_mask);
-  Fd sigfd(::signalfd(-1, &forward, SFD_CLOEXEC | SFD_NONBLOCK));
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  auto channels = OpenToolChannels();
+  if (!channels) return Fail(Describe(channels.error()));
+  ToolChannels& ch = channels.value();
+  const ForwardedSignals signals;
 
   CapabilityDrop caps;
   ChildSpec spec = MakeChildSpec(req, ws.get(), kernel, caps);
-  spec.notify_sock = notify_child.get();
-  spec.status_pipe = status_write.get();
+  spec.notify_sock = ch.notify_child.get();
+  spec.status_pipe = ch.status_write.get();
   spec.keep_fd = reports.tool_fd();
   spec.path = cargv[0];
   spec.argv = cargv.data();
   spec.envp = cenv.data();
 
-  // The exec window: this thread sleeps in SpawnChild until the child has
-  // exec'd. When that execve is notified (an exec allowlist, the notify-all
-  // rung), a second thread takes the listener and starts the server (which
-  // answers on its own thread) meanwhile. Otherwise the listener waits in
-  // the socket and this thread takes it once the child has exec'd.
-  const bool notifies = filter && filter->has_notify;
-  const bool exec_notified = notifies && (req.filter.notify_exec || req.filter.notify_all_paths);
-  Result<std::unique_ptr<NotifyServer>> served = std::unique_ptr<NotifyServer>();
-  std::thread window;
-  if (exec_notified) {
-    window =
-        std::thread([&] { served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns, reports, live); });
-  }
-  const pid_t pid = SpawnChild(spec);
-  if (pid > 0 && req.landlock_audit != nullptr) req.landlock_audit->SetCreator(pid);
-  // The child has exec'd or died: our copies of its ends go, so a child that
-  // died before sending the listener ends the wait for it with EOF.
-  notify_child.reset();
-  reports.CloseToolEnd();
-  status_write.reset();
-  kernel.ruleset.reset();
-  if (window.joinable()) {
-    window.join();
-  } else if (notifies && pid >= 0) {
-    served = Serve(notify_parent.get(), p, req, tmp.path(), run_start_ns, reports, live);
-  }
+  const Post post{req, tmp.path(), run_start_ns, live};
+  Spawned spawned = SpawnAndServe(post, spec, kernel, ch, reports);
+  const pid_t pid = spawned.pid;
   if (pid < 0) return Fail(std::string("clone: ") + std::strerror(-pid));
-
   Fd pidfd(static_cast<int>(::syscall(uapi::kNrPidfdOpen, pid, 0)));
   if (!pidfd) {
     ::kill(pid, SIGKILL);
@@ -456,24 +411,23 @@ int Launch(const LaunchRequest& req) {
     return Fail(std::string("pidfd_open: ") + std::strerror(errno));
   }
   std::unique_ptr<NotifyServer> server;
-  if (served) {
-    server = std::move(served.value());
-  } else if (served.error().err != EPIPE) {
+  if (spawned.served) {
+    server = std::move(spawned.served.value());
+  } else if (spawned.served.error().err != EPIPE) {
     // The supervisor could not take up its post: the filter fails closed
     // (ENOSYS once the listener is gone), and the tool is not left running.
     ::kill(pid, SIGKILL);
     KillRemaining(pid);
-    return Fail(Describe(served.error()));
+    return Fail(Describe(spawned.served.error()));
   }
 
-  const Waited waited = Supervise(pid, pidfd.get(), sigfd.get(), std::move(status_read), reports,
-                                  req.on_report);
+  const Waited waited =
+      Supervise(pid, pidfd.get(), signals.fd(), std::move(ch.status_read), reports, req.on_report);
   if (server) server->Shutdown();
   KillRemaining(pid);
   reports.Drain(req.on_report);
   server.reset();  // its thread ends now that no task uses the filter
   if (req.refusals) req.refusals->Finish();
-  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
 
   if (waited.failed) ReportChildFailure(waited.failure, req, argv[0], tmp.path());
   return waited.exit_code;
