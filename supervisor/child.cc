@@ -4,8 +4,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "supervisor/caps.h"
+#include "supervisor/fd_passing.h"
 #include "supervisor/landlock.h"
 #include "supervisor/uapi.h"
 
@@ -27,23 +28,6 @@ namespace {
   ssize_t n = ::write(spec.status_pipe, &f, sizeof(f));
   (void)n;
   _exit(stage == ChildStage::kExec ? (err == ENOENT ? 127 : 126) : 125);
-}
-
-int SendFd(int sock, int fd) {
-  char byte = 'L';
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = buf;
-  msg.msg_controllen = sizeof(buf);
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  return ::sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
 void ResetSignals() {
@@ -92,7 +76,8 @@ void RunChild(const ChildSpec& spec) {
     int listener = InstallFilter(*spec.filter);
     if (listener < 0) Fail(spec, ChildStage::kSetup, -listener, "seccomp");
     if (listener > 0) {
-      if (int rc = SendFd(spec.notify_sock, listener); rc != 0) {
+      const char byte = 'L';
+      if (int rc = SendFdRawErrno(spec.notify_sock, &byte, 1, listener); rc != 0) {
         Fail(spec, ChildStage::kSetup, -rc, "send listener");
       }
       ::close(listener);

@@ -22,6 +22,7 @@
 #include "policy/kernel_interfaces.h"
 #include "supervisor/audit/landlock_reader.h"
 #include "supervisor/child.h"
+#include "supervisor/fd_passing.h"
 #include "supervisor/landlock.h"
 #include "supervisor/notify_loop.h"
 #include "supervisor/private_tmp.h"
@@ -40,27 +41,6 @@ int Fail(const std::string& msg) {
   return kExitCordonError;
 }
 
-Result<Fd> ReceiveFd(int sock) {
-  char byte;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = buf;
-  msg.msg_controllen = sizeof(buf);
-  ssize_t n;
-  do {
-    n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0) return SysError{n == 0 ? EPIPE : errno, "recvmsg listener"};
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (c == nullptr || c->cmsg_type != SCM_RIGHTS) return SysError{EPROTO, "recvmsg listener"};
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
-  return Fd(fd);
-}
-
 std::vector<char*> CStrings(std::vector<std::string>& v) {
   std::vector<char*> out;
   out.reserve(v.size() + 1);
@@ -75,8 +55,12 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
                                             const LaunchRequest& req, const std::string& tmp,
                                             int64_t run_start_ns, ReportChannel& reports,
                                             const std::shared_ptr<LiveRules>& live) {
-  auto listener = ReceiveFd(notify_sock);
-  if (!listener) return listener.error();
+  char byte;
+  auto listener = RecvFd(notify_sock, &byte, 1);
+  if (!listener) {
+    return SysError{listener.error().err, "receiving the seccomp listener",
+                    listener.error().detail};
+  }
   if (!live->started()) return SysError{EINVAL, "rules", "not made"};
   std::unique_ptr<ReadFence> fence;
   if (req.rung == Rung::kNotifyAll) {

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "supervisor/caps.h"
+#include "supervisor/fd_passing.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -124,22 +125,7 @@ bool Allowed(const Ask& a) {
     } else if ((fd = ::socket(a.domain, a.type | SOCK_CLOEXEC, a.protocol)) < 0) {
       ans.err = errno;
     }
-    iovec iov{&ans, sizeof ans};
-    alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    if (fd >= 0) {
-      m.msg_control = buf;
-      m.msg_controllen = sizeof buf;
-      cmsghdr* c = CMSG_FIRSTHDR(&m);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    }
-    while (::sendmsg(ch, &m, MSG_NOSIGNAL) < 0 && errno == EINTR) {
-    }
+    (void)SendFdRawErrno(ch, &ans, sizeof ans, fd);
     if (fd >= 0) ::close(fd);
   }
 }
@@ -217,25 +203,11 @@ Result<Fd> LoopbackNetns::MakeSocket(int domain, int type, int protocol) {
   } while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(sizeof a)) return Errno("send", "private loopback");
   Answer ans{EPROTO};
-  iovec iov{&ans, sizeof ans};
-  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = buf;
-  m.msg_controllen = sizeof buf;
-  do {
-    n = ::recvmsg(channel_.get(), &m, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0) {
+  auto sock = RecvFd(channel_.get(), &ans, sizeof ans);
+  if (sock) return std::move(sock.value());
+  if (sock.error().err != EPROTO) {
     channel_.reset();  // the child is gone: no socket will come again
-    return SysError{n == 0 ? EPIPE : errno, "recvmsg", "private loopback"};
-  }
-  cmsghdr* c = CMSG_FIRSTHDR(&m);
-  if (c != nullptr && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-    int fd;
-    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return Fd(fd);
+    return SysError{sock.error().err, "recvmsg", "private loopback"};
   }
   return SysError{ans.err != 0 ? ans.err : EPROTO, "socket", "private loopback"};
 }
