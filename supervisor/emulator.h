@@ -127,8 +127,9 @@ struct EmulatorOptions {
   // gate, exec check-ins, and the stop that ends pending questions. Null:
   // DenyGates (nobody to ask).
   std::shared_ptr<RunGates> gates;
-  // sandbox.allowBypass: a write-open, a delete or a mkdir the policy
-  // refuses inside the workspace is offered as a bypass when
+  // sandbox.allowBypass: a write-open, a delete, a mkdir, a rename, a link
+  // or a metadata change the policy refuses inside the workspace is
+  // offered as a bypass when
   // policy::BypassEligible says so and the gates can ask (not under
   // --approvals deny) (emulator_bypass.cc). Otherwise no request is made
   // and the refusal stands.

@@ -1,13 +1,13 @@
 // Per-operation bypass (seed 004; policy/bypass.h decides which refusals
-// may be offered): a write-open, an unlink, an rmdir or a mkdir the policy
-// refused inside the workspace is sent to the approver as "run this one operation outside the
-// policy", with the preview shape of a sensitive delete (the operation,
-// the path, the identity held). Only an allowed-once for that request id
-// and preview digest grants (RunGates::AskBypass); the supervisor then rechecks the
-// identity and performs exactly that operation beneath the workspace's
-// root (openat2 RESOLVE_BENEATH, no symlink, no mount crossed; the fd
-// handed over with ADDFD), as the tool's credentials. The reply says
-// `bypassed`, and so does the audit record.
+// may be offered): a write-open, an unlink, an rmdir, a mkdir or a rename
+// (of a file, or of a directory to a free name) the policy refused inside
+// the workspace is sent to the approver as "run this one operation outside
+// the policy" (metadata and links: emulator_bypass_more.cc), with the preview shape of a sensitive
+// delete (the operation, the path, the identity held). Only an allowed-once for that request id and
+// preview digest grants (RunGates::AskBypass); the supervisor then rechecks the identity and
+// performs exactly that operation beneath the workspace's root (openat2 RESOLVE_BENEATH, no
+// symlink, no mount crossed; the fd handed over with ADDFD), as the tool's credentials. The reply
+// says `bypassed`, and so does the audit record.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>

@@ -340,6 +340,8 @@ TEST(BypassExplain, SaysWhetherABypassMayBeAsked) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out,
               HasSubstr("per operation: a write-open, delete, rmdir or mkdir the policy refuses"));
+  EXPECT_THAT(r.out,
+              HasSubstr("a rename, a link or a metadata change (mode, owner, times, xattr)"));
   WriteFile(p, kWrite);
   r = RunCordon({"policy", "explain", p}, t.ws());
   EXPECT_THAT(r.out, HasSubstr("none: no refusal is ever offered to the approver"));
