@@ -75,6 +75,30 @@ TEST_P(BypassMoreTest, AChmodOfAProtectedPathForExactlyThatMode) {
   EXPECT_TRUE(Approvals().empty());
 }
 
+// A directory's mode inside a read-only path: offered as a file's. A
+// change through a symbolic link, and one of a hard-linked file, are never
+// asked.
+TEST_P(BypassMoreTest, ADirectoryYesALinkOrAHardLinkedFileNever) {
+  ASSERT_EQ(::mkdir(t_.Ws("ro").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(t_.Ws("ro/d").c_str(), 0755), 0);
+  WriteFile(t_.Ws("ro/f"), "f\n");
+  ASSERT_EQ(::link(t_.Ws("ro/f").c_str(), t_.Ws("ro/f2").c_str()), 0);
+  ASSERT_EQ(::symlink(".gitmodules", t_.Ws("lnk").c_str()), 0);
+  const std::string allow = Rules(R"([{"glob": "ro/*", "op": "bypass-chmod"},
+      {"glob": "lnk", "op": "bypass"}, {"glob": ".gitmodules", "op": "bypass"}])");
+  const std::vector<std::string> ro = {"--ro", t_.Ws("ro")};
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "chmod", "ro/d", "700"}, {}, ro), 0) << last_.err;
+  EXPECT_EQ(Stat("ro/d").st_mode & 07777, 0700u);
+  EXPECT_EQ(Preview()["directory"], nullptr) << "a rename's key only";
+  EXPECT_EQ(Preview()["args"], "mode 0700");
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "chmod", "ro/f", "600"}, {}, ro), EACCES) << last_.err;
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "chmod", "lnk", "600"}, {}, ro), EACCES) << last_.err;
+  EXPECT_TRUE(Approvals().empty());
+  EXPECT_EQ(Stat("ro/f").st_mode & 07777, 0644u);
+  EXPECT_EQ(Stat(".gitmodules").st_mode & 07777, 0644u);
+}
+
 // utimensat of a deny glob's match: both timestamps in the preview
 // (UTIME_OMIT by name); an answer for another time is refused.
 TEST_P(BypassMoreTest, TimesOfADenyGlobMatchForExactlyThoseTimes) {
