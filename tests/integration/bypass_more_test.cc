@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <future>
 #include <string>
+#include <thread>
 
 #include "policy/digest.h"
 #include "tests/integration/bypass_fixture.h"
@@ -311,6 +313,45 @@ INSTANTIATE_TEST_SUITE_P(Probes, BypassMoreTest, ::testing::Values(PROBE_DYNAMIC
                            return std::string(info.param).ends_with("_static") ? "Static"
                                                                                : "Dynamic";
                          });
+
+// Through the real policyd and `cordon approve`: a chmod's preview, with
+// its arguments, travels to the host and back; the digest answered is the
+// one that grants, and the mode set is the one shown.
+TEST(BypassMoreSocketTest, AChmodAnsweredThroughPolicyd) {
+  using namespace std::chrono_literals;
+  ScratchTree t;
+  WriteFile(t.Ws(".gitmodules"), kModules);
+  ASSERT_EQ(::chmod(t.Ws(".gitmodules").c_str(), 0644), 0);
+  const std::string sock = t.root() + "/policyd.sock", policy = t.root() + "/policy.json";
+  WriteFile(policy, kWriteBypass);
+  PolicyDaemon daemon(sock);
+  ASSERT_TRUE(daemon.up()) << "policyd did not come up";
+  std::vector<std::string> a = {
+      "run",        "--workspace", t.ws(),           "--ro",        ProbeDir(), "--policy",
+      policy,       "--approvals", "socket:" + sock, "--audit",     "none",     "--",
+      PROBE_STATIC, "sys",         "chmod",          ".gitmodules", "600"};
+  auto run = std::async(std::launch::async, [a] { return RunCordon(a); });
+  nlohmann::json req = nlohmann::json::object();
+  for (int i = 0; i < 1000 && req.empty(); ++i) {
+    auto l = JsonLines(RunCordon({"approve", "--socket", sock, "--list"}).out);
+    if (!l.empty())
+      req = l[0];
+    else
+      std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_FALSE(req.empty()) << "no request arrived";
+  EXPECT_EQ(req["preview"]["op"], "chmod");
+  EXPECT_EQ(req["preview"]["args"], "mode 0600");
+  EXPECT_EQ(RunCordon({"approve", "--socket", sock, "--allow",
+                       std::to_string(req["id"].get<uint64_t>()), "--digest", req["digest"]})
+                .status,
+            0);
+  RunResult r = run.get();
+  EXPECT_EQ(r.status, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::stat(t.Ws(".gitmodules").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+}
 
 }  // namespace
 }  // namespace cordon::testing
