@@ -23,9 +23,18 @@ std::string DeletePreview::Digest() const {
     s += '\0';
     s += bypass_rule;
     s += '\0';
-    if (bypass == "rename") {
+    if (IsAttrBypass(bypass)) {
+      // The call's arguments: an answer for one mode, owner, time or
+      // value is no answer for another.
+      s += args;
+      s += '\0';
+    }
+    if (bypass == "rename" || bypass == "link") {
       // Where it goes, and what is there: an answer for one destination,
-      // or for a name that was free, is no answer for another.
+      // or for a name that was free, is no answer for another; nor one for
+      // a file for a directory.
+      s += directory ? "directory" : "file";
+      s += '\0';
       s += to.rel_path;
       s += '\0';
       for (auto n : {static_cast<int64_t>(to.size), static_cast<int64_t>(to.dev),
@@ -49,8 +58,8 @@ std::string DeletePreview::Digest() const {
 }
 
 nlohmann::json DeletePreview::ToJson() const {
-  nlohmann::json j = {{"path", rel_path}, {"size", size},         {"sha256", sha256},
-                      {"dev", dev},       {"ino", ino},           {"mtime_ns", mtime_ns},
+  nlohmann::json j = {{"path", rel_path},    {"size", size}, {"sha256", sha256},
+                      {"dev", dev},          {"ino", ino},   {"mtime_ns", mtime_ns},
                       {"ctime_ns", ctime_ns}};
   if (directory) j["kind"] = "directory";
   if (write_in_place) j["kind"] = "write";
@@ -59,7 +68,9 @@ nlohmann::json DeletePreview::ToJson() const {
     j["op"] = bypass;
     j["open_flags"] = open_flags;
     j["rule"] = bypass_rule;
-    if (bypass == "rename") {
+    if (IsAttrBypass(bypass)) j["args"] = args;
+    if (bypass == "rename" && directory) j["directory"] = true;
+    if (bypass == "rename" || bypass == "link") {
       j["to"] = {{"path", to.rel_path},    {"size", to.size}, {"sha256", to.sha256},
                  {"dev", to.dev},          {"ino", to.ino},   {"mtime_ns", to.mtime_ns},
                  {"ctime_ns", to.ctime_ns}};
@@ -88,16 +99,26 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
   if (!IsIdentity(j)) return std::nullopt;
   DeletePreview p;
   if (j.contains("kind")) {
-    if (j["kind"] == "directory") p.directory = true;
-    else if (j["kind"] == "write") p.write_in_place = true;
+    if (j["kind"] == "directory")
+      p.directory = true;
+    else if (j["kind"] == "write")
+      p.write_in_place = true;
     else if (j["kind"] == "bypass") {
       if (!str("op") || !uns("open_flags") || !str("rule")) return std::nullopt;
       p.bypass = j["op"].get<std::string>();
       if (p.bypass != "open" && p.bypass != "unlink" && p.bypass != "rmdir" &&
-          p.bypass != "mkdir" && p.bypass != "rename") {
+          p.bypass != "mkdir" && p.bypass != "rename" && p.bypass != "link" &&
+          !IsAttrBypass(p.bypass)) {
         return std::nullopt;
       }
-      if (p.bypass == "rename") {
+      // The arguments of a metadata change, and only of one.
+      if (IsAttrBypass(p.bypass) != str("args")) return std::nullopt;
+      if (IsAttrBypass(p.bypass)) p.args = j["args"].get<std::string>();
+      // A directory moved: a rename's only.
+      if (j.contains("directory")) {
+        if (p.bypass != "rename" || j["directory"] != true) return std::nullopt;
+      }
+      if (p.bypass == "rename" || p.bypass == "link") {
         if (!j.contains("to") || !j["to"].is_object()) return std::nullopt;
         const nlohmann::json& t = j["to"];
         if (!IsIdentity(t)) return std::nullopt;
@@ -108,11 +129,14 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
         p.to.ino = t["ino"].get<uint64_t>();
         p.to.mtime_ns = t["mtime_ns"].get<int64_t>();
         p.to.ctime_ns = t["ctime_ns"].get<int64_t>();
+        // A link makes a new name: it never replaces a file.
+        if (p.bypass == "link" && (p.to.ino != 0 || !p.to.sha256.empty())) return std::nullopt;
       }
-      p.directory = p.bypass == "rmdir";
+      p.directory = p.bypass == "rmdir" || j.contains("directory");
       p.open_flags = j["open_flags"].get<uint64_t>();
       p.bypass_rule = j["rule"].get<std::string>();
-    } else return std::nullopt;
+    } else
+      return std::nullopt;
   }
   p.rel_path = j["path"].get<std::string>();
   p.sha256 = j["sha256"].get<std::string>();
@@ -126,8 +150,11 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
 
 std::string BypassOperation(const DeletePreview& p) {
   if (p.bypass == "rename") {
-    return "rename to " + p.to.rel_path + (p.to.ino != 0 ? " (replacing the file there)" : "");
+    return std::string(p.directory ? "rename directory to " : "rename to ") + p.to.rel_path +
+           (p.to.ino != 0 ? " (replacing the file there)" : "");
   }
+  if (p.bypass == "link") return "link to " + p.to.rel_path;
+  if (IsAttrBypass(p.bypass)) return p.bypass + " " + p.args;
   if (p.bypass != "open") return p.bypass;
   const uint64_t f = p.open_flags;
   std::string s = "open ";
@@ -135,22 +162,34 @@ std::string BypassOperation(const DeletePreview& p) {
   static constexpr struct {
     uint64_t bit;
     const char* name;
-  } kBits[] = {{O_CREAT, "O_CREAT"}, {O_EXCL, "O_EXCL"}, {O_TRUNC, "O_TRUNC"}, {O_APPEND, "O_APPEND"}};
+  } kBits[] = {
+      {O_CREAT, "O_CREAT"}, {O_EXCL, "O_EXCL"}, {O_TRUNC, "O_TRUNC"}, {O_APPEND, "O_APPEND"}};
   for (const auto& b : kBits) {
     if (f & b.bit) s += std::string("|") + b.name;
   }
   return s;
 }
 
+bool IsAttrBypass(const std::string& op) {
+  return op == "chmod" || op == "chown" || op == "utimes" || op == "xattr";
+}
+
 const char* OutcomeName(Outcome o) {
   switch (o) {
-    case Outcome::kAllowedOnce: return "allowed-once";
-    case Outcome::kDenied: return "denied";
-    case Outcome::kTimeout: return "timeout";
-    case Outcome::kDisconnected: return "disconnected";
-    case Outcome::kCancelled: return "cancelled";
-    case Outcome::kStale: return "stale";
-    case Outcome::kShutdown: return "shutdown";
+    case Outcome::kAllowedOnce:
+      return "allowed-once";
+    case Outcome::kDenied:
+      return "denied";
+    case Outcome::kTimeout:
+      return "timeout";
+    case Outcome::kDisconnected:
+      return "disconnected";
+    case Outcome::kCancelled:
+      return "cancelled";
+    case Outcome::kStale:
+      return "stale";
+    case Outcome::kShutdown:
+      return "shutdown";
   }
   return "?";
 }

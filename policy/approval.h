@@ -39,9 +39,18 @@ struct DeletePreview {
   // above (an unlink's with its SHA-256, as a delete's; an rmdir's as an
   // empty directory's); an open of a name that does not exist yet, and a
   // mkdir's new name, have ino 0.
+  //
+  // A metadata change: "chmod", "chown", "utimes" or "xattr" of the file
+  // or directory previewed (identity, no content), with `args` the call's
+  // arguments as AttrArgsText writes them ("mode 0644", "owner 1000:-1",
+  // "atime UTIME_NOW mtime 1700000000.000000000", "set user.k sha256=HEX
+  // size=N flags=0", "remove user.k"). "link": a new name `to` (free, ino
+  // 0) for the regular single-link file previewed. A rename's `directory`:
+  // a directory moved to a free name (identity, no content).
   std::string bypass;
   uint64_t open_flags = 0;
   std::string bypass_rule;
+  std::string args;
   // A rename's destination: its path, and the file there that the rename
   // replaces, as a delete's preview (size, SHA-256, identity); ino 0 when
   // the name is free. The preview's own fields are the file renamed.
@@ -62,8 +71,12 @@ struct DeletePreview {
 };
 
 // A bypass preview's operation as a person reads it: "unlink", or "open"
-// and the tool's flags by name ("open O_WRONLY|O_CREAT|O_TRUNC").
+// and the tool's flags by name ("open O_WRONLY|O_CREAT|O_TRUNC"), "chmod
+// mode 0644", "link to NAME".
 std::string BypassOperation(const DeletePreview& p);
+
+// Whether `op` is a metadata bypass (chmod, chown, utimes, xattr): one with `args`.
+bool IsAttrBypass(const std::string& op);
 
 enum class Outcome {
   kAllowedOnce,   // the one grant

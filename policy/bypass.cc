@@ -22,11 +22,25 @@ bool BypassEligible(const BypassFacts& f) {
     case FileOp::kOpenWrite:
       if (f.directory) return false;  // a file is opened for writing, never a directory
       break;
-    case FileOp::kDelete: break;  // unlink, or rmdir of an empty directory
+    case FileOp::kDelete:
+      break;  // unlink, or rmdir of an empty directory
     case FileOp::kCreate:
       if (!f.directory) return false;  // mkdir only: no symbolic link, no device
       break;
-    default: return false;
+    case FileOp::kMetadata:
+      // chmod, chown, utimes, an xattr: of a regular file with one name, or
+      // a directory (a link, a hard-linked or special file is refused for
+      // what it is); never a truncate or inode flags.
+      if (f.attr != AttrOp::kMode && f.attr != AttrOp::kOwner && f.attr != AttrOp::kTimes &&
+          f.attr != AttrOp::kXattr) {
+        return false;
+      }
+      if (!(f.entry == EntryKind::kRegular && f.nlink == 1) && f.entry != EntryKind::kDirectory) {
+        return false;
+      }
+      break;
+    default:
+      return false;
   }
   switch (f.refused_by) {
     case RefusedBy::kProtectedPath:
@@ -45,14 +59,36 @@ bool BypassEligible(const BypassFacts& f) {
 bool BypassRenameEligible(const RenameEnds& r) {
   if (r.from_allowed && r.to_allowed) return false;  // nothing refused: nothing to bypass
   auto end = [](BypassFacts f, bool allowed) {
-    if (f.op != FileOp::kRename || f.directory) return false;
+    if (f.op != FileOp::kRename) return false;
     if (allowed) return Askable(f);
     // A refused end is judged as a write-open of a file there would be:
     // the same rules offered.
     f.op = FileOp::kOpenWrite;
+    f.directory = false;
     return BypassEligible(f);
   };
+  if (r.to.directory) return false;  // nothing replaces a directory
+  if (r.from.directory && (r.to.entry != EntryKind::kAbsent || r.from.holds_rules)) return false;
   return end(r.from, r.from_allowed) && end(r.to, r.to_allowed);
+}
+
+bool BypassLinkEligible(const LinkEnds& l) {
+  const BypassFacts& from = l.from;
+  if (from.op != FileOp::kLink || l.to.op != FileOp::kLink) return false;
+  if (!l.from_allowed || !Askable(from)) return false;
+  if (from.entry != EntryKind::kRegular || from.nlink != 1 || from.pinned) return false;
+  if (l.to.entry != EntryKind::kAbsent) return false;
+  BypassFacts to = l.to;  // the new name, judged as a new file there would be
+  to.op = FileOp::kOpenWrite;
+  to.directory = false;
+  return BypassEligible(to);
+}
+
+bool HoldsRuleBeneath(const std::vector<PathRule>& rules, std::string_view abs) {
+  for (const PathRule& r : rules) {
+    if (r.path != abs && PathWithin(r.path, abs)) return true;
+  }
+  return false;
 }
 
 RefusedBy RefusedByRule(const Covered& c) {

@@ -32,9 +32,8 @@ bool SameIdentity(const struct stat& st, const policy::DeletePreview& p) {
     return S_ISDIR(st.st_mode) && st.st_dev == p.dev && st.st_ino == p.ino &&
            Ns(st.st_mtim) == p.mtime_ns && Ns(st.st_ctim) == p.ctime_ns;
   }
-  return st.st_dev == p.dev && st.st_ino == p.ino &&
-         static_cast<uint64_t>(st.st_size) == p.size && Ns(st.st_mtim) == p.mtime_ns &&
-         Ns(st.st_ctim) == p.ctime_ns;
+  return st.st_dev == p.dev && st.st_ino == p.ino && static_cast<uint64_t>(st.st_size) == p.size &&
+         Ns(st.st_mtim) == p.mtime_ns && Ns(st.st_ctim) == p.ctime_ns;
 }
 
 // `name` in `parent_dirfd` still names the previewed inode.
@@ -83,7 +82,8 @@ Result<policy::DeletePreview> MakePreview(int fd, std::string rel_path, uint64_t
   policy::DeletePreview& p = identified.value();
   if (!S_ISREG(st.st_mode)) return SysError{EPERM, "preview", p.rel_path + ": not a regular file"};
   if (st.st_nlink != 1) {
-    return SysError{EMLINK, "preview", p.rel_path + ": has " + std::to_string(st.st_nlink) + " links"};
+    return SysError{EMLINK, "preview",
+                    p.rel_path + ": has " + std::to_string(st.st_nlink) + " links"};
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     return SysError{EFBIG, "preview", p.rel_path + ": larger than " + std::to_string(max_bytes)};
@@ -120,8 +120,10 @@ Result<policy::DeletePreview> MakeWritePreview(int fd, std::string rel_path) {
   return p;
 }
 
-Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, std::string op,
-                                                uint64_t open_flags, std::string rule) {
+namespace {
+
+// What a bypass preview holds of the entry on `fd` for `op`.
+Result<policy::DeletePreview> Identify(int fd, std::string rel_path, const std::string& op) {
   Result<policy::DeletePreview> p = SysError{EINVAL, "preview", "no such operation"};
   if (op == "unlink") {
     p = MakePreview(fd, std::move(rel_path));
@@ -132,26 +134,48 @@ Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, st
     policy::DeletePreview absent;
     absent.rel_path = std::move(rel_path);
     p = std::move(absent);
-  } else if (op == "open" || op == "rename") {
-    // A file opened for writing, or moved: its identity, one link.
-    p = MakeWritePreview(fd, std::move(rel_path));
+  } else if (op == "open" || op == "rename" || op == "link" || policy::IsAttrBypass(op)) {
+    // A directory moved, or whose metadata changes: its identity.
     struct stat st;
-    if (p && (::fstat(fd, &st) != 0 || st.st_nlink != 1)) {
+    if (::fstat(fd, &st) != 0) return Errno("fstat", rel_path);
+    const bool dir_ok = op == "rename" || policy::IsAttrBypass(op);
+    if (dir_ok && S_ISDIR(st.st_mode)) return MakeDirPreview(fd, std::move(rel_path));
+    // A file opened for writing, moved, linked or whose metadata changes:
+    // its identity, one link.
+    p = MakeWritePreview(fd, std::move(rel_path));
+    if (p && st.st_nlink != 1) {
       return SysError{EMLINK, "preview", p->rel_path + ": not a file with one link"};
     }
   }
+  return p;
+}
+
+}  // namespace
+
+Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, std::string op,
+                                                uint64_t open_flags, std::string rule,
+                                                std::string args) {
+  Result<policy::DeletePreview> p = Identify(fd, std::move(rel_path), op);
   if (!p) return p.error();
   p->write_in_place = false;
   p->bypass = std::move(op);
   p->open_flags = open_flags;
   p->bypass_rule = std::move(rule);
+  if (policy::IsAttrBypass(p->bypass)) {
+    // The arguments are shown on a terminal and sent as JSON, as the name.
+    if (args.empty() || !PrintableUtf8(args)) {
+      return SysError{EINVAL, "preview", "arguments are not printable UTF-8"};
+    }
+    p->args = std::move(args);
+  }
   return p;
 }
 
 Result<policy::DeletePreview> MakeRenamePreview(int from_fd, std::string from_rel, int to_fd,
-                                                std::string to_rel, std::string rule) {
+                                                std::string to_rel, std::string rule,
+                                                std::string op) {
   Result<policy::DeletePreview> p =
-      MakeBypassPreview(from_fd, std::move(from_rel), "rename", 0, std::move(rule));
+      MakeBypassPreview(from_fd, std::move(from_rel), std::move(op), 0, std::move(rule));
   if (!p) return p.error();
   if (to_fd < 0) {
     if (Status s = CheckName(to_rel); !s) return s.error();
@@ -186,8 +210,10 @@ Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeleteP
   if (!SameIdentity(st, p) || (!p.directory && !p.write_in_place && st.st_nlink != 1)) {
     return SysError{ESTALE, "recheck", p.rel_path + ": identity changed since the preview"};
   }
-  if (p.write_in_place || p.bypass == "open") return Ok();
-  if (p.directory || p.bypass == "rename") return SameName(parent_dirfd, name, p);
+  if (p.write_in_place || p.bypass == "open" || policy::IsAttrBypass(p.bypass)) return Ok();
+  if (p.directory || p.bypass == "rename" || p.bypass == "link") {
+    return SameName(parent_dirfd, name, p);
+  }
   auto hash = Sha256Fd(fd, p.size);
   if (!hash) {
     return SysError{ESTALE, "recheck", p.rel_path + ": content changed since the preview"};

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <string>
 
-#include "policy/approval.h"
 #include "base/result.h"
+#include "policy/approval.h"
 
 namespace cordon::supervisor {
 
@@ -34,25 +34,31 @@ Result<policy::DeletePreview> MakeDirPreview(int fd, std::string rel_path);
 Result<policy::DeletePreview> MakeWritePreview(int fd, std::string rel_path);
 
 // Preview of a bypass request (policy/bypass.h) for `op` ("open" with the
-// tool's `open_flags`, "unlink", "rmdir", "mkdir" or "rename") that `rule`
-// refused. An unlink's is a delete's (MakePreview: regular, one link,
-// hashed); an rmdir's a directory's (MakeDirPreview); an open's, and the
-// file a rename moves, the identity of the regular single-link file on
-// `fd`, no content; an open's with `fd` -1 a name that does not exist yet
-// (identity zero), as a mkdir's always. A rename's destination is
-// MakeRenamePreview's.
+// tool's `open_flags`, "unlink", "rmdir", "mkdir", "rename", "link", or a
+// metadata change "chmod", "chown", "utimes", "xattr" with its `args`,
+// printable UTF-8) that `rule` refused. An unlink's is a delete's
+// (MakePreview: regular, one link, hashed); an rmdir's a directory's
+// (MakeDirPreview); an open's, and the file a rename moves or a link
+// names, the identity of the regular single-link file on `fd`, no content;
+// a metadata change's and a rename's that too, or a directory's identity;
+// an open's with `fd` -1 a name that does not exist yet (identity zero),
+// as a mkdir's always. A rename's or link's destination is MakeRenamePreview's.
 Result<policy::DeletePreview> MakeBypassPreview(int fd, std::string rel_path, std::string op,
-                                                uint64_t open_flags, std::string rule);
+                                                uint64_t open_flags, std::string rule,
+                                                std::string args = {});
 
 // Preview of a bypassed rename (policy::BypassRenameEligible) of the
 // regular single-link file on `from_fd` (its identity, no content: it is
 // moved, not lost) to `to_rel`: over the file on `to_fd`, which it
 // replaces (a delete's preview of it, MakePreview: regular, one link,
-// hashed), or with `to_fd` -1 to a name that is free.
+// hashed), or with `to_fd` -1 to a name that is free. A directory moved
+// (identity, `directory`), with `to_fd` -1. With `op` "link": a new name
+// `to_rel` (free, `to_fd` -1) for the file on `from_fd`.
 Result<policy::DeletePreview> MakeRenamePreview(int from_fd, std::string from_rel, int to_fd,
-                                                std::string to_rel, std::string rule);
-// Immediately before renameat2: the source as Recheck checks a bypassed
-// open's fd, and its name; the file replaced (`to_fd` >= 0) as a delete's.
+                                                std::string to_rel, std::string rule,
+                                                std::string op = "rename");
+// Immediately before renameat2 (or linkat): the source's identity and its
+// name; the file replaced (`to_fd` >= 0) as a delete's.
 Status RecheckRename(int from_fd, int from_dirfd, const char* from_name, int to_fd, int to_dirfd,
                      const char* to_name, const policy::DeletePreview& p);
 
@@ -62,8 +68,9 @@ Status RecheckRename(int from_fd, int from_dirfd, const char* from_name, int to_
 // (fstatat AT_SYMLINK_NOFOLLOW). A directory's preview: its identity (an
 // entry added or removed since changes its mtime). A write's preview: the
 // held fd's identity only (the fd is what the tool gets), as a bypassed
-// open's; a bypassed unlink's as a delete's. Any difference is ESTALE: a new preview
-// and a new approval are needed.
+// open's and a metadata change's (made on that fd); a bypassed unlink's as
+// a delete's; a rename's or link's source: identity and name. Any difference is ESTALE: a new
+// preview and a new approval are needed.
 Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeletePreview& preview);
 
 }  // namespace cordon::supervisor

@@ -67,8 +67,8 @@ struct Request {
 
 struct Reply {
   int64_t val = 0;
-  int error = 0;          // errno for the tool; 0 on success
-  Fd install;             // an fd to install in the tool (opens)
+  int error = 0;               // errno for the tool; 0 on success
+  Fd install;                  // an fd to install in the tool (opens)
   uint32_t install_flags = 0;  // O_CLOEXEC or 0
   // >= 0: `install` goes in at this descriptor number, over what the tool
   // holds there (as dup2), and the call returns `val`, not the number.
@@ -101,7 +101,7 @@ struct Reply {
   // For the log: what was refused and the rule; for an allowed call, what
   // the audit log should name (a bypass, a brokered read), else empty.
   std::string why;
-  std::string hint;       // for the user: the grant that would allow it (policy/refusal_hint.h)
+  std::string hint;  // for the user: the grant that would allow it (policy/refusal_hint.h)
   static Reply Errno(int e, std::string why = {}, std::string hint = {}) {
     Reply r;
     r.error = e;
@@ -129,8 +129,9 @@ struct EmulatorOptions {
   // gate, exec check-ins, and the stop that ends pending questions. Null:
   // DenyGates (nobody to ask).
   std::shared_ptr<RunGates> gates;
-  // sandbox.allowBypass: a write-open, a delete or a mkdir the policy
-  // refuses inside the workspace is offered as a bypass when
+  // sandbox.allowBypass: a write-open, a delete, a mkdir, a rename, a link
+  // or a metadata change the policy refuses inside the workspace is
+  // offered as a bypass when
   // policy::BypassEligible says so and the gates can ask (not under
   // --approvals deny) (emulator_bypass.cc). Otherwise no request is made
   // and the refusal stands.
@@ -281,56 +282,36 @@ class Emulator {
   // under a fenced mode one made in the private loopback, never the host's.
   DatagramMaker StandInDatagrams();
 
-  // Per-operation bypass (emulator_bypass.cc, policy/bypass.h). Where a
-  // change `op` at `path` that the policy refused (`by`; kOther: ask the
-  // rule lookup which rule it was) would be run: beneath the workspace's
-  // root, when policy::BypassEligible offers it; nullopt otherwise.
-  // `directory`: an rmdir (kDelete) or a mkdir (kCreate).
-  std::optional<Located> BypassPlace(policy::FileOp op, const Named& path, policy::RefusedBy by,
-                                     bool directory = false) const;
-  // A rename's two ends (policy::BypassRenameEligible): `from_by`, `to_by`
-  // the refusal of each end's place (kOther: none, or ask the rule lookup).
-  std::optional<std::pair<Located, Located>> BypassRenamePlaces(const Named& from, const Named& to,
-                                                                policy::RefusedBy from_by,
-                                                                policy::RefusedBy to_by) const;
-  struct BypassEnd;  // emulator_bypass.cc
+  // Per-operation bypass (policy/bypass.h; emulator_bypass.cc, and
+  // emulator_bypass_more.cc for metadata and links: each definition says
+  // what it offers and how it performs). The *Places say where a refused
+  // change would run, beneath the workspace's root, when policy/bypass.h
+  // offers it (`by`: the refusal; kOther: ask the rule lookup), else
+  // nullopt. The rest answer `later`: preview, RunGates::AskBypass,
+  // recheck, perform; else `refused`, which says why.
+  struct BypassEnd;
   std::optional<BypassEnd> BypassEndAt(policy::FileOp op, const Named& path, policy::RefusedBy by,
                                        bool directory = false) const;
-  // Each of the three below answers `later` (the question waits), holding
-  // `loc`. The refused open (`refused`, by `rule`) offered to the gates
-  // (RunGates::AskBypass), and for an allowed-once performed: the file's identity rechecked on the
-  // fd the tool gets, or a new file made exclusively. Else `refused`.
+  std::optional<Located> BypassPlace(policy::FileOp op, const Named& path, policy::RefusedBy by,
+                                     bool directory = false) const;
+  using LocatedPair = std::optional<std::pair<Located, Located>>;
+  LocatedPair BypassRenamePlaces(const Named& from, const Named& to, policy::RefusedBy from_by,
+                                 policy::RefusedBy to_by) const;
+  LocatedPair BypassLinkPlaces(const Named& from, const Named& to, policy::RefusedBy from_by,
+                               policy::RefusedBy to_by) const;
   Reply BypassOpen(const Request& req, const Located& loc, uint64_t flags, uint64_t mode,
                    const std::string& rule, Reply refused, const std::function<bool()>& valid);
-  // The refused unlink of a file, as a sensitive delete: preview with its
-  // SHA-256, allowed-once, recheck, unlinkat. With AT_REMOVEDIR, the
-  // refused rmdir of an empty directory: held O_DIRECTORY|O_NOFOLLOW for
-  // the preview (identity, no content), identity and name rechecked; a
-  // directory with entries is not offered. Else `refused`.
   Reply BypassUnlink(const Request& req, const Located& loc, int flags, const std::string& rule,
                      Reply refused, const std::function<bool()>& valid);
-  // The refused mkdir of a new name (preview: the name, ino 0),
-  // allowed-once, mkdirat through the held parent with the tool's umask.
   Reply BypassMkdir(const Request& req, const Located& loc, mode_t mode, const std::string& rule,
                     Reply refused, const std::function<bool()>& valid);
-  // The refused rename of a file (not an exchange): preview of the file
-  // moved and of the file it replaces (a delete's), allowed-once, both
-  // rechecked, renameat2 through the held parents (RENAME_NOREPLACE onto a
-  // name that was free).
   Reply BypassRename(const Request& req, const Located& from, const Located& to, unsigned flags,
                      const std::string& rule, Reply refused, const std::function<bool()>& valid);
-  // Their rest, on the deferred worker: preview, question, recheck, perform.
-  Reply BypassOpenAsked(const Request& req, const Located& loc, uint64_t flags, uint64_t mode,
-                        const std::string& rule, Reply refused, const std::function<bool()>& valid);
-  Reply BypassUnlinkAsked(const Request& req, const Located& loc, int flags,
-                          const std::string& rule, Reply refused,
-                          const std::function<bool()>& valid);
-  Reply BypassMkdirAsked(const Request& req, const Located& loc, mode_t mode,
-                         const std::string& rule, Reply refused,
-                         const std::function<bool()>& valid);
-  Reply BypassRenameAsked(const Request& req, const Located& from, const Located& to,
-                          unsigned flags, const std::string& rule, Reply refused,
-                          const std::function<bool()>& valid);
+  Reply BypassLink(const Request& req, const Located& from, const Located& to,
+                   const std::string& rule, Reply refused, const std::function<bool()>& valid);
+  // The metadata call `kind` at `path` (never followed through a link).
+  Reply BypassAttr(const Request& req, const Named& path, int kind, policy::RefusedBy by,
+                   const std::string& rule, Reply refused, const std::function<bool()>& valid);
 
   // The facts policy::Decide needs, gathered here (emulator_facts.cc).
   policy::PlaceFacts Place(const Located& loc, bool leads = false) const;

@@ -17,148 +17,15 @@
 #include <climits>
 #include <string>
 
-#include "supervisor/emulator.h"
 #include "policy/fd_alias.h"
+#include "supervisor/attr_apply.h"
+#include "supervisor/emulator.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
 #include "supervisor/tool_memory.h"
 #include "supervisor/uapi.h"
 
 namespace cordon::supervisor {
-namespace {
-
-constexpr size_t kMaxXattrValue = 64 * 1024;
-
-// Performs a metadata change on a verified file. `target` is an fd on it
-// (O_PATH or real); changes go through /proc/self/fd so O_PATH works. Made
-// with the tool's permissions (Handle), so the kernel applies its ownership
-// rules: only the owner changes modes, times, ACLs and flags, and a chown
-// without CAP_CHOWN gives a file only to a group of the tool's.
-Reply ApplyAttr(const Request& r, int target, bool by_fd, const std::function<bool()>& valid) {
-  const uint64_t* a = r.args;
-  std::string proc = ProcPath(target);
-  auto ret = [](int rc) { return rc == 0 ? Reply{} : Reply::Errno(errno); };
-  switch (r.nr) {
-    case SCMP_SYS(chmod):
-    case SCMP_SYS(fchmodat):
-    case uapi::kNrFchmodat2:
-    case SCMP_SYS(fchmod): {
-      bool at = r.nr == SCMP_SYS(fchmodat) || r.nr == uapi::kNrFchmodat2;
-      mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
-      // Set-id bits on a file would hand its owner's ids to whoever runs
-      // it, outside the sandbox too: refused. S_ISGID on a directory only
-      // makes new entries take its group (chmod(2)), as the kernel lets
-      // the owner set it (`chmod g+s dir`, CPython's test_os).
-      struct stat st;
-      const bool dir_sgid =
-          !(mode & S_ISUID) && ::fstat(target, &st) == 0 && S_ISDIR(st.st_mode);
-      if ((mode & (S_ISUID | S_ISGID)) && !dir_sgid) return Reply::Errno(EPERM, "set-id bits");
-      return ret(::fchmodat(AT_FDCWD, proc.c_str(), mode & 07777, 0));
-    }
-    case SCMP_SYS(chown):
-    case SCMP_SYS(lchown):
-    case SCMP_SYS(fchownat):
-    case SCMP_SYS(fchown): {
-      int k = r.nr == SCMP_SYS(fchownat) ? 2 : 1;
-      return ret(::fchownat(AT_FDCWD, proc.c_str(), static_cast<uid_t>(a[k]),
-                            static_cast<gid_t>(a[k + 1]), 0));
-    }
-    case SCMP_SYS(truncate): {
-      Fd w(::open(proc.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK));
-      if (!w) return Reply::Errno(errno);
-      return ret(::ftruncate(w.get(), static_cast<off_t>(a[1])));
-    }
-    case SCMP_SYS(utime):
-    case SCMP_SYS(utimes):
-    case SCMP_SYS(futimesat):
-    case SCMP_SYS(utimensat): {
-      timespec ts[2];
-      timespec* tsp = nullptr;
-      uint64_t addr = r.nr == SCMP_SYS(utimensat) || r.nr == SCMP_SYS(futimesat) ? a[2] : a[1];
-      if (addr != 0) {
-        tsp = ts;
-        if (r.nr == SCMP_SYS(utime)) {
-          utimbuf u;
-          if (!ReadToolBytes(r.tid, addr, &u, sizeof u)) return Reply::Errno(EFAULT);
-          ts[0] = {u.actime, 0};
-          ts[1] = {u.modtime, 0};
-        } else if (r.nr == SCMP_SYS(utimensat)) {
-          if (!ReadToolBytes(r.tid, addr, ts, sizeof ts)) return Reply::Errno(EFAULT);
-        } else {
-          timeval tv[2];
-          if (!ReadToolBytes(r.tid, addr, tv, sizeof tv)) return Reply::Errno(EFAULT);
-          ts[0] = {tv[0].tv_sec, tv[0].tv_usec * 1000};
-          ts[1] = {tv[1].tv_sec, tv[1].tv_usec * 1000};
-        }
-        if (!valid()) return Reply::Errno(EACCES, "stale");
-      }
-      return ret(::utimensat(AT_FDCWD, proc.c_str(), tsp, 0));
-    }
-    case SCMP_SYS(setxattr):
-    case SCMP_SYS(lsetxattr):
-    case SCMP_SYS(fsetxattr):
-    case SCMP_SYS(removexattr):
-    case SCMP_SYS(lremovexattr):
-    case SCMP_SYS(fremovexattr): {
-      auto name = ReadToolString(r.tid, a[1], XATTR_NAME_MAX + 1);
-      if (!name) return Reply::Errno(name.error().err == ENAMETOOLONG ? ERANGE : EFAULT);
-      if (!valid()) return Reply::Errno(EACCES, "stale");
-      // A POSIX ACL is the file's permission bits, extended: its owner may
-      // set it as it may chmod (libacl's copy in sed -i, cp -a, tar).
-      // Other namespaces (trusted., security., the rest of system.) need
-      // capabilities the tool does not have.
-      const bool acl = *name == "system.posix_acl_access" || *name == "system.posix_acl_default";
-      if (!acl && name->rfind("user.", 0) != 0) {
-        return Reply::Errno(EPERM, "xattr namespace " + *name);
-      }
-      bool set = r.nr == SCMP_SYS(setxattr) || r.nr == SCMP_SYS(lsetxattr) ||
-                 r.nr == SCMP_SYS(fsetxattr);
-      if (!set) return ret(::removexattr(proc.c_str(), name->c_str()));
-      size_t size = static_cast<size_t>(a[3]);
-      if (size > kMaxXattrValue) return Reply::Errno(E2BIG);
-      std::string value(size, '\0');
-      if (size && !ReadToolBytes(r.tid, a[2], value.data(), size)) return Reply::Errno(EFAULT);
-      if (!valid()) return Reply::Errno(EACCES, "stale");
-      return ret(::setxattr(proc.c_str(), name->c_str(), value.data(), size, static_cast<int>(a[4])));
-    }
-    case SCMP_SYS(ioctl): {
-      if (!by_fd) return Reply::Errno(EINVAL);
-      // An O_PATH fd (GetToolFile without pidfd_getfd) takes no ioctl: the
-      // same verified inode, opened read-only as the flags ioctls want.
-      Fd reopened;
-      if (::fcntl(target, F_GETFL) & O_PATH) {
-        reopened = Fd(::open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-        if (!reopened) return Reply::Errno(errno);
-        target = reopened.get();
-      }
-      unsigned long cmd = a[1] & 0xffffffffu;
-      if (cmd == uapi::kFsIocSetflags) {
-        int want = 0, have = 0;
-        if (!ReadToolBytes(r.tid, a[2], &want, sizeof want)) return Reply::Errno(EFAULT);
-        if (!valid()) return Reply::Errno(EACCES, "stale");
-        if (::ioctl(target, FS_IOC_GETFLAGS, &have) != 0) return Reply::Errno(errno);
-        if ((want ^ have) & (FS_IMMUTABLE_FL | FS_APPEND_FL)) {
-          return Reply::Errno(EPERM, "immutable/append-only flags need CAP_LINUX_IMMUTABLE");
-        }
-        return ret(::ioctl(target, FS_IOC_SETFLAGS, &want));
-      }
-      if (cmd != uapi::kFsIocFssetxattr) return Reply::Errno(ENOTTY);
-      fsxattr want{}, have{};
-      if (!ReadToolBytes(r.tid, a[2], &want, sizeof want)) return Reply::Errno(EFAULT);
-      if (!valid()) return Reply::Errno(EACCES, "stale");
-      if (::ioctl(target, FS_IOC_FSGETXATTR, &have) != 0) return Reply::Errno(errno);
-      if ((want.fsx_xflags ^ have.fsx_xflags) & (FS_XFLAG_IMMUTABLE | FS_XFLAG_APPEND)) {
-        return Reply::Errno(EPERM, "immutable/append-only flags need CAP_LINUX_IMMUTABLE");
-      }
-      if (want.fsx_projid != have.fsx_projid) return Reply::Errno(EPERM, "project quota id");
-      return ret(::ioctl(target, FS_IOC_FSSETXATTR, &want));
-    }
-  }
-  return Reply::Errno(ENOSYS);
-}
-
-}  // namespace
-
 Result<Fd> Emulator::FollowLinks(Path& p, Fd link) {
   for (int hops = 0; hops < 40; ++hops) {  // MAXSYMLINKS, as path_resolution(7)
     char buf[PATH_MAX];
@@ -175,7 +42,7 @@ Result<Fd> Emulator::FollowLinks(Path& p, Fd link) {
       base = base.substr(0, std::max<size_t>(base.rfind('/'), 1));
     }
     const bool slash = !target.empty() && target.back() == '/';
-    std::string abs = target.empty()      ? base
+    std::string abs = target.empty()     ? base
                       : target[0] == '/' ? target
                                          : base + (base == "/" ? "" : "/") + target;
     auto loc = rules().roots.Locate(abs, Change::kContent);
@@ -205,16 +72,24 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   if (raw->empty() && (at_flags & AT_EMPTY_PATH) && dirfd >= 0) {
     return FdAttr(req, dirfd, kind, valid, true);
   }
-  auto p = Resolve(req, dirfd, std::move(raw.value()), false, Change::kContent);
+  Named named;
+  auto p = Resolve(req, dirfd, std::move(raw.value()), false, Change::kContent, &named);
   if (!valid()) return Reply::Errno(EACCES, "stale");
-  if (!p) return Reply::PathRefused("change metadata: ", p.error());
+  // A refusal by the policy's own rules of a change of the name itself may
+  // be offered as a bypass (sandbox.allowBypass; emulator_bypass_more.cc).
+  if (!p) {
+    return BypassAttr(req, named, kind, policy::RefusedBy::kOther, p.error().op,
+                      Reply::PathRefused("change metadata: ", p.error()), valid);
+  }
   policy::FileRequest q;
   q.op = policy::FileOp::kMetadata;
   q.place = Place(p->loc);
   q.nofollow = at_flags & AT_SYMLINK_NOFOLLOW;
   const policy::Settings settings = DecideSettings();
   if (auto d = policy::Decide(q, settings); !d.allowed()) {
-    return Reply::Errno(d.err, "change metadata of " + p->abs + ": " + d.rule);
+    Reply refused = Reply::Errno(d.err, "change metadata of " + p->abs + ": " + d.rule);
+    if (d.by == policy::RefusedBy::kOther) return refused;
+    return BypassAttr(req, named, kind, d.by, d.rule, std::move(refused), valid);
   }
   auto fd = WriteRoots::OpenBeneath(*p->loc.root, p->rel(), O_PATH | O_NOFOLLOW, 0);
   if (!fd) return Reply::Errno(fd.error().err);
@@ -249,20 +124,7 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   // The change itself, on the file checked (`target`, O_PATH).
   auto target = std::make_shared<Fd>(std::move(fd.value()));
   auto change = [req, valid, target, st, kind, abs = p->abs]() -> Reply {
-    if (S_ISLNK(st.st_mode)) {
-      // The link itself, not what it points to: tar and cp -a give each link
-      // they make its owner and times (lchown, utimensat NOFOLLOW). A link has
-      // no mode and takes no user xattr, as the kernel answers.
-      if (kind == SCMP_SYS(fchmodat) || kind == uapi::kNrFchmodat2) return Reply::Errno(EOPNOTSUPP);
-      if (kind != SCMP_SYS(lchown) && kind != SCMP_SYS(fchownat) && kind != SCMP_SYS(utimensat)) {
-        return Reply::Errno(EPERM, "change metadata of " + abs + ": symbolic link");
-      }
-    }
-    Reply rep = ApplyAttr(req, target->get(), false, valid);
-    if (rep.error == EACCES || rep.error == EPERM) {
-      rep.why = "change metadata of " + abs + ": " + rep.why;
-    }
-    return rep;
+    return ChangeAttr(req, kind, target->get(), st, abs, nullptr, valid);
   };
   if (d.keep != policy::Keep::kCopy) return change();
   // The kept copy is read from the file itself (an O_PATH fd reads nothing).
@@ -289,10 +151,12 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   // no symlink, to the very same inode.
   char buf[PATH_MAX];
   ssize_t n = ::readlink(ProcPath(fd.get()).c_str(), buf, sizeof buf - 1);
-  if (n <= 0 || buf[0] != '/') return Reply::Errno(EACCES, "descriptor is not a file in a writable path");
+  if (n <= 0 || buf[0] != '/')
+    return Reply::Errno(EACCES, "descriptor is not a file in a writable path");
   std::string path(buf, static_cast<size_t>(n));
   auto loc = rules().roots.Locate(path, Change::kContent);
-  if (!loc) return Reply::Errno(EACCES, "change metadata of " + path + ": outside every writable path");
+  if (!loc)
+    return Reply::Errno(EACCES, "change metadata of " + path + ": outside every writable path");
   auto check = WriteRoots::OpenBeneath(*loc->root, loc->rel, O_PATH | O_NOFOLLOW, 0);
   struct stat st2;
   if (!check || ::fstat(check->get(), &st2) != 0 || st2.st_dev != st.st_dev ||
@@ -306,7 +170,9 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   if (auto d = policy::Decide(q, DecideSettings()); !d.allowed()) {
     return Reply::Errno(d.err, "change metadata of " + path + ": " + d.rule);
   }
-  return ApplyAttr(req, fd.get(), true, valid);
+  auto args = ReadAttrArgs(req, valid);
+  if (!args) return Reply::Errno(args.error().err, args.error().detail);
+  return ApplyAttr(req, args.value(), fd.get(), true, valid);
 }
 
 }  // namespace cordon::supervisor

@@ -1,8 +1,6 @@
 // The emulator's calls that make or move a name: rename (and exchange),
 // mkdir, symlink, mknod, link. Each asks policy::Decide with the facts it
 // gathered beneath the held roots, then performs the call there.
-#include "supervisor/emulator.h"
-
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <seccomp.h>
@@ -22,15 +20,16 @@
 #include <optional>
 
 #include "policy/fd_alias.h"
-#include "supervisor/exec/tool_pin.h"
-#include "supervisor/walk/dir_listing.h"
 #include "supervisor/caps.h"
 #include "supervisor/creation_umask.h"
+#include "supervisor/emulator.h"
+#include "supervisor/exec/tool_pin.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
 #include "supervisor/tool_memory.h"
 #include "supervisor/tool_path.h"
 #include "supervisor/uapi.h"
+#include "supervisor/walk/dir_listing.h"
 
 namespace cordon::supervisor {
 
@@ -149,11 +148,13 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   const bool same_inode = replaces && src.st_dev == dst.st.st_dev && src.st_ino == dst.st.st_ino;
   // The kernel's ENOTDIR for a directory over a file, before the file is
   // moved out of the way.
-  if (d.keep == policy::Keep::kMove && replaces && S_ISDIR(src.st_mode) && !S_ISDIR(dst.st.st_mode)) {
+  if (d.keep == policy::Keep::kMove && replaces && S_ISDIR(src.st_mode) &&
+      !S_ISDIR(dst.st.st_mode)) {
     return Reply::Errno(ENOTDIR);
   }
   if (d.keep == policy::Keep::kMove && !same_inode) {
-    if (auto refused = Keep(to->loc, pt, to->loc.name, dst.st, "replace")) return std::move(*refused);
+    if (auto refused = Keep(to->loc, pt, to->loc.name, dst.st, "replace"))
+      return std::move(*refused);
   }
   if (::renameat2(pf->get(), from->name().c_str(), pt, to->name().c_str(), flags) != 0) {
     return Reply::Errno(errno);
@@ -205,8 +206,8 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   q.entry.kind = policy::EntryKind::kAbsent;
   q.place = Place(p->loc);
   const mode_t type = static_cast<mode_t>(arg) & S_IFMT;
-  q.create = kind == S_IFLNK  ? policy::EntryKind::kSymlink
-             : kind == S_IFDIR ? policy::EntryKind::kDirectory
+  q.create = kind == S_IFLNK                ? policy::EntryKind::kSymlink
+             : kind == S_IFDIR              ? policy::EntryKind::kDirectory
              : type == 0 || type == S_IFREG ? policy::EntryKind::kRegular
                                             : policy::EntryKind::kSpecial;
   q.tool_sees_name = q.place.protected_path && ToolSeesEntry(p->abs);
@@ -248,15 +249,31 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   return Reply{};
 }
 
-Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdir,
-                     uint64_t newpath, int flags, const std::function<bool()>& valid) {
+Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdir, uint64_t newpath,
+                     int flags, const std::function<bool()>& valid) {
   if (flags & AT_EMPTY_PATH) return Reply::Errno(EACCES, "link from a descriptor");
   if (flags & ~AT_SYMLINK_FOLLOW) return Reply::Errno(EINVAL);
-  auto from = ResolvePath(req, olddir, oldpath, false);
-  auto to = ResolvePath(req, newdir, newpath, false);
+  Named from_named, to_named;
+  auto from = ResolvePath(req, olddir, oldpath, false, Change::kEntry, &from_named);
+  auto to = ResolvePath(req, newdir, newpath, false, Change::kEntry, &to_named);
   if (!valid()) return Reply::Errno(EACCES, "stale");
+  // A new name the policy's own rules refuse, for a file the tool may
+  // write, may be offered as a bypass (sandbox.allowBypass;
+  // emulator_bypass_more.cc). Each end's place says what refused it there.
+  auto bypass = [&](Reply refused, const std::string& rule) {
+    auto by = [](const Result<Path>& p, const policy::PlaceFacts& place) {
+      if (!p) return policy::RefusedBy::kOther;
+      if (place.deny_glob) return policy::RefusedBy::kDenyGlob;
+      return place.protected_path ? policy::RefusedBy::kProtectedPath : policy::RefusedBy::kOther;
+    };
+    const policy::PlaceFacts fp = from ? Place(from->loc) : policy::PlaceFacts{};
+    const policy::PlaceFacts tp = to ? Place(to->loc) : policy::PlaceFacts{};
+    auto at = BypassLinkPlaces(from_named, to_named, by(from, fp), by(to, tp));
+    if (!at) return refused;
+    return BypassLink(req, at->first, at->second, rule, std::move(refused), valid);
+  };
   if (!from) return Reply::PathRefused("link: ", from.error());
-  if (!to) return Reply::PathRefused("link: ", to.error());
+  if (!to) return bypass(Reply::PathRefused("link: ", to.error()), to.error().op);
   const std::string what = "link " + from->abs + " -> " + to->abs;
   policy::FileRequest q;
   q.op = policy::FileOp::kLink;
@@ -265,7 +282,9 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   q.same_root = from->loc.root == to->loc.root;
   const policy::Settings settings = DecideSettings();
   if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
-    return Reply::Errno(d.err, what + ": " + d.rule);
+    Reply refused = Reply::Errno(d.err, what + ": " + d.rule);
+    if (d.by == policy::RefusedBy::kOther) return refused;
+    return bypass(std::move(refused), d.rule);
   }
   auto pf = WriteRoots::OpenParent(from->loc);
   if (!pf) return Reply::Errno(pf.error().err);
@@ -292,7 +311,5 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   NoteCreated(to->loc, src);
   return Reply{};
 }
-
-
 
 }  // namespace cordon::supervisor

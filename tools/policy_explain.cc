@@ -241,7 +241,8 @@ void PrintExplained(const std::string& file, const std::string& settings, const 
   line("Bypass",
        p.allow_bypass
            ? "per operation: a write-open, delete, rmdir or mkdir the policy refuses "
-             "inside the workspace (a protected path, a deny glob or --deny, a read-only rule) is "
+             "inside the workspace (a protected path, a deny glob or --deny, a read-only rule), "
+             "and so a rename, a link or a metadata change (mode, owner, times, xattr), is "
              "asked of the approver as one bypass, never a credential path; only "
              "allowed-once runs it, recorded \"bypassed\" (not under --approvals deny)"
            : "none: no refusal is ever offered to the approver (sandbox.allowBypass)");

@@ -27,7 +27,7 @@ std::unique_ptr<RulesApprover> RulesApprover::FromText(const std::string& text,
       return nullptr;
     }
     for (const auto& [key, value] : r.items()) {
-      if (key != "glob" && key != "max_bytes" && key != "op") {
+      if (key != "glob" && key != "max_bytes" && key != "op" && key != "args") {
         *error = where + "unknown key \"" + key + "\"";
         return nullptr;
       }
@@ -49,19 +49,32 @@ std::unique_ptr<RulesApprover> RulesApprover::FromText(const std::string& text,
       rule.max_bytes = r["max_bytes"].get<uint64_t>();
     }
     if (r.contains("op")) {
-      static constexpr const char* kOps[] = {"delete",       "write",         "bypass",
-                                             "bypass-open",  "bypass-unlink", "bypass-rmdir",
-                                             "bypass-mkdir", "bypass-rename"};
+      static constexpr const char* kOps[] = {
+          "delete",       "write",         "bypass",        "bypass-open", "bypass-unlink",
+          "bypass-rmdir", "bypass-mkdir",  "bypass-rename", "bypass-link", "bypass-chmod",
+          "bypass-chown", "bypass-utimes", "bypass-xattr"};
       bool known = false;
       for (const char* op : kOps) known = known || r["op"] == op;
       if (!known) {
         *error = where +
                  "\"op\" must be \"delete\", \"write\", \"bypass\", "
                  "\"bypass-open\", \"bypass-unlink\", \"bypass-rmdir\", "
-                 "\"bypass-mkdir\" or \"bypass-rename\"";
+                 "\"bypass-mkdir\", \"bypass-rename\", \"bypass-link\", "
+                 "\"bypass-chmod\", \"bypass-chown\", \"bypass-utimes\" or \"bypass-xattr\"";
         return nullptr;
       }
       rule.op = r["op"].get<std::string>();
+    }
+    if (r.contains("args")) {
+      if (!r["args"].is_string() || r["args"].get<std::string>().empty()) {
+        *error = where + "\"args\" must be a non-empty string";
+        return nullptr;
+      }
+      if (rule.op.rfind("bypass", 0) != 0) {
+        *error = where + "\"args\" is for a bypass rule";
+        return nullptr;
+      }
+      rule.args = r["args"].get<std::string>();
     }
     rules.push_back(std::move(rule));
   }
@@ -99,7 +112,15 @@ bool Covers(const std::string& glob, const DeletePreview& p) {
   auto match = [&](const std::string& path) {
     return ::fnmatch(glob.c_str(), path.c_str(), FNM_PATHNAME) == 0;
   };
-  return match(p.rel_path) && (p.bypass != "rename" || match(p.to.rel_path));
+  const bool two_ends = p.bypass == "rename" || p.bypass == "link";
+  return match(p.rel_path) && (!two_ends || match(p.to.rel_path));
+}
+
+// Whether the rule's "args" (when it has them) are the request's: a rule
+// for one mode, owner, time or value answers no other (and no request
+// without arguments).
+bool Argued(const AllowRule& r, const DeletePreview& p) {
+  return r.args.empty() || r.args == p.args;
 }
 
 }  // namespace
@@ -107,7 +128,7 @@ bool Covers(const std::string& glob, const DeletePreview& p) {
 Outcome RulesApprover::Decide(const ApprovalRequest& req, std::chrono::steady_clock::time_point,
                               int, std::string* note) {
   for (const AllowRule& r : rules_) {
-    if (Answers(r.op, req.preview) && Covers(r.glob, req.preview) &&
+    if (Answers(r.op, req.preview) && Covers(r.glob, req.preview) && Argued(r, req.preview) &&
         req.preview.size <= r.max_bytes) {
       *note = "rule " + r.glob;
       return Outcome::kAllowedOnce;

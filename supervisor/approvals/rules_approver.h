@@ -6,8 +6,12 @@
 // write in place that a recoverable run's journal cannot keep instead (a
 // rule for deletes never allows a write). A rule with "op": "bypass"
 // allows a bypass request (policy/bypass.h) for any operation,
-// "bypass-open", "bypass-unlink", "bypass-rmdir" or "bypass-mkdir" for
-// that one only; no other rule allows a bypass. Anything else is denied.
+// "bypass-open", "bypass-unlink", "bypass-rmdir", "bypass-mkdir",
+// "bypass-rename", "bypass-link", "bypass-chmod", "bypass-chown",
+// "bypass-utimes" or "bypass-xattr" for that one only (a rename's and a
+// link's glob must cover both ends); no other rule allows a bypass. A
+// bypass rule with "args" allows only a request whose arguments are those
+// (DeletePreview::args, e.g. "mode 0644"). Anything else is denied.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +26,11 @@ namespace cordon::supervisor {
 struct AllowRule {
   std::string glob;
   uint64_t max_bytes = UINT64_MAX;
-  // "op": "delete" (the default), "write", "bypass", "bypass-open",
-  // "bypass-unlink", "bypass-rmdir", "bypass-mkdir".
+  // "op": "delete" (the default), "write", "bypass", or "bypass-" and
+  // one operation (the header comment lists them).
   std::string op = "delete";
+  // A bypass rule's "args": only a request with these arguments (empty: any).
+  std::string args;
 };
 
 class RulesApprover final : public Approver {

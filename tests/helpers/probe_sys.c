@@ -15,6 +15,7 @@
  *   utimensat PATH ATIME MTIME [nofollow]  times: now, omit or seconds
  *   futimens PATH ATIME MTIME              (PATH opened O_RDONLY first)
  *   chmod PATH MODE | fchmodat PATH MODE [nofollow]  (glibc's fchmodat)
+ *   chown PATH UID GID (-1 leaves one) | setxattr PATH NAME VALUE | removexattr PATH NAME
  *   chown-empty PATH   fchownat(fd, "", -1, -1, AT_EMPTY_PATH), fd O_PATH
  *   utimens-empty PATH utimensat(fd, NULL...) with an O_PATH fd (EBADF
  *                      bare: only futimens on a real fd changes times)
@@ -35,6 +36,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -175,6 +177,9 @@ int probe_sys(int argc, char** argv) {
   if (!strcmp(op, "fchmodat")) {
     RET(fchmodat(AT_FDCWD, a, octal(b), !strcmp(c, "nofollow") ? AT_SYMLINK_NOFOLLOW : 0));
   }
+  if (!strcmp(op, "chown")) RET(chown(a, (uid_t)strtol(b, NULL, 10), (gid_t)strtol(c, NULL, 10)));
+  if (!strcmp(op, "setxattr")) RET(setxattr(a, b, c, strlen(c), 0));
+  if (!strcmp(op, "removexattr")) RET(removexattr(a, b));
   if (!strcmp(op, "chown-empty") || !strcmp(op, "utimens-empty")) {
     int fd = open(a, O_PATH | O_CLOEXEC);
     if (fd < 0) return errno;

@@ -16,6 +16,7 @@
 
 #include "policy/audit_record.h"
 #include "policy/digest.h"
+#include "tests/integration/bypass_fixture.h"
 #include "tests/support/child_process.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/test_env.h"
@@ -26,77 +27,7 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
-constexpr const char* kWrite =
-    R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v1"}}})";
-constexpr const char* kWriteBypass =
-    R"({"security":{"assistantPermissions":{"profile":"workspace-managed/v1"}},)"
-    R"("sandbox":{"allowBypass":true}})";
-constexpr const char* kModules = "[submodule \"lib\"]\n\tpath = lib\n";
-
-class BypassTest : public ::testing::TestWithParam<const char*> {
- protected:
-  void SetUp() override {
-    // .gitmodules: a protected path (policy/protected_paths.h), which git
-    // run later outside the sandbox obeys.
-    WriteFile(t_.Ws(".gitmodules"), kModules);
-    WriteFile(t_.Ws("key.pem"), "key\n");
-    WriteFile(t_.Ws("other.pem"), "other\n");
-    WriteFile(t_.Ws("notes.txt"), "notes\n");
-    policy_ = t_.root() + "/policy.json";
-    rules_ = t_.root() + "/rules.json";
-    log_ = t_.root() + "/audit.jsonl";
-  }
-  // cordon run under POLICY with APPROVALS, --deny-glob '*.pem', the audit
-  // log at log_ (fresh each run); returns the probe's status.
-  int Run(const char* policy, const std::string& approvals, std::vector<std::string> op,
-          std::vector<std::string> env = {}, std::vector<std::string> extra = {}) {
-    WriteFile(policy_, policy);
-    ::unlink(log_.c_str());
-    std::vector<std::string> a = {"run",      "--workspace",        t_.ws(),   "--ro",
-                                  ProbeDir(), "--policy",           policy_,   "--deny-glob",
-                                  "*.pem",    "--approvals",        approvals, "--audit",
-                                  log_,       "--approval-timeout", "20"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    a.push_back("--");
-    a.push_back(GetParam());
-    a.insert(a.end(), op.begin(), op.end());
-    last_ = RunCordon(a, "", env);
-    return last_.status;
-  }
-  std::string Rules(const std::string& json) {
-    WriteFile(rules_, json);
-    return "rules:" + rules_;
-  }
-  std::vector<nlohmann::json> Log() {
-    std::string bytes = ReadFile(log_);
-    EXPECT_TRUE(policy::VerifyAuditBytes(bytes).intact);
-    return JsonLines(bytes);
-  }
-  std::vector<nlohmann::json> Approvals() {
-    std::vector<nlohmann::json> out;
-    for (auto& r : Log()) {
-      if (r["kind"] == "approval") out.push_back(r);
-    }
-    return out;
-  }
-  // The outcomes recorded, in order.
-  std::vector<std::string> Outcomes() {
-    std::vector<std::string> out;
-    for (auto& r : Approvals()) {
-      if (r["event"] == "outcome") out.push_back(r["outcome"]);
-    }
-    return out;
-  }
-  int Decisions(const std::string& result) {
-    int n = 0;
-    for (auto& r : Log()) n += r["kind"] == "decision" && r["result"] == result;
-    return n;
-  }
-
-  ScratchTree t_;
-  std::string policy_, rules_, log_;
-  RunResult last_;
-};
+class BypassTest : public BypassFixture {};
 
 // Without sandbox.allowBypass nobody is asked, whatever the approver would
 // say: the protected path stays refused, as before.
@@ -407,7 +338,10 @@ TEST(BypassExplain, SaysWhetherABypassMayBeAsked) {
   WriteFile(p, kWriteBypass);
   RunResult r = RunCordon({"policy", "explain", p}, t.ws());
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("per operation: a write-open, delete, rmdir or mkdir the policy refuses"));
+  EXPECT_THAT(r.out,
+              HasSubstr("per operation: a write-open, delete, rmdir or mkdir the policy refuses"));
+  EXPECT_THAT(r.out,
+              HasSubstr("a rename, a link or a metadata change (mode, owner, times, xattr)"));
   WriteFile(p, kWrite);
   r = RunCordon({"policy", "explain", p}, t.ws());
   EXPECT_THAT(r.out, HasSubstr("none: no refusal is ever offered to the approver"));

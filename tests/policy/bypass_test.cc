@@ -153,6 +153,211 @@ TEST(BypassRenameEligible, OneEndRefusedByARuleThatMayBeAskedTheOtherAllowedOrSo
   for (const Row& row : rows) EXPECT_EQ(BypassRenameEligible(row.r), row.offered) << row.what;
 }
 
+// A metadata change (chmod, chown, utimes, an xattr) of a regular file with
+// one name or a directory: each refusal the policy's own rules make may be
+// asked; one row per clause that keeps it from being asked.
+TEST(BypassEligible, MetadataOfAFileOrADirectory) {
+  auto meta = [](B by, AttrOp attr, EntryKind entry = EntryKind::kRegular, uint64_t nlink = 1) {
+    BypassFacts f = F(by, FileOp::kMetadata);
+    f.attr = attr;
+    f.entry = entry;
+    f.nlink = nlink;
+    return f;
+  };
+  struct Row {
+    const char* what;
+    BypassFacts f;
+    bool offered;
+  };
+  std::vector<Row> rows;
+  for (B by : {B::kProtectedPath, B::kDenyGlob, B::kDeniedPath, B::kReadOnlyPath}) {
+    for (AttrOp a : {AttrOp::kMode, AttrOp::kOwner, AttrOp::kTimes, AttrOp::kXattr}) {
+      rows.push_back({"a file", meta(by, a), true});
+      rows.push_back({"a directory", meta(by, a, EntryKind::kDirectory, 2), true});
+    }
+  }
+  for (B by : {B::kOther, B::kCredential, B::kOutside}) {
+    rows.push_back({"a refusal no bypass touches", meta(by, AttrOp::kMode), false});
+  }
+  rows.push_back({"a truncate or inode flags", meta(B::kProtectedPath, AttrOp::kOther), false});
+  rows.push_back({"no change named", meta(B::kProtectedPath, AttrOp::kNone), false});
+  rows.push_back({"a hard-linked file",
+                  meta(B::kProtectedPath, AttrOp::kMode, EntryKind::kRegular, 2), false});
+  rows.push_back(
+      {"a symbolic link", meta(B::kProtectedPath, AttrOp::kOwner, EntryKind::kSymlink), false});
+  rows.push_back(
+      {"a special file", meta(B::kProtectedPath, AttrOp::kMode, EntryKind::kSpecial), false});
+  rows.push_back(
+      {"not looked at", meta(B::kProtectedPath, AttrOp::kMode, EntryKind::kUnknown), false});
+  BypassFacts f = meta(B::kDeniedPath, AttrOp::kMode);
+  f.credential = true;
+  rows.push_back({"a credential path", f, false});
+  f = meta(B::kDeniedPath, AttrOp::kTimes);
+  f.in_workspace = false;
+  rows.push_back({"outside the workspace", f, false});
+  f = meta(B::kProtectedPath, AttrOp::kXattr);
+  f.dotdot = true;
+  rows.push_back({"a path written with ..", f, false});
+  f = meta(B::kProtectedPath, AttrOp::kOwner);
+  f.allow_bypass = false;
+  rows.push_back({"without allowBypass", f, false});
+  f = meta(B::kProtectedPath, AttrOp::kMode);
+  f.can_ask = false;
+  rows.push_back({"under --approvals deny", f, false});
+  for (const Row& row : rows) EXPECT_EQ(BypassEligible(row.f), row.offered) << row.what;
+}
+
+// A directory renamed: to a free name, no rule beneath it; each end as a
+// file's. One row per clause.
+TEST(BypassRenameEligible, ADirectoryToAFreeNameWithNoRuleBeneathIt) {
+  auto ends = [](B from, bool from_allowed, B to, bool to_allowed) {
+    RenameEnds r;
+    r.from = F(from, FileOp::kRename, true);
+    r.from.entry = EntryKind::kDirectory;
+    r.to = F(to, FileOp::kRename);
+    r.to.entry = EntryKind::kAbsent;
+    r.from_allowed = from_allowed;
+    r.to_allowed = to_allowed;
+    return r;
+  };
+  struct Row {
+    const char* what;
+    RenameEnds r;
+    bool offered;
+  };
+  std::vector<Row> rows;
+  for (B by : {B::kProtectedPath, B::kDenyGlob, B::kDeniedPath, B::kReadOnlyPath}) {
+    rows.push_back({"a refused directory away", ends(by, false, B::kOther, true), true});
+    rows.push_back({"into a refused name", ends(B::kOther, true, by, false), true});
+  }
+  for (B by : {B::kOther, B::kCredential, B::kOutside}) {
+    rows.push_back({"from a name no bypass touches", ends(by, false, B::kOther, true), false});
+    rows.push_back({"to a name no bypass touches", ends(B::kDeniedPath, false, by, false), false});
+  }
+  rows.push_back({"nothing refused", ends(B::kOther, true, B::kOther, true), false});
+  RenameEnds r = ends(B::kDeniedPath, false, B::kOther, true);
+  r.to.entry = EntryKind::kUnknown;
+  rows.push_back({"a destination not looked at", r, false});
+  r = ends(B::kDeniedPath, false, B::kOther, true);
+  r.to.entry = EntryKind::kRegular;
+  rows.push_back({"over a file", r, false});
+  r = ends(B::kDeniedPath, false, B::kOther, true);
+  r.to.entry = EntryKind::kDirectory;
+  r.to.directory = true;
+  rows.push_back({"over a directory", r, false});
+  r = ends(B::kDeniedPath, false, B::kOther, true);
+  r.from.holds_rules = true;
+  rows.push_back({"a rule beneath it", r, false});
+  r = ends(B::kDeniedPath, false, B::kOther, true);
+  r.to.in_workspace = false;
+  rows.push_back({"out of the workspace", r, false});
+  r = ends(B::kOther, true, B::kDeniedPath, false);
+  r.from.in_workspace = false;
+  rows.push_back({"from outside the workspace", r, false});
+  r = ends(B::kDeniedPath, false, B::kOther, true);
+  r.from.credential = true;
+  rows.push_back({"a credential directory", r, false});
+  r = ends(B::kDeniedPath, false, B::kOther, true);
+  r.to.dotdot = true;
+  rows.push_back({"to a path written with ..", r, false});
+  r = ends(B::kDeniedPath, false, B::kOther, true);
+  r.from.allow_bypass = r.to.allow_bypass = false;
+  rows.push_back({"without allowBypass", r, false});
+  r = ends(B::kDeniedPath, false, B::kOther, true);
+  r.from.can_ask = r.to.can_ask = false;
+  rows.push_back({"under --approvals deny", r, false});
+  r = ends(B::kDeniedPath, false, B::kOther, true);
+  r.from.op = r.to.op = FileOp::kExchange;
+  rows.push_back({"an exchange", r, false});
+  for (const Row& row : rows) EXPECT_EQ(BypassRenameEligible(row.r), row.offered) << row.what;
+}
+
+// A link: a new, free name a rule refuses, for a file the tool may write
+// (regular, one name, not pinned). One row per clause.
+TEST(BypassLinkEligible, ANewNameForAFileTheToolMayWrite) {
+  auto ends = [](B to) {
+    LinkEnds l;
+    l.from = F(B::kOther, FileOp::kLink);
+    l.from.entry = EntryKind::kRegular;
+    l.from.nlink = 1;
+    l.from_allowed = true;
+    l.to = F(to, FileOp::kLink);
+    l.to.entry = EntryKind::kAbsent;
+    return l;
+  };
+  struct Row {
+    const char* what;
+    LinkEnds l;
+    bool offered;
+  };
+  std::vector<Row> rows;
+  for (B by : {B::kProtectedPath, B::kDenyGlob, B::kDeniedPath, B::kReadOnlyPath}) {
+    rows.push_back({"a refused new name", ends(by), true});
+  }
+  for (B by : {B::kOther, B::kCredential, B::kOutside}) {
+    rows.push_back({"a new name no bypass touches", ends(by), false});
+  }
+  LinkEnds l = ends(B::kDeniedPath);
+  l.from_allowed = false;
+  l.from.refused_by = B::kDeniedPath;
+  rows.push_back({"from a denied file (a second, readable name)", l, false});
+  l = ends(B::kDeniedPath);
+  l.from.nlink = 2;
+  rows.push_back({"a hard-linked source", l, false});
+  l = ends(B::kDeniedPath);
+  l.from.entry = EntryKind::kSymlink;
+  rows.push_back({"a symbolic link", l, false});
+  l = ends(B::kDeniedPath);
+  l.from.entry = EntryKind::kDirectory;
+  rows.push_back({"a directory", l, false});
+  l = ends(B::kDeniedPath);
+  l.from.pinned = true;
+  rows.push_back({"another name of a denied file", l, false});
+  l = ends(B::kDeniedPath);
+  l.to.entry = EntryKind::kRegular;
+  rows.push_back({"a name that is taken", l, false});
+  l = ends(B::kDeniedPath);
+  l.to.entry = EntryKind::kUnknown;
+  rows.push_back({"a name not looked at", l, false});
+  l = ends(B::kDeniedPath);
+  l.from.in_workspace = false;
+  rows.push_back({"from outside the workspace", l, false});
+  l = ends(B::kDeniedPath);
+  l.to.in_workspace = false;
+  rows.push_back({"to outside the workspace", l, false});
+  l = ends(B::kDeniedPath);
+  l.to.credential = true;
+  rows.push_back({"to a credential path", l, false});
+  l = ends(B::kDeniedPath);
+  l.from.credential = true;
+  rows.push_back({"from a credential path", l, false});
+  l = ends(B::kProtectedPath);
+  l.to.dotdot = true;
+  rows.push_back({"to a path written with ..", l, false});
+  l = ends(B::kProtectedPath);
+  l.from.dotdot = true;
+  rows.push_back({"from a path written with ..", l, false});
+  l = ends(B::kProtectedPath);
+  l.from.allow_bypass = l.to.allow_bypass = false;
+  rows.push_back({"without allowBypass", l, false});
+  l = ends(B::kProtectedPath);
+  l.from.can_ask = l.to.can_ask = false;
+  rows.push_back({"under --approvals deny", l, false});
+  l = ends(B::kProtectedPath);
+  l.from.op = l.to.op = FileOp::kRename;
+  rows.push_back({"not a link", l, false});
+  for (const Row& row : rows) EXPECT_EQ(BypassLinkEligible(row.l), row.offered) << row.what;
+}
+
+TEST(HoldsRuleBeneath, OnlyARuleStrictlyBeneath) {
+  std::vector<PathRule> rules = {PathRule::ReadWrite("/ws"),
+                                 {"/ws/a/secret", Access::kDenied, false, "--deny"}};
+  EXPECT_TRUE(HoldsRuleBeneath(rules, "/ws/a"));
+  EXPECT_FALSE(HoldsRuleBeneath(rules, "/ws/a/secret")) << "its own rule moves with its name";
+  EXPECT_FALSE(HoldsRuleBeneath(rules, "/ws/b"));
+  EXPECT_FALSE(HoldsRuleBeneath(rules, "/ws/a/secretx"));
+}
+
 // Decide names the rule that refused: the policy's own (a protected path,
 // a deny glob) apart from an entry refused for what it is.
 TEST(BypassEligible, DecideSaysWhichRuleRefused) {
