@@ -87,7 +87,7 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   q.nofollow = at_flags & AT_SYMLINK_NOFOLLOW;
   const policy::Settings settings = DecideSettings();
   if (auto d = policy::Decide(q, settings); !d.allowed()) {
-    Reply refused = Reply::Errno(d.err, "change metadata of " + p->abs + ": " + d.rule);
+    Reply refused = Reply::Refused(d, "change metadata of " + p->abs, p->abs);
     if (d.by == policy::RefusedBy::kOther) return refused;
     return BypassAttr(req, named, kind, d.by, d.rule, std::move(refused), valid);
   }
@@ -120,7 +120,7 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
     st = e.st;
   }
   const policy::Decision d = policy::Decide(q, settings);
-  if (!d.allowed()) return Reply::Errno(d.err, "change metadata of " + p->abs + ": " + d.rule);
+  if (!d.allowed()) return Reply::Refused(d, "change metadata of " + p->abs, p->abs);
   // The change itself, on the file checked (`target`, O_PATH).
   auto target = std::make_shared<Fd>(std::move(fd.value()));
   auto change = [req, valid, target, st, kind, abs = p->abs]() -> Reply {
@@ -168,7 +168,7 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   q.place = Place(*loc);
   q.entry = Facts(st, *loc);
   if (auto d = policy::Decide(q, DecideSettings()); !d.allowed()) {
-    return Reply::Errno(d.err, "change metadata of " + path + ": " + d.rule);
+    return Reply::Refused(d, "change metadata of " + path, path);
   }
   auto args = ReadAttrArgs(req, valid);
   if (!args) return Reply::Errno(args.error().err, args.error().detail);

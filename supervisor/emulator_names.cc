@@ -66,7 +66,9 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   q.same_root = from->loc.root == to->loc.root;
   const policy::Settings settings = DecideSettings();
   if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
-    Reply refused = Reply::Errno(d.err, what + ": " + d.rule);
+    // The hint is for the end a protected path refused, if one did.
+    const std::string& end = q.other_place.protected_path ? to->abs : from->abs;
+    Reply refused = Reply::Refused(d, what, end);
     if (d.by == policy::RefusedBy::kOther) return refused;
     return bypass(std::move(refused), d.rule);
   }
@@ -212,7 +214,7 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
                                             : policy::EntryKind::kSpecial;
   q.tool_sees_name = q.place.protected_path && ToolSeesEntry(p->abs);
   if (auto d = policy::Decide(q, DecideSettings()); !d.allowed()) {
-    Reply refused = Reply::Errno(d.err, "create " + p->abs + ": " + d.rule);
+    Reply refused = Reply::Refused(d, "create " + p->abs, p->abs);
     auto at = kind == S_IFDIR ? BypassPlace(policy::FileOp::kCreate, {name.value(), p->abs}, d.by,
                                             /*directory=*/true)
                               : std::nullopt;
@@ -282,7 +284,9 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   q.same_root = from->loc.root == to->loc.root;
   const policy::Settings settings = DecideSettings();
   if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
-    Reply refused = Reply::Errno(d.err, what + ": " + d.rule);
+    // The hint is for the end a protected path refused, if one did.
+    const std::string& end = q.other_place.protected_path ? to->abs : from->abs;
+    Reply refused = Reply::Refused(d, what, end);
     if (d.by == policy::RefusedBy::kOther) return refused;
     return bypass(std::move(refused), d.rule);
   }
@@ -303,7 +307,7 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
     return Reply::Errno(EACCES, what + ": link following links");
   }
   if (auto d = policy::Decide(q, settings); !d.allowed()) {
-    return Reply::Errno(d.err, what + ": " + d.rule);
+    return Reply::Refused(d, what, q.other_place.protected_path ? to->abs : from->abs);
   }
   if (::linkat(pf->get(), from->name().c_str(), pt->get(), to->name().c_str(), 0) != 0) {
     return Reply::Errno(errno);

@@ -321,6 +321,9 @@ TEST(RulesApprover, ARenameRuleMustCoverBothEnds) {
   EXPECT_FALSE(DeletePreview::FromJson(bad));
   bad = r.preview.ToJson();
   bad["op"] = "link";
+  EXPECT_FALSE(DeletePreview::FromJson(bad)) << "a link never replaces the file at its new name";
+  bad = r.preview.ToJson();
+  bad["op"] = "frobnicate";
   EXPECT_FALSE(DeletePreview::FromJson(bad)) << "no such bypass operation";
 }
 
