@@ -358,6 +358,14 @@ class Emulator {
   void Observe(const char* kind, const Located& loc, const Located* to, bool kept);
   // Moves the entry `name` of `parent` (at `loc`, lstat `st`) into the
   // journal; a refusal says why and what to do.
+  // A bypass in a recoverable run keeps the user's file it removes or
+  // replaces ("delete", "replace": moved into the journal, so the caller
+  // makes no unlink) or writes over ("truncate": copied first), as an
+  // allowed change would; nullopt when kept or nothing is to be kept (no
+  // journal, not a regular file, the run's own), else the refusal.
+  std::optional<Reply> KeepForBypass(const Located& loc, int parent, int fd, const struct stat& st,
+                                     const char* why);
+  std::optional<bool> UsersFile(const Located& loc, int fd);  // nullopt: errno
   std::optional<Reply> Keep(const Located& loc, int parent, const std::string& name,
                             const struct stat& st, const char* why);
   // Keeps a copy of the file `fd` (at `loc`) before it is written in

@@ -136,7 +136,11 @@ Reply Emulator::BypassOpen(const Request& req, const Located& loc, uint64_t flag
       struct stat st;
       if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
       const bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
-      if (writes) NoteWritten(loc, st, flags & O_TRUNC);
+      // Written over: a recoverable run's journal keeps a copy first.
+      if (writes) {
+        if (auto no = KeepForBypass(loc, -1, fd->get(), st, "truncate")) return std::move(*no);
+        NoteWritten(loc, st, flags & O_TRUNC);
+      }
       Reply r =
           Bypassed(what + ": " + policy::BypassOperation(preview.value()) + " (" + rule + ")");
       r.install = std::move(fd.value());
@@ -204,10 +208,18 @@ Reply Emulator::BypassUnlink(const Request& req, const Located& loc, int flags,
                                       " changed after the preview (" + Describe(s.error()) +
                                       "): not bypassed");
     }
-    if (::unlinkat(parent->get(), loc.name.c_str(), dir ? AT_REMOVEDIR : 0) != 0) {
+    // A recoverable run's journal takes the user's file instead (moved,
+    // so no unlink); anything else goes.
+    const std::optional<bool> keep = dir ? std::optional<bool>(false) : UsersFile(loc, fd.get());
+    if (!keep) return Reply::Errno(errno);
+    if (*keep) {
+      if (auto no = KeepForBypass(loc, parent->get(), fd.get(), st, "delete"))
+        return std::move(*no);
+    } else if (::unlinkat(parent->get(), loc.name.c_str(), dir ? AT_REMOVEDIR : 0) != 0) {
       return Reply::Errno(errno);
+    } else {
+      NoteDropped(loc, st);
     }
-    NoteDropped(loc, st);
     Gone(st);
     return Bypassed(what + ": " + op + " (" + rule + ")");
   });
@@ -264,14 +276,27 @@ Reply Emulator::BypassRename(const Request& req, const Located& from, const Loca
       return Reply::Errno(
           EACCES, what + ": changed after the preview (" + Describe(s.error()) + "): not bypassed");
     }
-    const unsigned performed = flags | (dst ? 0 : RENAME_NOREPLACE);
+    // The file it replaces: a recoverable run's journal takes it first,
+    // then the name is free, as the rename below then insists.
+    bool kept = false;
+    if (dst) {
+      const std::optional<bool> users = UsersFile(to, dst.get());
+      if (!users) return Reply::Errno(errno);
+      if (*users) {
+        if (auto no = KeepForBypass(to, pt->get(), dst.get(), replaced, "replace")) {
+          return std::move(*no);
+        }
+        kept = true;
+      }
+    }
+    const unsigned performed = flags | (dst && !kept ? 0 : RENAME_NOREPLACE);
     if (::renameat2(pf->get(), from.name.c_str(), pt->get(), to.name.c_str(), performed) != 0) {
       const int err = errno;
       return Reply::Errno(err == EEXIST && !(flags & RENAME_NOREPLACE) ? EACCES : err,
                           what + ": not bypassed (" + std::strerror(err) + ")");
     }
     if (dst) {
-      NoteDropped(to, replaced);
+      if (!kept) NoteDropped(to, replaced);
       Gone(replaced);
     }
     NoteMoved(from, to, st);

@@ -84,6 +84,25 @@ std::optional<Reply> Emulator::Keep(const Located& loc, int parent, const std::s
   return std::nullopt;
 }
 
+std::optional<bool> Emulator::UsersFile(const Located& loc, int fd) {
+  if (!Journals(loc) || loc.rel.empty()) return false;
+  EntryStat e;
+  if (!StatEntry(fd, "", e)) return std::nullopt;
+  return S_ISREG(e.st.st_mode) && !BornInRun(e);
+}
+
+std::optional<Reply> Emulator::KeepForBypass(const Located& loc, int parent, int fd,
+                                             const struct stat& st, const char* why) {
+  const std::optional<bool> users = UsersFile(loc, fd);
+  if (!users) return Reply::Errno(errno);
+  if (!*users) return std::nullopt;
+  if (std::string_view(why) != "truncate") return Keep(loc, parent, loc.name, st, why);
+  if (opts_.journal->Kept(st)) return std::nullopt;
+  if (Status s = opts_.journal->Copy(fd, loc.rel, st); !s) return NotKept(loc, s.error());
+  Observe("modified", loc, nullptr, true);
+  return std::nullopt;
+}
+
 Reply Emulator::KeepCopy(const Located& loc, std::shared_ptr<Fd> fd, const struct stat& st,
                          const Request& req, const std::function<bool()>& valid,
                          std::function<Reply()> then) {
