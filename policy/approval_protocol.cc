@@ -1,6 +1,7 @@
 #include "policy/approval_protocol.h"
 
 #include "policy/digest.h"
+#include "policy/json_fields.h"
 
 namespace cordon::policy {
 
@@ -9,8 +10,9 @@ nlohmann::json HelloMessage(const char* role) {
 }
 
 std::string CheckHello(const nlohmann::json& msg) {
-  if (msg.value("type", "") == "error") return "service error: " + msg.value("message", "?");
-  if (msg.value("type", "") != "hello") return "expected hello";
+  const std::string type = StringField(msg, "type");
+  if (type == "error") return "service error: " + StringField(msg, "message", "?");
+  if (type != "hello") return "expected hello";
   if (!msg.contains("version") || msg["version"] != kApprovalProtocolVersion) {
     return "unsupported protocol version (want " + std::to_string(kApprovalProtocolVersion) + ")";
   }

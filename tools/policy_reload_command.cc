@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/fd.h"
+#include "policy/json_fields.h"
 #include "supervisor/audit/run_records.h"
 #include "supervisor/control_socket.h"
 #include "supervisor/launcher.h"
@@ -62,7 +63,7 @@ int Reload(const ReloadArgs& a) {
     auto msg = supervisor::RecvControl(conn->get());
     if (!msg) return Fail("run " + a.run + " ended the request: " + Describe(msg.error()));
     const std::string type = msg->body["type"].get<std::string>();
-    const std::string text = msg->body.value("message", std::string());
+    const std::string text = policy::StringField(msg->body, "message");
     if (type == "holding") {
       std::printf("holding: %s (press Enter to go on)\n", text.c_str());
       std::fflush(stdout);
@@ -77,7 +78,7 @@ int Reload(const ReloadArgs& a) {
         if (line.is_string()) std::fprintf(stderr, "cordon: %s\n", line.get<std::string>().c_str());
       }
     }
-    if (type == "result" && msg->body.value("ok", false)) {
+    if (type == "result" && policy::BoolField(msg->body, "ok")) {
       std::printf("%s\n", text.c_str());
       return 0;
     }

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "policy/approval_protocol.h"
+#include "policy/json_fields.h"
 #include "service/policy_service.h"
 #include "supervisor/audit/audit_log.h"
 #include "supervisor/seqpacket.h"
@@ -105,26 +106,27 @@ int Approve(const ApproveOptions& o) {
     spdlog::error("approve: connection lost");
     return kExitError;
   }
-  std::string type = reply->value("type", "");
+  std::string type = policy::StringField(*reply, "type");
   if (type == "pending" && o.list) {
     // One JSON object per line: easy for scripts, readable for people.
-    for (const auto& r : reply->value("requests", nlohmann::json::array())) {
+    for (const auto& r : policy::ArrayField(*reply, "requests")) {
       std::printf("%s\n", r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     }
     return 0;
   }
   if (type == "result") {
-    std::string status = reply->value("status", "");
+    std::string status = policy::StringField(*reply, "status");
     if (status == "delivered") {
       std::printf("request %llu: %s delivered\n",
-                  static_cast<unsigned long long>(reply->value("id", uint64_t{0})),
+                  static_cast<unsigned long long>(policy::UintField(*reply, "id")),
                   o.allow ? "allow-once" : "deny");
       return 0;
     }
-    std::fprintf(stderr, "cordon: approve: %s\n", reply->value("message", status).c_str());
+    std::fprintf(stderr, "cordon: approve: %s\n",
+                 policy::StringField(*reply, "message", status).c_str());
     return 1;
   }
-  spdlog::error("approve: {}", reply->value("message", "unexpected reply " + type));
+  spdlog::error("approve: {}", policy::StringField(*reply, "message", "unexpected reply " + type));
   return kExitError;
 }
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "policy/json_fields.h"
 #include "policy/policy_digest.h"
 #include "policy/reload_check.h"
 #include "supervisor/control_socket.h"
@@ -87,7 +88,7 @@ void RunReloader::Serve(int conn, int stop) {
     return;
   }
   const std::string label = req->body["file"].get<std::string>();
-  const bool hold = req->body.value("hold", false);
+  const bool hold = policy::BoolField(req->body, "hold");
   if (!f_.live->started()) {
     reply(false, "this run has no supervisor to reload");
     return;

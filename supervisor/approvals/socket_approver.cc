@@ -2,6 +2,7 @@
 
 #include "policy/approval_protocol.h"
 #include "policy/digest.h"
+#include "policy/json_fields.h"
 #include "supervisor/seqpacket.h"
 
 namespace cordon::supervisor {
@@ -65,9 +66,9 @@ Outcome SocketApprover::Decide(const ApprovalRequest& req,
     }
     return *o;
   }
-  std::string type = msg.value("type", "");
+  std::string type = policy::StringField(msg, "type");
   if (type == "error") {
-    *note = "service error: " + msg.value("message", "?");
+    *note = "service error: " + policy::StringField(msg, "message", "?");
     return Outcome::kDenied;
   }
   if (type != "answer") {
@@ -78,7 +79,7 @@ Outcome SocketApprover::Decide(const ApprovalRequest& req,
                msg["id"].get<uint64_t>() == req.request_id;
   bool digest_ok = msg.contains("digest") && msg["digest"].is_string() &&
                    DigestEquals(msg["digest"].get<std::string>(), req.preview_digest);
-  std::string decision = msg.value("decision", "");
+  std::string decision = policy::StringField(msg, "decision");
   if (decision == "deny" && id_ok) {
     *note = "denied by the approver";
     return Outcome::kDenied;
