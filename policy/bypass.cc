@@ -91,6 +91,11 @@ bool HoldsRuleBeneath(const std::vector<PathRule>& rules, std::string_view abs) 
   return false;
 }
 
+RefusedBy RefusedByPlace(const PlaceFacts& place) {
+  if (place.deny_glob) return RefusedBy::kDenyGlob;
+  return place.protected_path ? RefusedBy::kProtectedPath : RefusedBy::kOther;
+}
+
 RefusedBy RefusedByRule(const Covered& c) {
   if (c.err == 0) return RefusedBy::kOther;
   if (c.rule == nullptr) return RefusedBy::kOutside;  // no rule, a raw "..", not absolute

@@ -100,6 +100,10 @@ bool HoldsRuleBeneath(const std::vector<PathRule>& rules, std::string_view abs);
 // Which kind of rule CoverPath's refusal `c` came from (c.err != 0).
 RefusedBy RefusedByRule(const Covered& c);
 
+// Which of Decide's own rules a place's facts refuse it by: a deny glob's
+// match, a protected path; else kOther (the rule lookup says the rest).
+RefusedBy RefusedByPlace(const PlaceFacts& place);
+
 // Whether `abs` (absolute, normal) is, or lies beneath, one of `rules`
 // that carries the credential source.
 bool IsCredentialPath(const std::vector<PathRule>& rules, std::string_view abs);

@@ -45,14 +45,10 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   // refused it there; an end the lookup refused says so itself.
   auto bypass = [&](Reply refused, const std::string& rule) {
     if (flags & RENAME_EXCHANGE) return refused;
-    auto by = [](const Result<Path>& p, const policy::PlaceFacts& place) {
-      if (!p) return policy::RefusedBy::kOther;
-      if (place.deny_glob) return policy::RefusedBy::kDenyGlob;
-      return place.protected_path ? policy::RefusedBy::kProtectedPath : policy::RefusedBy::kOther;
+    auto by = [this](Result<Path>& p) {
+      return p ? policy::RefusedByPlace(Place(p->loc)) : policy::RefusedBy::kOther;
     };
-    const policy::PlaceFacts fp = from ? Place(from->loc) : policy::PlaceFacts{};
-    const policy::PlaceFacts tp = to ? Place(to->loc) : policy::PlaceFacts{};
-    auto at = BypassRenamePlaces(from_named, to_named, by(from, fp), by(to, tp));
+    auto at = BypassRenamePlaces(from_named, to_named, by(from), by(to));
     if (!at) return refused;
     return BypassRename(req, at->first, at->second, flags, rule, std::move(refused), valid);
   };
@@ -263,14 +259,10 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
   // write, may be offered as a bypass (sandbox.allowBypass;
   // emulator_bypass_more.cc). Each end's place says what refused it there.
   auto bypass = [&](Reply refused, const std::string& rule) {
-    auto by = [](const Result<Path>& p, const policy::PlaceFacts& place) {
-      if (!p) return policy::RefusedBy::kOther;
-      if (place.deny_glob) return policy::RefusedBy::kDenyGlob;
-      return place.protected_path ? policy::RefusedBy::kProtectedPath : policy::RefusedBy::kOther;
+    auto by = [this](Result<Path>& p) {
+      return p ? policy::RefusedByPlace(Place(p->loc)) : policy::RefusedBy::kOther;
     };
-    const policy::PlaceFacts fp = from ? Place(from->loc) : policy::PlaceFacts{};
-    const policy::PlaceFacts tp = to ? Place(to->loc) : policy::PlaceFacts{};
-    auto at = BypassLinkPlaces(from_named, to_named, by(from, fp), by(to, tp));
+    auto at = BypassLinkPlaces(from_named, to_named, by(from), by(to));
     if (!at) return refused;
     return BypassLink(req, at->first, at->second, rule, std::move(refused), valid);
   };

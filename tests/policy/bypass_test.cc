@@ -418,6 +418,19 @@ TEST(RefusedByRule, SaysWhichRuleCoversTheRefusal) {
   EXPECT_EQ(by("/ws/ok"), B::kOther) << "not refused";
 }
 
+// Decide's own rules, by the place's facts: the kind a rename's or a
+// link's end is offered by.
+TEST(RefusedByPlace, SaysWhichOfDecidesRulesTheFactsAre) {
+  PlaceFacts glob;
+  glob.deny_glob = true;
+  glob.protected_path = true;  // a deny glob's match says so first
+  EXPECT_EQ(RefusedByPlace(glob), B::kDenyGlob);
+  PlaceFacts prot;
+  prot.protected_path = true;
+  EXPECT_EQ(RefusedByPlace(prot), B::kProtectedPath);
+  EXPECT_EQ(RefusedByPlace(PlaceFacts{}), B::kOther) << "a plain place";
+}
+
 TEST(IsCredentialPath, TheListWhateverRuleCoversIt) {
   std::vector<PathRule> base = {{"/home/u/.ssh", Access::kDenied, false, kCredentialSource},
                                 {"/home/u/other", Access::kDenied, false, "--deny"}};
