@@ -6,6 +6,23 @@
 
 namespace cordon::policy {
 
+DeletePreview::Destination DeletePreview::DestinationOf(const DeletePreview& replaced) {
+  return {replaced.rel_path, replaced.size,     replaced.sha256,  replaced.dev,
+          replaced.ino,      replaced.mtime_ns, replaced.ctime_ns};
+}
+
+DeletePreview DeletePreview::ReplacedPreview() const {
+  DeletePreview p;
+  p.rel_path = to.rel_path;
+  p.size = to.size;
+  p.sha256 = to.sha256;
+  p.dev = to.dev;
+  p.ino = to.ino;
+  p.mtime_ns = to.mtime_ns;
+  p.ctime_ns = to.ctime_ns;
+  return p;
+}
+
 std::string DeletePreview::Digest() const {
   // Not JSON: a fixed field order with NUL and newline separators, so the
   // digest never depends on a serialiser's choices.

@@ -62,6 +62,11 @@ struct DeletePreview {
     int64_t mtime_ns = 0, ctime_ns = 0;
   };
   Destination to;
+  // The one conversion between the two shapes: the file a rename replaces,
+  // as its own preview shows it (MakePreview), and back, as the recheck
+  // before the rename checks it.
+  static Destination DestinationOf(const DeletePreview& replaced);
+  DeletePreview ReplacedPreview() const;
 
   // SHA-256 over a canonical, versioned serialisation of every field.
   std::string Digest() const;

@@ -184,8 +184,7 @@ Result<policy::DeletePreview> MakeRenamePreview(int from_fd, std::string from_re
   }
   Result<policy::DeletePreview> replaced = MakePreview(to_fd, std::move(to_rel));
   if (!replaced) return replaced.error();
-  p->to = {replaced->rel_path, replaced->size,     replaced->sha256,  replaced->dev,
-           replaced->ino,      replaced->mtime_ns, replaced->ctime_ns};
+  p->to = policy::DeletePreview::DestinationOf(*replaced);
   return p;
 }
 
@@ -193,15 +192,7 @@ Status RecheckRename(int from_fd, int from_dirfd, const char* from_name, int to_
                      const char* to_name, const policy::DeletePreview& p) {
   if (Status s = Recheck(from_fd, from_dirfd, from_name, p); !s) return s;
   if (to_fd < 0) return Ok();  // a free name: the rename is made RENAME_NOREPLACE
-  policy::DeletePreview replaced;
-  replaced.rel_path = p.to.rel_path;
-  replaced.size = p.to.size;
-  replaced.sha256 = p.to.sha256;
-  replaced.dev = p.to.dev;
-  replaced.ino = p.to.ino;
-  replaced.mtime_ns = p.to.mtime_ns;
-  replaced.ctime_ns = p.to.ctime_ns;
-  return Recheck(to_fd, to_dirfd, to_name, replaced);
+  return Recheck(to_fd, to_dirfd, to_name, p.ReplacedPreview());
 }
 
 Status Recheck(int fd, int parent_dirfd, const char* name, const policy::DeletePreview& p) {

@@ -327,6 +327,23 @@ TEST(RulesApprover, ARenameRuleMustCoverBothEnds) {
   EXPECT_FALSE(DeletePreview::FromJson(bad)) << "no such bypass operation";
 }
 
+// The file a rename replaces, as its own preview and as the rename's
+// destination: the two shapes convert both ways without losing a field.
+TEST(DeletePreview, ADestinationAndItsPreviewConvertBothWays) {
+  DeletePreview f;
+  f.rel_path = "a/b";
+  f.size = 5;
+  f.sha256 = std::string(64, 'c');
+  f.dev = 1;
+  f.ino = 2;
+  f.mtime_ns = 3;
+  f.ctime_ns = 4;
+  DeletePreview rename;
+  rename.to = DeletePreview::DestinationOf(f);
+  EXPECT_EQ(rename.to.rel_path, "a/b");
+  EXPECT_EQ(rename.ReplacedPreview().Digest(), f.Digest());
+}
+
 TEST(RulesApprover, MalformedRulesAreRefused) {
   for (const char* bad :
        {"", "{", "{}", R"([1])", R"([{"max_bytes": 1}])", R"([{"glob": ""}])",
