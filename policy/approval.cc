@@ -5,21 +5,73 @@
 #include "policy/digest.h"
 
 namespace cordon::policy {
+namespace {
+
+// A file's path, content and identity, as the preview itself and its
+// Destination both hold them (the same member names): each written,
+// read, digested and copied here once, for either.
+template <class From, class To>
+void CopyIdentity(const From& from, To& to) {
+  to.rel_path = from.rel_path;
+  to.size = from.size;
+  to.sha256 = from.sha256;
+  to.dev = from.dev;
+  to.ino = from.ino;
+  to.mtime_ns = from.mtime_ns;
+  to.ctime_ns = from.ctime_ns;
+}
+
+template <class T>
+nlohmann::json IdentityJson(const T& x) {
+  return {{"path", x.rel_path}, {"size", x.size},         {"sha256", x.sha256},    {"dev", x.dev},
+          {"ino", x.ino},       {"mtime_ns", x.mtime_ns}, {"ctime_ns", x.ctime_ns}};
+}
+
+// Whether `o` has a preview's path, content and identity fields, typed.
+bool IsIdentity(const nlohmann::json& o) {
+  auto str = [&](const char* k) { return o.contains(k) && o[k].is_string(); };
+  auto uns = [&](const char* k) { return o.contains(k) && o[k].is_number_unsigned(); };
+  auto num = [&](const char* k) { return o.contains(k) && o[k].is_number_integer(); };
+  return str("path") && str("sha256") && uns("size") && uns("dev") && uns("ino") &&
+         num("mtime_ns") && num("ctime_ns");
+}
+
+// `o` passed IsIdentity.
+template <class T>
+void ReadIdentity(const nlohmann::json& o, T& x) {
+  x.rel_path = o["path"].get<std::string>();
+  x.sha256 = o["sha256"].get<std::string>();
+  x.size = o["size"].get<uint64_t>();
+  x.dev = o["dev"].get<uint64_t>();
+  x.ino = o["ino"].get<uint64_t>();
+  x.mtime_ns = o["mtime_ns"].get<int64_t>();
+  x.ctime_ns = o["ctime_ns"].get<int64_t>();
+}
+
+// The digest's bytes for it: the path, NUL, the numbers a line each, the SHA-256.
+template <class T>
+void AppendIdentity(std::string& s, const T& x) {
+  s += x.rel_path;
+  s += '\0';
+  for (auto n : {static_cast<int64_t>(x.size), static_cast<int64_t>(x.dev),
+                 static_cast<int64_t>(x.ino), x.mtime_ns, x.ctime_ns}) {
+    s += std::to_string(n);
+    s += '\n';
+  }
+  s += x.sha256;
+}
+
+}  // namespace
 
 DeletePreview::Destination DeletePreview::DestinationOf(const DeletePreview& replaced) {
-  return {replaced.rel_path, replaced.size,     replaced.sha256,  replaced.dev,
-          replaced.ino,      replaced.mtime_ns, replaced.ctime_ns};
+  Destination d;
+  CopyIdentity(replaced, d);
+  return d;
 }
 
 DeletePreview DeletePreview::ReplacedPreview() const {
   DeletePreview p;
-  p.rel_path = to.rel_path;
-  p.size = to.size;
-  p.sha256 = to.sha256;
-  p.dev = to.dev;
-  p.ino = to.ino;
-  p.mtime_ns = to.mtime_ns;
-  p.ctime_ns = to.ctime_ns;
+  CopyIdentity(to, p);
   return p;
 }
 
@@ -52,32 +104,16 @@ std::string DeletePreview::Digest() const {
       // a file for a directory.
       s += directory ? "directory" : "file";
       s += '\0';
-      s += to.rel_path;
-      s += '\0';
-      for (auto n : {static_cast<int64_t>(to.size), static_cast<int64_t>(to.dev),
-                     static_cast<int64_t>(to.ino), to.mtime_ns, to.ctime_ns}) {
-        s += std::to_string(n);
-        s += '\n';
-      }
-      s += to.sha256;
+      AppendIdentity(s, to);
       s += '\0';
     }
   }
-  s += rel_path;
-  s += '\0';
-  for (auto n : {static_cast<int64_t>(size), static_cast<int64_t>(dev), static_cast<int64_t>(ino),
-                 mtime_ns, ctime_ns}) {
-    s += std::to_string(n);
-    s += '\n';
-  }
-  s += sha256;
+  AppendIdentity(s, *this);
   return Sha256Hex(s);
 }
 
 nlohmann::json DeletePreview::ToJson() const {
-  nlohmann::json j = {{"path", rel_path},    {"size", size}, {"sha256", sha256},
-                      {"dev", dev},          {"ino", ino},   {"mtime_ns", mtime_ns},
-                      {"ctime_ns", ctime_ns}};
+  nlohmann::json j = IdentityJson(*this);
   if (directory) j["kind"] = "directory";
   if (write_in_place) j["kind"] = "write";
   if (!bypass.empty()) {
@@ -88,26 +124,11 @@ nlohmann::json DeletePreview::ToJson() const {
     if (IsAttrBypass(bypass)) j["args"] = args;
     if (bypass == "rename" && directory) j["directory"] = true;
     if (bypass == "rename" || bypass == "link") {
-      j["to"] = {{"path", to.rel_path},    {"size", to.size}, {"sha256", to.sha256},
-                 {"dev", to.dev},          {"ino", to.ino},   {"mtime_ns", to.mtime_ns},
-                 {"ctime_ns", to.ctime_ns}};
+      j["to"] = IdentityJson(to);
     }
   }
   return j;
 }
-
-namespace {
-
-// Whether `o` has a preview's path, content and identity fields, typed.
-bool IsIdentity(const nlohmann::json& o) {
-  auto str = [&](const char* k) { return o.contains(k) && o[k].is_string(); };
-  auto uns = [&](const char* k) { return o.contains(k) && o[k].is_number_unsigned(); };
-  auto num = [&](const char* k) { return o.contains(k) && o[k].is_number_integer(); };
-  return str("path") && str("sha256") && uns("size") && uns("dev") && uns("ino") &&
-         num("mtime_ns") && num("ctime_ns");
-}
-
-}  // namespace
 
 std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
   if (!j.is_object()) return std::nullopt;
@@ -139,13 +160,7 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
         if (!j.contains("to") || !j["to"].is_object()) return std::nullopt;
         const nlohmann::json& t = j["to"];
         if (!IsIdentity(t)) return std::nullopt;
-        p.to.rel_path = t["path"].get<std::string>();
-        p.to.sha256 = t["sha256"].get<std::string>();
-        p.to.size = t["size"].get<uint64_t>();
-        p.to.dev = t["dev"].get<uint64_t>();
-        p.to.ino = t["ino"].get<uint64_t>();
-        p.to.mtime_ns = t["mtime_ns"].get<int64_t>();
-        p.to.ctime_ns = t["ctime_ns"].get<int64_t>();
+        ReadIdentity(t, p.to);
         // A link makes a new name: it never replaces a file.
         if (p.bypass == "link" && (p.to.ino != 0 || !p.to.sha256.empty())) return std::nullopt;
       }
@@ -155,13 +170,7 @@ std::optional<DeletePreview> DeletePreview::FromJson(const nlohmann::json& j) {
     } else
       return std::nullopt;
   }
-  p.rel_path = j["path"].get<std::string>();
-  p.sha256 = j["sha256"].get<std::string>();
-  p.size = j["size"].get<uint64_t>();
-  p.dev = j["dev"].get<uint64_t>();
-  p.ino = j["ino"].get<uint64_t>();
-  p.mtime_ns = j["mtime_ns"].get<int64_t>();
-  p.ctime_ns = j["ctime_ns"].get<int64_t>();
+  ReadIdentity(j, p);
   return p;
 }
 
