@@ -15,7 +15,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -175,13 +174,18 @@ class UdpPythonTest : public ::testing::TestWithParam<const char*> {
     if (!HavePython()) GTEST_SKIP() << "no /usr/bin/python3";
   }
   bool v6() const { return std::string(GetParam()) == "6"; }
-  RunResult Tool(const std::string& mode, const std::vector<std::string>& more = {},
-                 const std::string& network = "none") {
+  // cordon's arguments to run the tool in `mode` under `network`.
+  std::vector<std::string> Args(const std::string& mode, const std::vector<std::string>& more = {},
+                                const std::string& network = "none") const {
     std::vector<std::string> args = {"--log-level", "info",  "run",     "--workspace",      t_.ws(),
                                      "--network",   network, "--",      "/usr/bin/python3", "-c",
                                      kTool,         mode,    GetParam()};
     args.insert(args.end(), more.begin(), more.end());
-    return RunCordon(args, "", env_, launcher_);
+    return args;
+  }
+  RunResult Tool(const std::string& mode, const std::vector<std::string>& more = {},
+                 const std::string& network = "none") {
+    return RunCordon(Args(mode, more, network), "", env_, launcher_);
   }
   ScratchTree t_;
   std::string launcher_;          // empty, or CONTAINER_LAUNCHER
@@ -347,13 +351,6 @@ class UdpAsNobodyTest : public UdpPythonTest {
     r.err = ReadFile(err);
     return r;
   }
-  std::vector<std::string> Run(const std::string& mode, const std::vector<std::string>& more) {
-    std::vector<std::string> args = {"--log-level", "info", "run",     "--workspace",      t_.ws(),
-                                     "--network",   "none", "--",      "/usr/bin/python3", "-c",
-                                     kTool,         mode,   GetParam()};
-    args.insert(args.end(), more.begin(), more.end());
-    return args;
-  }
   std::string home_;
 };
 
@@ -370,25 +367,23 @@ TEST_P(UdpAsNobodyTest, AServerAndAClientOfTheRunTalk) {
   if (!can) {
     // A kernel that lets no unprivileged user make a user namespace: the
     // tool's UDP is refused, saying why.
-    RunResult r = AsNobodyRun(Run("talk", {}));
+    RunResult r = AsNobodyRun(Args("talk"));
     EXPECT_NE(r.status, 0);
     EXPECT_NE(r.err.find("private network namespace"), std::string::npos) << r.err;
     return;
   }
   EXPECT_EQ(j["udp_private_loopback_detail"], "user and network namespace") << d.out;
-  RunResult r = AsNobodyRun(Run("talk", {}));
+  RunResult r = AsNobodyRun(Args("talk"));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "PING msg conn\n") << r.err;
 }
 
 TEST_P(UdpAsNobodyTest, TheHostsListenerGetsNothing) {
   Fd host = HostUdp(v6());
-  RunResult r = AsNobodyRun(Run("send", {PortOf(host)}));
+  RunResult r = AsNobodyRun(Args("send", {PortOf(host)}));
   EXPECT_EQ(Received(host), 0) << "the host's UDP listener must receive nothing\n" << r.err;
   // The honest neighbour: nobody's run under network allow reaches it.
-  std::vector<std::string> allow = Run("send", {PortOf(host)});
-  std::find(allow.begin(), allow.end(), "none")->assign("allow");
-  r = AsNobodyRun(allow);
+  r = AsNobodyRun(Args("send", {PortOf(host)}, "allow"));
   EXPECT_EQ(r.out, "sent\n") << r.err;
   EXPECT_EQ(Received(host), 3);
 }
