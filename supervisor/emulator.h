@@ -359,13 +359,12 @@ class Emulator {
   // Moves the entry `name` of `parent` (at `loc`, lstat `st`) into the
   // journal; a refusal says why and what to do.
   // A bypass in a recoverable run keeps the user's file it removes or
-  // replaces ("delete", "replace": moved into the journal, so the caller
-  // makes no unlink) or writes over ("truncate": copied first), as an
-  // allowed change would; nullopt when kept or nothing is to be kept (no
-  // journal, not a regular file, the run's own), else the refusal.
+  // replaces ("delete", "replace": moved into the journal, *moved set, so
+  // the caller makes no unlink) or writes over ("truncate": copied first),
+  // as an allowed change would; nothing when there is no journal, or the
+  // file is not a regular one or is the run's own. nullopt, or the refusal.
   std::optional<Reply> KeepForBypass(const Located& loc, int parent, int fd, const struct stat& st,
-                                     const char* why);
-  std::optional<bool> UsersFile(const Located& loc, int fd);  // nullopt: errno
+                                     const char* why, bool* moved = nullptr);
   std::optional<Reply> Keep(const Located& loc, int parent, const std::string& name,
                             const struct stat& st, const char* why);
   // Keeps a copy of the file `fd` (at `loc`) before it is written in

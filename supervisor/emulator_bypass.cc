@@ -210,14 +210,15 @@ Reply Emulator::BypassUnlink(const Request& req, const Located& loc, int flags,
     }
     // A recoverable run's journal takes the user's file instead (moved,
     // so no unlink); anything else goes.
-    const std::optional<bool> keep = dir ? std::optional<bool>(false) : UsersFile(loc, fd.get());
-    if (!keep) return Reply::Errno(errno);
-    if (*keep) {
-      if (auto no = KeepForBypass(loc, parent->get(), fd.get(), st, "delete"))
+    bool kept = false;
+    if (!dir) {
+      if (auto no = KeepForBypass(loc, parent->get(), fd.get(), st, "delete", &kept))
         return std::move(*no);
-    } else if (::unlinkat(parent->get(), loc.name.c_str(), dir ? AT_REMOVEDIR : 0) != 0) {
-      return Reply::Errno(errno);
-    } else {
+    }
+    if (!kept) {
+      if (::unlinkat(parent->get(), loc.name.c_str(), dir ? AT_REMOVEDIR : 0) != 0) {
+        return Reply::Errno(errno);
+      }
       NoteDropped(loc, st);
     }
     Gone(st);
@@ -280,13 +281,8 @@ Reply Emulator::BypassRename(const Request& req, const Located& from, const Loca
     // then the name is free, as the rename below then insists.
     bool kept = false;
     if (dst) {
-      const std::optional<bool> users = UsersFile(to, dst.get());
-      if (!users) return Reply::Errno(errno);
-      if (*users) {
-        if (auto no = KeepForBypass(to, pt->get(), dst.get(), replaced, "replace")) {
-          return std::move(*no);
-        }
-        kept = true;
+      if (auto no = KeepForBypass(to, pt->get(), dst.get(), replaced, "replace", &kept)) {
+        return std::move(*no);
       }
     }
     const unsigned performed = flags | (dst && !kept ? 0 : RENAME_NOREPLACE);

@@ -84,19 +84,18 @@ std::optional<Reply> Emulator::Keep(const Located& loc, int parent, const std::s
   return std::nullopt;
 }
 
-std::optional<bool> Emulator::UsersFile(const Located& loc, int fd) {
-  if (!Journals(loc) || loc.rel.empty()) return false;
-  EntryStat e;
-  if (!StatEntry(fd, "", e)) return std::nullopt;
-  return S_ISREG(e.st.st_mode) && !BornInRun(e);
-}
-
 std::optional<Reply> Emulator::KeepForBypass(const Located& loc, int parent, int fd,
-                                             const struct stat& st, const char* why) {
-  const std::optional<bool> users = UsersFile(loc, fd);
-  if (!users) return Reply::Errno(errno);
-  if (!*users) return std::nullopt;
-  if (std::string_view(why) != "truncate") return Keep(loc, parent, loc.name, st, why);
+                                             const struct stat& st, const char* why, bool* moved) {
+  if (moved != nullptr) *moved = false;
+  if (!Journals(loc) || loc.rel.empty()) return std::nullopt;
+  EntryStat e;
+  if (!StatEntry(fd, "", e)) return Reply::Errno(errno);
+  if (!S_ISREG(e.st.st_mode) || BornInRun(e)) return std::nullopt;
+  if (std::string_view(why) != "truncate") {
+    if (auto refused = Keep(loc, parent, loc.name, st, why)) return refused;
+    if (moved != nullptr) *moved = true;
+    return std::nullopt;
+  }
   if (opts_.journal->Kept(st)) return std::nullopt;
   if (Status s = opts_.journal->Copy(fd, loc.rel, st); !s) return NotKept(loc, s.error());
   Observe("modified", loc, nullptr, true);
