@@ -44,15 +44,27 @@ std::vector<std::string> DefaultProtectedPatterns() {
   // A submodule's git directory is .git/modules/NAME (NAME may hold
   // slashes, and nest further modules), a worktree's .git/worktrees/NAME:
   // each has a config or hooks git obeys when run there.
+  // Of info/ (gitrepository-layout(5)), the files git reads to decide what
+  // you see and check out: exclude hides untracked files from status,
+  // attributes picks drivers and marks files binary (no diff), grafts
+  // rewrites history's parents, sparse-checkout drops files from the tree.
+  // info/refs is git's own output for dumb-HTTP servers (git gc and
+  // update-server-info rewrite it, through info/refs_XXXXXX): writable.
   return {".git/config",
           ".git/config.worktree",
           ".git/hooks",
-          ".git/info",
+          ".git/info/exclude",
+          ".git/info/attributes",
+          ".git/info/grafts",
+          ".git/info/sparse-checkout",
           ".git/commondir",
           ".git/modules/**/config",
           ".git/modules/**/config.worktree",
           ".git/modules/**/hooks",
-          ".git/modules/**/info",
+          ".git/modules/**/info/exclude",
+          ".git/modules/**/info/attributes",
+          ".git/modules/**/info/grafts",
+          ".git/modules/**/info/sparse-checkout",
           ".git/modules/**/commondir",
           ".git/worktrees/**/config.worktree",
           ".git/worktrees/**/commondir",

@@ -126,7 +126,7 @@ TEST_F(RefusalHintTest, FollowingAProtectedPathsHintGetsPastIt) {
   const std::string mark = "\"protectedPaths\": [\"-";
   const std::size_t at = r.err.find(mark);
   ASSERT_NE(at, std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(mark + ".git/info\"]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(mark + ".git/info/exclude\"]"), std::string::npos) << r.err;
   // The edit as the hint spells it, in a policy file of its own.
   const std::string edit = r.err.substr(at, r.err.find(']', at) + 1 - at);
   const std::string policy = t_.root() + "/policy.json";

@@ -28,7 +28,15 @@ TEST(IsProtected, DefaultPatternsTable) {
       {".git/config", true},
       {".git/hooks", true},
       {".git/hooks/pre-commit", true},
-      {".git/info/exclude", true},
+      {".git/info/exclude", true},  // hides untracked files from git status
+      {".git/info/attributes", true},
+      {".git/info/grafts", true},
+      {".git/info/sparse-checkout", true},
+      {".git/modules/sub/info/exclude", true},
+      {".git/modules/a/b/info/attributes", true},
+      {".git/info/refs", false},         // git's own output for dumb-HTTP servers (git gc)
+      {".git/info/refs_Ab12Cd", false},  // ... written through a temporary beside it
+      {".git/modules/sub/info/refs", false},
       {".git/commondir", true},  // where git reads config and hooks from
       {".gitmodules", true},
       {".envrc", true},

@@ -58,7 +58,8 @@ TEST(RefusalHint, AProtectedPathNamesThePatternToRemove) {
     const char* pattern;
   } rows[] = {
       {"/w/ws/.git/config", ".git/config"},
-      {"/w/ws/.git/info/exclude", ".git/info"},
+      {"/w/ws/.git/info/exclude", ".git/info/exclude"},
+      {"/w/ws/.git/modules/m/info/attributes", ".git/modules/**/info/attributes"},
       {"/w/ws/.git/hooks/pre-commit", ".git/hooks"},
       {"/w/ws/vendor/lib/.git/hooks/post-checkout", ".git/hooks"},
       {"/w/ws/.gitmodules", ".gitmodules"},
