@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,9 +15,9 @@
 #include <atomic>
 #include <string_view>
 
-#include "preload/cwd_cache.h"
 #include "policy/fd_alias.h"
 #include "policy/terminal.h"
+#include "preload/cwd_cache.h"
 #include "preload/reports.h"
 
 namespace cordon::preload {
@@ -232,6 +233,24 @@ __attribute__((cold)) bool Refuse(wire::Call call, AdmitOp op, const char* path,
   if (base != nullptr && path[0] != '/') {
     long n = policy::NormalizePath(path, base, abs);
     if (n > 0) reported = abs;
+  }
+  // A read of what is not there is the kernel's ENOENT (ENOTDIR), as it is
+  // under Landlock, whose check comes after the name is looked up: refused,
+  // git says it cannot access $XDG_CONFIG_HOME/git/attributes where it
+  // would pass over its absence, and a shell searching PATH stops at 126
+  // where it would go on. What exists stays refused, so this grants
+  // nothing; it tells what a stat, which no layer refuses, tells.
+  if (op == AdmitOp::kRead && a.err == EACCES) {
+    struct stat st;
+    const int saved = errno;
+    const long r = ::syscall(SYS_newfstatat, AT_FDCWD, reported, &st, 0);
+    const int err = errno;
+    errno = saved;
+    if (r != 0 && (err == ENOENT || err == ENOTDIR)) {
+      Note(call, op, wire::ReportVerdict::kPassed, a.cls, 0, reported, ReportLen(reported));
+      errno = err;
+      return false;
+    }
   }
   Note(call, op, wire::ReportVerdict::kRefused, a.cls, a.err, reported, ReportLen(reported));
   if (g_config.log) LogRefusal(call, op, path, a);

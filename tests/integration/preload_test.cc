@@ -86,6 +86,31 @@ TEST_F(PreloadRun, AnEmptyPathIsTheKernelsENOENTNotARefusal) {
   EXPECT_EQ(ReadFile(t_.Out("secret.txt")), "needle secret\n");
 }
 
+// A read of a path outside the grant that does not exist is the kernel's
+// ENOENT (ENOTDIR through a file), as under Landlock alone, and nothing is
+// said of it: git probes $XDG_CONFIG_HOME/git/attributes and warned
+// "unable to access ...: Permission denied" on every diff.
+TEST_F(PreloadRun, AnAbsentPathOutsideIsENOENTNotARefusal) {
+  const std::string absent = t_.Out("no-such-dir/attributes");
+  RunResult r = Run({ProbeDir() + "/probe", "read", absent}, "");
+  EXPECT_EQ(r.status, ENOENT) << r.err;
+  EXPECT_FALSE(Has(r.err, "refused")) << r.err;
+  r = Run({ProbeDir() + "/probe", "read", t_.Out("secret.txt") + "/x"}, "");
+  EXPECT_EQ(r.status, ENOTDIR) << r.err;
+  // git itself: no warning for the absent attributes file.
+  r = Run({"sh", "-c",
+           "cd " + t_.ws() + " && git init -q && git check-attr -a inside.txt && echo attr-ok"},
+          "", {"XDG_CONFIG_HOME=" + t_.Out("no-such-dir")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "attr-ok")) << r.out;
+  EXPECT_FALSE(Has(r.err, "unable to access")) << r.err;
+  EXPECT_FALSE(Has(r.err, "refused")) << r.err;
+  // The honest neighbour: what exists outside stays refused, and says so.
+  r = Run({ProbeDir() + "/probe", "read", t_.Out("secret.txt")}, "");
+  EXPECT_EQ(r.status, EACCES) << r.err;
+  EXPECT_TRUE(Has(r.err, "refused")) << r.err;
+}
+
 TEST_F(PreloadRun, RipgrepReadsInsideAndIsRefusedOutside) {
   RunResult r = Run({"rg", "--no-config", "-n", "needle", "."});
   EXPECT_EQ(r.status, 0) << r.err;

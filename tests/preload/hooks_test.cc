@@ -363,6 +363,8 @@ TEST_F(PreloadHooks, AdmittedCallsAreBatchedAndARefusalSendsThem) {
     ::close(fd);
   }
   EXPECT_TRUE(Receive().empty()) << "admitted calls wait in the thread's batch";
+  // A file that exists: what is not there is the kernel's ENOENT, no refusal.
+  WriteFile(tree_->Out("secret"), "secret\n");
   EXPECT_EQ(open_hook(tree_->Out("secret").c_str(), O_RDONLY), -1);
   size_t datagrams = 0;
   auto reports = Receive(&datagrams);
