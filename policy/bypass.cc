@@ -105,10 +105,12 @@ RefusedBy RefusedByRule(const Covered& c) {
   if (r.source == kDenyGlobSource) return RefusedBy::kDenyGlob;
   if (r.access == Access::kDenied) return UsersRule(r) ? RefusedBy::kDeniedPath : RefusedBy::kOther;
   if (r.access == Access::kReadOnly) {
-    // The read-only profile's workspace rule carries no source; the
-    // system set's rules (/usr, /proc) carry none either, and lie outside
-    // the workspace (BypassFacts::in_workspace).
-    return UsersRule(r) || r.source.empty() ? RefusedBy::kReadOnlyPath : RefusedBy::kOther;
+    // The read-only profile's workspace rule; the system set's rules
+    // (/usr, /proc) carry no source, and lie outside the workspace
+    // (BypassFacts::in_workspace).
+    return UsersRule(r) || r.source.empty() || r.source == kWorkspaceSource
+               ? RefusedBy::kReadOnlyPath
+               : RefusedBy::kOther;
   }
   return RefusedBy::kOther;
 }

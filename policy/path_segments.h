@@ -1,4 +1,4 @@
-// A workspace-relative path or pattern split at '/', as views into it:
+// Path segments. A workspace-relative path or pattern split at '/', as views into it:
 // "a/b/c" gives {"a", "b", "c"}; an empty segment ("a//b") is kept, so the
 // callers that check patterns see it. Pure.
 #pragma once
@@ -17,6 +17,14 @@ inline std::vector<std::string_view> SplitSegments(std::string_view p) {
     p.remove_prefix(slash + 1);
   }
   return out;
+}
+
+// The directory an absolute, normalised path lies in: "/a/b" gives "/a",
+// "/a" gives "/".
+inline std::string_view ParentOf(std::string_view abs) {
+  const auto slash = abs.rfind('/');
+  return slash == 0 || slash == std::string_view::npos ? std::string_view("/")
+                                                       : abs.substr(0, slash);
 }
 
 }  // namespace cordon::policy

@@ -97,6 +97,7 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
   std::vector<PathRule> rules = SystemPaths();
   rules.push_back(p.profile == Profile::kWorkspaceWrite ? PathRule::ReadWrite(p.workspace)
                                                         : PathRule::ReadOnly(p.workspace));
+  rules.back().source = kWorkspaceSource;
   if (!private_tmp.empty()) rules.push_back(PathRule::ReadWrite(private_tmp));
   for (PathRule& r : BaseRulesInForce(p)) rules.push_back(std::move(r));
   rules.insert(rules.end(), p.paths.begin(), p.paths.end());
@@ -156,7 +157,9 @@ Covered CoverPath(const std::vector<PathRule>& rules, std::string_view abs, bool
     c.why = c.rule->source == kRefusedEntrySource ? kRefusedEntrySource : "denied path";
   } else if (c.rule->access == Access::kReadOnly && !reads) {
     c.err = EACCES;
-    c.why = c.rule->source == kProtectedPathSource ? kProtectedPathSource : "read-only path";
+    c.why = c.rule->source == kProtectedPathSource ? kProtectedPathSource
+            : c.rule->source == kWorkspaceSource   ? kReadOnlyWorkspace
+                                                   : "read-only path";
   }
   return c;
 }

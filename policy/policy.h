@@ -51,6 +51,11 @@ const char* LinkModeName(LinkMode m);
 // workspace-write run (EffectiveRules), and CoverPath's reason when it
 // refuses a change there: no command-line grant loosens it.
 inline constexpr const char* kProtectedPathSource = "protected path";
+// The source of the workspace's own rule (EffectiveRules), and CoverPath's
+// reason when the read-only profile's workspace refuses a change: the
+// profile, not a path grant, is what would allow it.
+inline constexpr const char* kWorkspaceSource = "workspace";
+inline constexpr const char* kReadOnlyWorkspace = "read-only workspace";
 // The source of the denied rule each entry of the built-in credential list
 // gets (supervisor/load/credentials.h): never offered for a bypass.
 inline constexpr const char* kCredentialSource = "credential: denied";

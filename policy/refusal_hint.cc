@@ -23,6 +23,7 @@ Refusal FromRule(std::string_view rule) {
   // (decide.cc): the ones a command-line grant can change.
   if (rule == "outside every allowed path") return Refusal::kWriteOutside;
   if (rule == "read-only path") return Refusal::kWriteOutside;
+  if (rule == kReadOnlyWorkspace) return Refusal::kReadOnlyProfile;
   if (rule == "denied path") return Refusal::kDenied;
   if (rule == kRefusedEntrySource) return Refusal::kRefusedEntry;
   if (rule == kProtectedPathSource) return Refusal::kProtected;

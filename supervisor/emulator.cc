@@ -34,8 +34,11 @@
 namespace cordon::supervisor {
 
 Reply Reply::PathRefused(const std::string& what, const SysError& e) {
-  return Errno(e.err, what + Describe(e),
-               policy::RefusalHint(policy::FromRule(e.op), e.detail));
+  return PathRefused(what, e, e.detail);
+}
+
+Reply Reply::PathRefused(const std::string& what, const SysError& e, std::string_view hint_path) {
+  return Errno(e.err, what + Describe(e), policy::RefusalHint(policy::FromRule(e.op), hint_path));
 }
 
 Reply Reply::Refused(const policy::Decision& d, const std::string& what, std::string_view path) {

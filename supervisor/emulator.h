@@ -113,6 +113,8 @@ struct Reply {
   // path in e.detail), or policy::Decide did (`d`, on `path`): the
   // refusal, with the grant or the policy edit that would allow it.
   static Reply PathRefused(const std::string& what, const SysError& e);
+  // The same, with the hint naming `hint_path` in place of the path.
+  static Reply PathRefused(const std::string& what, const SysError& e, std::string_view hint_path);
   static Reply Refused(const policy::Decision& d, const std::string& what, std::string_view path);
 };
 

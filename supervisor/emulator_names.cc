@@ -20,6 +20,8 @@
 #include <optional>
 
 #include "policy/fd_alias.h"
+#include "policy/path_segments.h"
+#include "policy/refusal_hint.h"
 #include "supervisor/caps.h"
 #include "supervisor/creation_umask.h"
 #include "supervisor/emulator.h"
@@ -189,7 +191,14 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   // cmake make every ancestor, /tmp and the workspace's parents included.
   // Only where the tool's own stat would find it (ToolSeesEntry).
   if (!p) {
-    Reply refused = Reply::PathRefused("create: ", p.error());
+    // A directory is made only where a directory is granted: `--rw` of a
+    // name that does not exist yet grants a file, so the hint names the
+    // directory it would be made in.
+    const SysError& e = p.error();
+    const bool dir_outside =
+        kind == S_IFDIR && policy::FromRule(e.op) == policy::Refusal::kWriteOutside;
+    Reply refused = dir_outside ? Reply::PathRefused("create: ", e, policy::ParentOf(e.detail))
+                                : Reply::PathRefused("create: ", e);
     if (p.error().err != EACCES) return refused;
     auto abs = Absolute(req.tid, dirfd, name.value());  // Resolve's, unlocated
     if (abs && ToolSeesEntry(abs.value())) return Reply::Errno(EEXIST);

@@ -111,9 +111,28 @@ TEST_F(RefusalHintTest, FollowingTheSupervisorsHintGetsTheStaticToolToRun) {
   EXPECT_NE(ReadFile(t_.Out("out.txt")), "");
 }
 
+// A directory's creation: in the read-only profile's workspace the profile
+// is what allows it; outside, the directory it is made in (a `--rw` of a
+// name that does not exist yet grants a file, which mkdir cannot make).
+// The static probe, so that the supervisor's hints are the ones followed.
+TEST_F(RefusalHintTest, FollowingTheHintsOfAMkdirGetsItMade) {
+  RunResult r;
+  std::vector<std::string> taken = FollowHints({"run", "--workspace", t_.ws(), "--ro", ProbeDir()},
+                                               {PROBE_STATIC, "mkdir", t_.Ws("made")}, &r);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(taken, ::testing::ElementsAre("--profile workspace-write "));
+  EXPECT_TRUE(Exists(t_.Ws("made")));
+  ASSERT_EQ(::mkdir(t_.Out("parent").c_str(), 0755), 0);
+  taken = FollowHints({"run", "--workspace", t_.ws(), "--ro", ProbeDir()},
+                      {PROBE_STATIC, "mkdir", t_.Out("parent/made")}, &r);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(taken, ::testing::ElementsAre("--rw " + t_.Out("parent") + " "));
+  EXPECT_TRUE(Exists(t_.Out("parent/made")));
+}
+
 // A protected path's hint is a policy file's edit, not a grant: made as
 // it is written, it gets past that refusal and lets go of that pattern's
-// paths only (git gc updating .git/info/refs met this one).
+// paths only.
 TEST_F(RefusalHintTest, FollowingAProtectedPathsHintGetsPastIt) {
   ASSERT_EQ(::mkdir(t_.Ws(".git").c_str(), 0755), 0);
   ASSERT_EQ(::mkdir(t_.Ws(".git/info").c_str(), 0755), 0);

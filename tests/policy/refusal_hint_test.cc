@@ -42,6 +42,9 @@ TEST(RefusalHint, ReadsTheRefusalOfAnAdmissionAndOfARule) {
 
   EXPECT_EQ(FromRule("outside every allowed path"), Refusal::kWriteOutside);
   EXPECT_EQ(FromRule("read-only path"), Refusal::kWriteOutside);
+  // The read-only profile's workspace: the profile is what would allow it
+  // (--rw of a directory that does not exist yet grants a file only).
+  EXPECT_EQ(FromRule(kReadOnlyWorkspace), Refusal::kReadOnlyProfile);
   EXPECT_EQ(FromRule("denied path"), Refusal::kDenied);
   EXPECT_EQ(FromRule("the file existed before the run and needs approval"),
             Refusal::kNeedsApproval);
