@@ -110,9 +110,18 @@ ToolEnv MakeToolEnvWithoutProxy(const std::vector<std::string>& all_env, const p
     if (move_home && e.rfind("XDG_", 0) == 0) {
       std::string_view name = std::string_view(e).substr(0, e.find('='));
       std::string value = Value(e);
-      if (name.ends_with("_HOME") &&
-          (policy::IsWithin(value, home) || policy::IsWithin(value, caller_home))) {
-        continue;
+      // One that pointed into the real home points to the same place in
+      // the private one, where what the policy grants there is linked
+      // (git's $XDG_CONFIG_HOME/git/config) and nothing else is.
+      if (name.ends_with("_HOME")) {
+        const std::string& from = policy::IsWithin(value, home)          ? home
+                                  : policy::IsWithin(value, caller_home) ? caller_home
+                                                                         : value;
+        if (&from != &value) {
+          out.env.push_back(std::string(name) + "=" + out.private_home +
+                            value.substr(std::min(from.size(), value.size())));
+          continue;
+        }
       }
     }
     out.env.push_back(e);

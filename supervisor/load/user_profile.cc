@@ -6,7 +6,28 @@
 
 namespace cordon::supervisor {
 
-void AddUserProfile(policy::Policy& p, const std::string& caller_home) {
+namespace {
+
+// A read-only rule for `path` when it is a regular file (through a
+// symlink, as git reads it): a directory or device there is not what git
+// would read, and grants nothing.
+void AddIfFile(policy::Policy& p, const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  p.base_paths.push_back({path, policy::Access::kReadOnly, false, kUserProfileSource});
+}
+
+}  // namespace
+
+void AddUserProfile(policy::Policy& p, const std::string& caller_home,
+                    const std::string& xdg_config_home) {
+  // git reads $XDG_CONFIG_HOME/git/ in place of ~/.config/git/ when the
+  // variable is set (absolute): a user's identity may live there alone.
+  if (xdg_config_home.size() > 1 && xdg_config_home[0] == '/') {
+    for (const char* rel : {"/git/config", "/git/ignore", "/git/attributes"}) {
+      AddIfFile(p, xdg_config_home + rel);
+    }
+  }
   // The home by its canonical name, as the private HOME's links are made
   // (tool_env.cc); the file's own name is kept, so that a ~/.gitconfig that
   // is a symlink into a dotfiles checkout is linked where git looks for it
@@ -15,12 +36,7 @@ void AddUserProfile(policy::Policy& p, const std::string& caller_home) {
   if (home.empty()) return;
   for (const char* rel : {"/.gitconfig", "/.config/git/config", "/.config/git/ignore",
                           "/.config/git/attributes"}) {
-    const std::string path = (home == "/" ? "" : home) + rel;
-    struct stat st;
-    // A regular file only (through a symlink, as git reads it): a directory
-    // or device there is not what git would read, and grants nothing.
-    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    p.base_paths.push_back({path, policy::Access::kReadOnly, false, kUserProfileSource});
+    AddIfFile(p, (home == "/" ? "" : home) + rel);
   }
 }
 

@@ -17,8 +17,11 @@ inline constexpr const char* kUserProfileSource = "user profile: git identity an
 
 // Adds to p.base_paths a read-only rule for each of git's user files that
 // exists under `home` (absolute): ~/.gitconfig and
-// ~/.config/git/{config,ignore,attributes}. Nothing when `home` is empty,
-// relative or gone.
-void AddUserProfile(policy::Policy& p, const std::string& home);
+// ~/.config/git/{config,ignore,attributes}, and the same three under
+// `xdg_config_home` (the caller's XDG_CONFIG_HOME, which git reads in place
+// of ~/.config; ignored unless absolute). Nothing of the home when `home`
+// is empty, relative or gone.
+void AddUserProfile(policy::Policy& p, const std::string& home,
+                    const std::string& xdg_config_home = "");
 
 }  // namespace cordon::supervisor

@@ -51,13 +51,14 @@ class ToolEnvTest : public ::testing::Test {
 };
 
 // The caller's home is out of the tool's reach: HOME is a private directory
-// beneath TMPDIR, and XDG homes inside the caller's follow it.
+// beneath TMPDIR, and XDG homes inside the caller's follow it: the same
+// place in the private home (where the grants in the real one are linked).
 TEST_F(ToolEnvTest, AnUnreadableHomeIsReplacedByAPrivateOne) {
   ToolEnv e = MakeToolEnv(Caller(), p_, "/tmp/cordon-runs-0/run-x");
   EXPECT_EQ(e.private_home, "/tmp/cordon-runs-0/run-x/home");
   EXPECT_EQ(Get(e.env, "HOME"), e.private_home);
   EXPECT_EQ(Get(e.env, "TMPDIR"), "/tmp/cordon-runs-0/run-x");
-  EXPECT_EQ(Get(e.env, "XDG_CONFIG_HOME"), "<unset>");
+  EXPECT_EQ(Get(e.env, "XDG_CONFIG_HOME"), e.private_home + "/.config");
   EXPECT_TRUE(Has(e.env, "XDG_CACHE_HOME=/var/cache/elsewhere")) << "not in the caller's home";
   EXPECT_TRUE(Has(e.env, "XDG_RUNTIME_DIR=/run/user/0")) << "not a *_HOME";
   EXPECT_TRUE(Has(e.env, "PATH=/usr/bin"));
