@@ -64,10 +64,13 @@ unsigned char TypeOf(mode_t mode) {
   return DT_UNKNOWN;
 }
 
-// What the walkers of one scan share: the bound (for the whole scan), the
-// queue of directories waiting to be walked with its stop flag, and what
-// was found. As in the protected-path scan, a second walker starts once
-// WalkQueue::kTarget directories wait: a small workspace pays no thread.
+// What one scan keeps: the bound (for the whole scan), the queue the walk
+// starts from with its stop flag, and what was found. One walker: the
+// launch's scan is a stat a directory, and a second thread on two cores
+// cost more CPU than it saved (both walkers meet on the same dentries),
+// and on a busy machine (a CI runner, a build beside) the launch waited
+// for it to be scheduled: 27-34 ms a launch on the kit tree, 5.7-6.7 ms
+// with one (bench/floor_launcher, load 3).
 class Scan {
  public:
   Scan(const std::string& workspace, const std::vector<std::string>& globs, std::size_t max_entries,
@@ -80,10 +83,6 @@ class Scan {
     if (cache == nullptr) return;
     cached_.reserve(cache->dirs.size());
     for (const CachedDir& d : cache->dirs) cached_.emplace(d.rel, &d);
-    // A tree the cache says is big gets its second walker at once, not
-    // once kTarget directories wait: a warm scan is a stat a directory,
-    // and two walkers halve it from the start.
-    eager_ = cache->dirs.size() >= kEagerDirs;
   }
   Scan(const Scan&) = delete;
   Scan& operator=(const Scan&) = delete;
@@ -127,10 +126,9 @@ class Scan {
     out_.dirs_reused += reused;
     changed_ = changed_ || changed;
   }
-  void Share(PendingDir dir, bool may_start);
+  void Share(PendingDir dir) { queue_.Push(std::move(dir)); }
 
   LaunchScan Finish() {
-    second_.Join();
     out_.changed = changed_ || cached_.size() != out_.dirs.size() + kept_.size();
     // Copies of the records kept whole only when a new cache is written.
     if (out_.changed) {
@@ -146,8 +144,6 @@ class Scan {
   const std::vector<std::string>& globs_;
   const std::size_t max_entries_, max_depth_;
   const std::int64_t start_s_;
-  static constexpr std::size_t kEagerDirs = 256;
-  bool eager_ = false;
   std::unordered_map<std::string_view, const CachedDir*> cached_;  // read-only once walking
   std::vector<const CachedDir*> kept_;                             // guarded by mu_
   WalkQueue queue_;
@@ -155,17 +151,15 @@ class Scan {
   std::mutex mu_;
   LaunchScan out_;        // guarded by mu_
   bool changed_ = false;  // guarded by mu_
-  SecondWalker second_;   // started by the caller's walker only
 };
 
-// One thread's walk, depth first, each directory opened beneath its
-// parent's fd without following a link: the path listed is the path the
-// kernel grant is built from. A subdirectory is walked here or shared, as
-// that fd, while the queue is short. A directory the cache holds unchanged
-// is not listed (Reuse).
+// The walk, depth first, each directory opened beneath its parent's fd
+// without following a link: the path listed is the path the kernel grant
+// is built from. A directory the cache holds unchanged is not listed
+// (Reuse).
 class ScanWalker {
  public:
-  ScanWalker(Scan& scan, bool is_caller) : scan_(scan), is_caller_(is_caller) {}
+  explicit ScanWalker(Scan& scan) : scan_(scan) {}
 
   void Work() {
     while (std::optional<PendingDir> dir = scan_.queue().Take()) {
@@ -267,11 +261,6 @@ class ScanWalker {
         if (sub.err == ENOENT) continue;  // gone since it was listed: nothing to deny
         scan_.Problem("cannot open '" + child + "': " + std::strerror(sub.err));
         return;
-      }
-      if (scan_.queue().Hungry()) {
-        scan_.Share(PendingDir{std::move(sub.fd), sub.short_read_ends, depth + 1, std::move(child)},
-                    is_caller_);
-        continue;
       }
       Walk(sub.fd.get(), sub.short_read_ends, child, depth + 1);
     }
@@ -391,7 +380,6 @@ class ScanWalker {
   }
 
   Scan& scan_;
-  const bool is_caller_;
   std::vector<std::string> matches_;
   std::vector<ScannedEntry> entries_;
   std::vector<CachedDir> dirs_;
@@ -400,14 +388,6 @@ class ScanWalker {
   bool changed_ = false;
   alignas(dirent64) char listing_[kListingBytes];
 };
-
-void Scan::Share(PendingDir dir, bool may_start) {
-  std::size_t queued = queue_.Push(std::move(dir));
-  if (may_start) {
-    second_.MaybeStart(eager_ ? WalkQueue::kTarget : queued,
-                       [this] { ScanWalker(*this, false).Work(); });
-  }
-}
 
 }  // namespace
 
@@ -433,8 +413,8 @@ LaunchScan ScanWorkspace(const std::string& workspace, const std::vector<std::st
   Scan scan(workspace, globs, max_entries, max_depth, cache, start_s);
   const bool short_read_ends = ShortReadEndsListing(root.get());
   // Depth 1 is the level of the root's entries (the limit counts levels).
-  scan.Share(PendingDir{std::move(root), short_read_ends, 1, ""}, true);
-  ScanWalker(scan, true).Work();
+  scan.Share(PendingDir{std::move(root), short_read_ends, 1, ""});
+  ScanWalker(scan).Work();
   out = scan.Finish();
   // A match with more than one name is read by its other names too.
   for (std::string& other : policy::OtherNamesOfMatches(out.matches, out.entries)) {
