@@ -1,6 +1,8 @@
 #include "supervisor/tool_wait.h"
 
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -11,10 +13,24 @@
 
 namespace cordon::supervisor {
 
-ForwardedSignals::ForwardedSignals() {
+namespace {
+
+sigset_t Forwarded() {
   sigset_t forward;
   sigemptyset(&forward);
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forward, s);
+  return forward;
+}
+
+}  // namespace
+
+void BlockForwardedSignals() {
+  const sigset_t forward = Forwarded();
+  ::pthread_sigmask(SIG_BLOCK, &forward, nullptr);
+}
+
+ForwardedSignals::ForwardedSignals() {
+  const sigset_t forward = Forwarded();
   ::sigprocmask(SIG_BLOCK, &forward, &old_mask_);
   fd_ = Fd(::signalfd(-1, &forward, SFD_CLOEXEC | SFD_NONBLOCK));
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);

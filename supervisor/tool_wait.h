@@ -21,6 +21,13 @@ namespace cordon::supervisor {
 // process group instead (Supervise reads them from fd()); cordon is the
 // subreaper of what the tool leaves behind. The mask is restored when this
 // goes.
+// Blocks the signals cordon forwards to the tool (SIGINT, SIGTERM, SIGHUP,
+// SIGQUIT) in the calling thread, and so in every thread it starts from
+// then on. Called before a run starts its first thread: a signal is
+// process-directed, and one that lands on a thread without the block takes
+// its default action, killing cordon and leaving the tool running.
+void BlockForwardedSignals();
+
 class ForwardedSignals {
  public:
   ForwardedSignals();

@@ -1,41 +1,41 @@
 #include "tools/run_command.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <spdlog/spdlog.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
-#include "supervisor/load/fs_facts.h"
-#include "supervisor/load/normalise.h"
-#include "supervisor/load/base_policy.h"
-#include "supervisor/load/ci_runner.h"
-#include "supervisor/load/private_cache.h"
-#include "supervisor/walk/scan_cache_file.h"
-#include "supervisor/exec/tool_pin.h"
-#include "supervisor/landlock.h"
 #include "policy/deny_glob.h"
 #include "policy/network_mode.h"
 #include "policy/protected_paths.h"
 #include "supervisor/approval_gates.h"
+#include "supervisor/control_socket.h"
+#include "supervisor/exec/tool_pin.h"
+#include "supervisor/landlock.h"
 #include "supervisor/launcher.h"
+#include "supervisor/load/base_policy.h"
+#include "supervisor/load/ci_runner.h"
+#include "supervisor/load/fs_facts.h"
+#include "supervisor/load/normalise.h"
+#include "supervisor/load/private_cache.h"
 #include "supervisor/notify_loop.h"
 #include "supervisor/probe.h"
+#include "supervisor/tool_wait.h"
+#include "supervisor/walk/scan_cache_file.h"
 #include "tools/bypass.h"
 #include "tools/policy_file.h"
-#include "tools/settings_file.h"
-#include "tools/workspace_command.h"
-#include "tools/run_services.h"
 #include "tools/run_journal.h"
 #include "tools/run_preload.h"
 #include "tools/run_reload.h"
-#include "supervisor/control_socket.h"
+#include "tools/run_services.h"
 #include "tools/run_web_proxy.h"
-
-#include <nlohmann/json.hpp>
+#include "tools/settings_file.h"
+#include "tools/workspace_command.h"
 
 extern char** environ;
 
@@ -324,6 +324,9 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
                                            o.audit_header, env)
                            : kExitNotExecutable;
   }
+  // Before the run's first thread (the control socket's, the approver's):
+  // a Ctrl-C or a SIGTERM then waits for Launch to forward it to the tool.
+  BlockForwardedSignals();
   // Held until cordon exits, so a retire waits for this supervisor; taken
   // and the record re-validated before anything is granted.
   Fd session_lock;

@@ -437,5 +437,42 @@ TEST(RunContract, KillingCordonKillsTheTool) {
   EXPECT_FALSE(Exists(run_tmp)) << "the next run to end removes a dead run's TMPDIR";
 }
 
+// A SIGTERM, SIGINT or SIGHUP sent to cordon (a terminal's Ctrl-C, a CI
+// runner's cancel) reaches the tool, which may clean up, and cordon ends
+// with the tool's status; what the tool started is gone. Every thread of
+// cordon blocks them: one that did not took the default action and killed
+// cordon, leaving the tool and its children running.
+TEST(RunContract, ASignalToCordonReachesTheTool) {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    ScratchTree t;
+    const std::string script = "trap 'echo got > trapped; kill $child; exit 9' " +
+                               std::string(sig == SIGTERM  ? "TERM"
+                                           : sig == SIGINT ? "INT"
+                                                           : "HUP") +
+                               "; sleep 60 & child=$!; echo $child > child; wait";
+    BackgroundCordon cordon(
+        {"run", "--profile", "workspace-write", "--workspace", t.ws(), "--", "sh", "-c", script});
+    pid_t child = 0;
+    for (int i = 0; i < 500 && child == 0; ++i) {
+      std::ifstream f(t.Ws("child"));
+      if (!(f >> child)) child = 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GT(child, 0) << "the tool never started";
+    const int status = cordon.Stop(sig);
+    EXPECT_TRUE(WIFEXITED(status))
+        << "cordon died of signal " << WTERMSIG(status) << " (" << sig << ")";
+    if (WIFEXITED(status)) EXPECT_EQ(WEXITSTATUS(status), 9) << sig;
+    EXPECT_EQ(ReadFile(t.Ws("trapped")), "got\n") << "the tool never saw signal " << sig;
+    bool gone = false;
+    for (int i = 0; i < 500 && !gone; ++i) {
+      gone = Gone(child);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(gone) << "the tool's child " << child << " outlived the run";
+    if (!gone) ::kill(child, SIGKILL);
+  }
+}
+
 }  // namespace
 }  // namespace cordon::testing
