@@ -94,4 +94,17 @@ std::string RefusalHint(Refusal r, std::string_view path) {
   return {};
 }
 
+std::string ExecuteHint(std::string_view path, const std::vector<RefusedEntry>& refused) {
+  if (refused.empty()) return RefusalHint(Refusal::kExecute, path);
+  const std::string more =
+      refused.size() > 1 ? " and " + std::to_string(refused.size() - 1) + " more" : "";
+  return "a program made during the run beside a file the kernel grant leaves out (" +
+         refused.front().path + more + ": " + kRefusedEntrySource +
+         ") has no kernel grant to execute: Landlock needs read to execute, and read is what "
+         "the carve-out takes away. A local git clone's .git/objects are such links: `git "
+         "repack -a -d` there (or clone with --no-hardlinks) and run again; a script runs "
+         "through its interpreter (sh " +
+         ShellWord(path) + ")";
+}
+
 }  // namespace cordon::policy

@@ -8,7 +8,9 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "policy/hard_links.h"
 #include "policy/path_admission.h"
 
 namespace cordon::policy {
@@ -36,6 +38,13 @@ Refusal FromRule(std::string_view rule);
 // Written "to allow it: --rw /x/y" (command-line words after "to allow it: "),
 // or a sentence when the fix is not a grant.
 std::string RefusalHint(Refusal r, std::string_view path);
+
+// The hint for an exec the kernel refused of `path`, made during the run
+// beside a carve-out. With refused hard-linked or special files in the run
+// (`refused`, sorted), it names them, the likeliest carve-out (a local git
+// clone's objects), and how to be rid of them; a script may still run
+// through its interpreter.
+std::string ExecuteHint(std::string_view path, const std::vector<RefusedEntry>& refused);
 
 // Shell-quotes one word when it needs it (a path with a space or a quote).
 std::string ShellWord(std::string_view word);

@@ -230,7 +230,9 @@ bool DescribeRefusal(const void* data, size_t len, std::string* what, std::strin
   const bool absolute = !r->truncated && policy::IsAbsoluteNormal(path);
   if (r->call == static_cast<uint16_t>(wire::Call::kExecve)) {
     *what = "execve: run " + path + (r->truncated ? "..." : "") + " (the kernel refused to execute it)";
-    *hint = absolute ? policy::RefusalHint(policy::Refusal::kExecute, path) : std::string();
+    *hint = !absolute            ? std::string()
+            : refused != nullptr ? policy::ExecuteHint(path, *refused)
+                                 : policy::RefusalHint(policy::Refusal::kExecute, path);
     return true;
   }
   // A refused record's class names its rule; a refused workspace path can

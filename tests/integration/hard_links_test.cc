@@ -15,9 +15,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/test_env.h"
@@ -141,6 +142,27 @@ TEST_P(HardLinksTest, InsideWorkspaceKeepsAPairWhoseNamesAreAllInside) {
   EXPECT_THAT(in.out, HasSubstr("static:pair-b.txt:0\n"));
   EXPECT_THAT(in.out, Not(HasSubstr("OUTSIDE-SECRET")));
   EXPECT_THAT(in.out, HasSubstr("static:src/linked.txt:13\n"));
+}
+
+// A program made in the run beside a refused entry cannot run on the
+// Landlock rung (exec needs READ_FILE, which the carve-out takes from the
+// directories on the way to it): the refusal names the entry and how to be
+// rid of it, not only a shell's way in, which an ELF binary has not. A
+// program beside it that existed at launch runs, and the link stays unread.
+TEST_P(HardLinksTest, AProgramMadeBesideARefusedEntrySaysWhyItCannotRun) {
+  ASSERT_EQ(std::system(("cp /bin/true " + t_.Ws("src/old")).c_str()), 0);
+  RunResult r = Run({},
+                    "src/old && echo old-ran; cp /bin/true made && ./made && echo made-ran; "
+                    "cat src/linked.txt; true");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("old-ran")) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("OUTSIDE-SECRET")));
+  if (!GetParam().write || GetParam().notify_all) return;  // nothing made; no Landlock
+  EXPECT_THAT(r.out, Not(HasSubstr("made-ran")));
+  // The first of the three refused (sorted): the pair's outer name.
+  EXPECT_THAT(r.err, HasSubstr(t_.Ws("pair-b.txt") + " and 2 more: hard-linked or special file"))
+      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("git repack -a -d")) << r.err;
 }
 
 TEST_P(HardLinksTest, AFifoInTheWorkspaceIsRefusedNotWaitedOn) {

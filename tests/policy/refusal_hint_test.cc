@@ -100,4 +100,20 @@ TEST(RefusalHint, QuotesOnlyWhatTheShellWouldSplit) {
 }
 
 }  // namespace
+// An exec refused beside a carve-out: with refused entries in the run the
+// hint names them and the way to be rid of a local clone's links; without,
+// a script's interpreter only.
+TEST(RefusalHint, AnExecBesideRefusedEntriesNamesThem) {
+  const std::string bare = ExecuteHint("/w/ws/app", {});
+  EXPECT_EQ(bare, RefusalHint(Refusal::kExecute, "/w/ws/app"));
+  const std::string one = ExecuteHint("/w/ws/app", {{"/w/ws/.git/objects/ab/cd", "hard link"}});
+  EXPECT_NE(one.find("(/w/ws/.git/objects/ab/cd: hard-linked or special file)"), std::string::npos)
+      << one;
+  EXPECT_NE(one.find("git repack -a -d"), std::string::npos) << one;
+  EXPECT_NE(one.find("(sh /w/ws/app)"), std::string::npos) << one;
+  const std::string three =
+      ExecuteHint("/w/ws/app", {{"/w/ws/a", "x"}, {"/w/ws/b", "x"}, {"/w/ws/c", "x"}});
+  EXPECT_NE(three.find("(/w/ws/a and 2 more: "), std::string::npos) << three;
+}
+
 }  // namespace cordon::policy
