@@ -10,15 +10,38 @@ namespace {
 // `npm_config_//host/:_authToken`, CI systems export lower-case ones).
 constexpr const char* kPatterns[] = {
     // What a name says it holds.
-    "*_TOKEN", "*_SECRET", "*_PASSWORD", "*_PASSWD", "*_PASSPHRASE", "*_KEY", "*_APIKEY",
-    "*_AUTH", "*_AUTHTOKEN", "*_CREDENTIAL", "*_CREDENTIALS", "*_SECRET_*", "*_JWT*",
+    "*_TOKEN",
+    "*_SECRET",
+    "*_PASSWORD",
+    "*_PASSWD",
+    "*_PASSPHRASE",
+    "*_KEY",
+    "*_APIKEY",
+    "*_AUTH",
+    "*_AUTHTOKEN",
+    "*_CREDENTIAL",
+    "*_CREDENTIALS",
+    "*_SECRET_*",
+    "*_JWT*",
+    "SECRET_*",
+    "*_PAT",
+    "*_DSN",
+    "*PRIVATE_KEY*",
     // Whole families: a cloud's keys and sessions.
-    "AWS_*", "TF_TOKEN_*", "OP_SESSION_*",
+    "AWS_*",
+    "TF_TOKEN_*",
+    "OP_SESSION_*",
     // Bare names and well-known ones no suffix catches (API_KEY is *_KEY's).
-    "TOKEN", "SECRET", "PASSWORD", "PGPASSWORD", "MYSQL_PWD", "BW_SESSION",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PGPASSWORD",
+    "MYSQL_PWD",
+    "BW_SESSION",
     "DOCKER_AUTH_CONFIG",
     // Agents that sign or log in with the user's keys.
-    "SSH_AUTH_SOCK", "GPG_AGENT_INFO",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
 };
 
 // What cordon sets in the tool's environment itself (the caller's own
@@ -42,6 +65,16 @@ bool Matches(std::string_view pattern, std::string_view upper) {
 }  // namespace
 
 std::span<const char* const> SecretEnvPatterns() { return kPatterns; }
+
+bool UrlWithPassword(std::string_view value) {
+  const std::size_t scheme = value.find("://");
+  if (scheme == std::string_view::npos || scheme == 0) return false;
+  std::string_view authority = value.substr(scheme + 3);
+  authority = authority.substr(0, authority.find_first_of("/?#"));
+  const std::size_t at = authority.rfind('@');
+  return at != std::string_view::npos &&
+         authority.substr(0, at).find(':') != std::string_view::npos;
+}
 
 const char* SecretEnvPattern(std::string_view name) {
   std::string upper(name);
@@ -68,7 +101,10 @@ std::vector<std::string> ScrubEnv(const std::vector<std::string>& env,
   for (const std::string& e : env) {
     const std::size_t eq = e.find('=');
     std::string_view name = std::string_view(e).substr(0, eq);
-    if (eq != std::string::npos && RemovedFromToolEnv(name, keep)) {
+    const bool kept = std::find(keep.begin(), keep.end(), name) != keep.end();
+    const bool url_secret = eq != std::string::npos && !kept && !SetByCordon(name) &&
+                            UrlWithPassword(std::string_view(e).substr(eq + 1));
+    if (eq != std::string::npos && (url_secret || RemovedFromToolEnv(name, keep))) {
       if (removed != nullptr) removed->emplace_back(name);
       continue;
     }

@@ -20,6 +20,10 @@ namespace cordon::policy {
 // The patterns, in the order `policy explain` lists them.
 std::span<const char* const> SecretEnvPatterns();
 
+// Whether `value` is a URL that carries a password (scheme://user:pw@host:
+// DATABASE_URL, a proxy's credentials): removed whatever its name.
+bool UrlWithPassword(std::string_view value);
+
 // The pattern `name` matches, or null when it matches none.
 const char* SecretEnvPattern(std::string_view name);
 
@@ -27,7 +31,8 @@ const char* SecretEnvPattern(std::string_view name);
 // the names the user keeps (`--env-keep`, exact and case-sensitive).
 bool RemovedFromToolEnv(std::string_view name, const std::vector<std::string>& keep);
 
-// `env` ("NAME=VALUE" entries) without the removed variables; their names
+// `env` ("NAME=VALUE" entries) without the removed variables (a secret's
+// name, or a value UrlWithPassword), their names
 // are appended to `removed` when it is not null. An entry without '=' is
 // kept as it is.
 std::vector<std::string> ScrubEnv(const std::vector<std::string>& env,

@@ -302,7 +302,8 @@ void PrintExplained(const std::string& file, const std::string& settings, const 
       "\nEnvironment: variables whose names say they hold a secret are left out\n"
       "(--env-keep NAME keeps one):\n ");
   for (const char* s : policy::SecretEnvPatterns()) std::printf(" %s", s);
-  std::printf("\n");
+  std::printf(
+      "\n  and any variable whose value is a URL with a password (scheme://user:pw@host)\n");
   std::string names;
   for (const auto& n : RemovedHere(p)) names += " " + n;
   std::printf("  left out of this environment:%s\n", names.empty() ? " (none)" : names.c_str());

@@ -37,6 +37,10 @@ constexpr Row kRows[] = {
     {"GOOGLE_APPLICATION_CREDENTIALS", "*_CREDENTIALS", true},
     {"MY_SECRET_VALUE", "*_SECRET_*", true},
     {"SESSION_JWT_SIGNING", "*_JWT*", true},
+    {"SECRET_KEY_BASE", "SECRET_*", true},  // Rails
+    {"GH_PAT", "*_PAT", true},              // a personal access token
+    {"SENTRY_DSN", "*_DSN", true},          // a DSN holds its key
+    {"PRIVATE_KEY_PEM", "*PRIVATE_KEY*", true},
     {"AWS_REGION", "AWS_*", true},
     {"TF_TOKEN_app_terraform_io", "TF_TOKEN_*", true},
     {"OP_SESSION_my", "OP_SESSION_*", true},
@@ -63,6 +67,9 @@ constexpr Row kRows[] = {
     {"SSH_AUTH_SOCKET", nullptr, false},         // an exact name is exact
     {"PASSWORD_HINT", nullptr, false},
     {"KEYBOARD_LAYOUT", nullptr, false},
+    {"SECRETARY", nullptr, false},      // SECRET without the '_'
+    {"DISPATCH_PATH", nullptr, false},  // ends with _PATH, not _PAT
+    {"COMPAT", nullptr, false},
     // What cordon sets itself stays, whatever it matches.
     {"HOME", nullptr, false},
     {"TMPDIR", nullptr, false},
@@ -107,6 +114,27 @@ TEST(EnvScrub, ScrubEnvDropsTheSecretsAndNamesThem) {
                                "CORDON_RUN_TOKEN=1"));
   EXPECT_THAT(removed, ElementsAre("GITHUB_TOKEN", "AWS_PROFILE", "SSH_AUTH_SOCK"));
   EXPECT_EQ(ScrubEnv(env, {}).size(), 4u) << "NPM_TOKEN goes without --env-keep";
+}
+
+// A value that is a URL with a password is a secret whatever its name
+// (DATABASE_URL, a proxy's); a URL without one, or a user alone, is not.
+TEST(EnvScrub, AUrlWithAPasswordIsRemovedWhateverItsName) {
+  EXPECT_TRUE(UrlWithPassword("postgres://app:pw@db:5432/x"));
+  EXPECT_TRUE(UrlWithPassword("http://user:p%40ss@proxy:3128"));
+  EXPECT_TRUE(UrlWithPassword("redis://:pw@cache:6379"));
+  EXPECT_FALSE(UrlWithPassword("https://github.com/o/r.git"));
+  EXPECT_FALSE(UrlWithPassword("ssh://git@github.com/o/r.git"));
+  EXPECT_FALSE(UrlWithPassword("git@github.com:o/r.git"));
+  EXPECT_FALSE(UrlWithPassword("https://host/path?next=a:b@c"));
+  EXPECT_FALSE(UrlWithPassword("plain:text@value"));
+  const std::vector<std::string> env = {"DATABASE_URL=postgres://app:pw@db/x",
+                                        "REPO=https://github.com/o/r", "KEEP_URL=https://u:p@h/",
+                                        "CORDON_X=http://a:b@c/"};
+  std::vector<std::string> removed;
+  EXPECT_THAT(ScrubEnv(env, {"KEEP_URL"}, &removed),
+              ElementsAre("REPO=https://github.com/o/r", "KEEP_URL=https://u:p@h/",
+                          "CORDON_X=http://a:b@c/"));
+  EXPECT_THAT(removed, ElementsAre("DATABASE_URL"));
 }
 
 }  // namespace
