@@ -408,7 +408,12 @@ int Launch(const LaunchRequest& req) {
   const Waited waited =
       Supervise(pid, pidfd.get(), signals.fd(), std::move(ch.status_read), reports, req.on_report);
   if (server) server->Shutdown();
-  KillRemaining(pid);
+  // A run ends with its tool: what it left running (`cmd &`, nohup, a
+  // daemon) is stopped, and said so, since nothing else would tell.
+  if (const int left = KillRemaining(pid); left > 0) {
+    spdlog::warn("the run ended with its tool: {} process{} it left running {} stopped", left,
+                 left == 1 ? "" : "es", left == 1 ? "was" : "were");
+  }
   reports.Drain(req.on_report);
   server.reset();  // its thread ends now that no task uses the filter
   if (req.refusals) req.refusals->Finish();

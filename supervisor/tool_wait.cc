@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace cordon::supervisor {
@@ -88,8 +89,31 @@ Waited Supervise(pid_t pid, int pidfd, int sigfd, Fd status_read, ReportChannel&
   return w;
 }
 
-void KillRemaining(pid_t pgid) {
+namespace {
+
+// The session of `pid` (field 6 of /proc/PID/stat, a zombie's too), or -1.
+pid_t SessionOf(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return -1;
+  const std::size_t close = line.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(line.substr(close + 2));
+  std::string state;
+  long ppid = 0, pgrp = 0, session = -1;
+  rest >> state >> ppid >> pgrp >> session;
+  return static_cast<pid_t>(session);
+}
+
+}  // namespace
+
+int KillRemaining(pid_t pgid) {
   ::kill(-pgid, SIGKILL);
+  // The tool's processes are those outside cordon's own session (the tool
+  // runs in one of its own, setsid): cordon's helpers (the loopback
+  // namespace's) are reaped here too, and not counted.
+  const pid_t own = ::getsid(0);
+  int reaped = 0;
   for (;;) {
     std::ifstream children("/proc/self/task/" + std::to_string(::getpid()) + "/children");
     std::string pid;
@@ -98,10 +122,19 @@ void KillRemaining(pid_t pgid) {
       ::kill(std::stoi(pid), SIGKILL);
       any = true;
     }
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOWAIT | (any ? 0 : WNOHANG)) != 0) {
+      if (errno == ECHILD) return reaped;
+      if (errno == EINTR) continue;
+      return reaped;
+    }
+    if (info.si_pid == 0) {
+      if (!any) return reaped;
+      continue;
+    }
+    if (SessionOf(info.si_pid) != own) ++reaped;
     int status;
-    pid_t r = ::waitpid(-1, &status, any ? 0 : WNOHANG);
-    if (r < 0 && errno == ECHILD) return;
-    if (r == 0 && !any) return;
+    ::waitpid(info.si_pid, &status, 0);
   }
 }
 

@@ -55,7 +55,8 @@ Waited Supervise(pid_t pid, int pidfd, int sigfd, Fd status_read, ReportChannel&
 
 // Kills every process left of the tool: its process group, then anything
 // that escaped it with setsid (reparented to us, the subreaper), until no
-// child is left.
-void KillRemaining(pid_t pgid);
+// child is left. Returns how many of the tool's it reaped (not cordon's own
+// helpers, which stay in its session).
+int KillRemaining(pid_t pgid);
 
 }  // namespace cordon::supervisor

@@ -437,6 +437,24 @@ TEST(RunContract, KillingCordonKillsTheTool) {
   EXPECT_FALSE(Exists(run_tmp)) << "the next run to end removes a dead run's TMPDIR";
 }
 
+// A run ends with its tool, and what the tool left running is stopped:
+// said at the default level, counting the tool's processes only (the
+// loopback namespace's helper, cordon's own, is not one).
+TEST(RunContract, WhatTheToolLeftRunningIsStoppedAndSaidSo) {
+  ScratchTree t;
+  RunResult r = RunCordon({"run", "--workspace", t.ws(), "--", "sh", "-c",
+                           "sleep 30 & setsid sleep 31 & echo started"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("2 processes it left running were stopped"), std::string::npos) << r.err;
+  r = RunCordon({"run", "--workspace", t.ws(), "--", "true"});
+  EXPECT_EQ(r.err.find("left running"), std::string::npos) << r.err;
+  r = RunCordon({"run", "--workspace", t.ws(), "--", "python3", "-c",
+                 "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+                 "s.bind(('127.0.0.1', 0))"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("left running"), std::string::npos) << r.err;
+}
+
 // A SIGTERM, SIGINT or SIGHUP sent to cordon (a terminal's Ctrl-C, a CI
 // runner's cancel) reaches the tool, which may clean up, and cordon ends
 // with the tool's status; what the tool started is gone. Every thread of
