@@ -59,7 +59,9 @@ nlohmann::json Decisions(const PolicyArgs& a, const policy::Policy& p) {
   nlohmann::json out = nlohmann::json::array();
   const std::vector<policy::PathRule> rules = policy::EffectiveRules(p, "");
   for (const std::string& asked : a.paths) {
-    std::string path = CanonicalAsked(asked);
+    // A relative path is the tool's: its cwd is the workspace.
+    std::string path =
+        CanonicalAsked(asked.empty() || asked[0] == '/' ? asked : p.workspace + "/" + asked);
     const policy::PathRule* r = path.empty() ? nullptr : policy::CoveringRule(rules, path);
     nlohmann::json d = {{"path", policy::JsonText(asked)}, {"canonical", policy::JsonText(path)}};
     if (r == nullptr) {
@@ -153,7 +155,8 @@ void RegisterPolicy(CLI::App& app, int& exit_code) {
   explain->add_option("--env-keep", args.env_keep, "as cordon run --env-keep")
       ->allow_extra_args(false);
   explain->add_option("--path", args.paths,
-                      "also say what the tool may do at PATH, by the rule that covers it");
+                      "also say what the tool may do at PATH (relative: in the workspace), by "
+                      "the rule that covers it");
   explain->callback([&exit_code] {
     policy::Policy p;
     std::vector<std::string> errors;

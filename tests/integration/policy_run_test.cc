@@ -503,6 +503,23 @@ TEST(PolicyCommand, ExplainJsonSpellsANonUtf8PathInHex) {
   EXPECT_EQ(j["decisions"][0]["access"], "read-only");
 }
 
+// A relative --path is the tool's, in the workspace (its cwd): what
+// `cordon run -- ./build/app` would meet, not "outside".
+TEST(PolicyCommand, ExplainTakesARelativePathInTheWorkspace) {
+  ScratchTree t;
+  const std::string f = t.root() + "/p.json";
+  WriteFile(f, "{}");
+  RunResult r = RunCordon({"policy", "explain", f, "--workspace", t.ws(), "--profile",
+                           "workspace-write", "--json", "--path", "build/app", "--path", "../x"},
+                          t.root());
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["decisions"][0]["canonical"], t.Ws("build/app"));
+  EXPECT_EQ(j["decisions"][0]["access"], "read-write");
+  // A '..' out of the workspace is judged where it leads (here: outside).
+  EXPECT_EQ(j["decisions"][1]["access"], "outside") << j["decisions"][1].dump();
+}
+
 // explain names what goes to the supervisor under each relaxation, from
 // the same mapping a run uses, and says what links: kernel gives up.
 TEST(PolicyCommand, ExplainSaysWhatEachRelaxationLeavesToTheKernel) {
