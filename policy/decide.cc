@@ -76,7 +76,14 @@ Decision Create(const FileRequest& r) {
 Decision Delete(const FileRequest& r, const Settings& s) {
   if (r.place.root) return Decision::Refuse(EACCES, "a writable root");
   if (r.place.deny_glob) return DenyGlob();
-  if (r.place.protected_path) return ProtectedPath();
+  if (r.place.protected_path) {
+    // rmdir of a protected directory the tool sees holding entries: it
+    // would not be removed anyway, and git's rmdir(".git") (git stash)
+    // expects ENOTEMPTY. An empty one is refused by the rule.
+    const bool full = r.want_dir && r.entry.kind == EntryKind::kDirectory && r.entry.has_entries;
+    return full && r.tool_sees_name ? Decision::Refuse(ENOTEMPTY, "directory not empty")
+                                    : ProtectedPath();
+  }
   if (r.entry.pinned) return Decision::Refuse(EACCES, "holds a denied or protected path");
   if (NotOwn(r.place, r.entry)) return Decision::Refuse(EACCES, "not made by this run (shared directory)");
   // The kernel's own error (EISDIR, ENOTDIR) follows a type mismatch.

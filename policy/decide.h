@@ -120,7 +120,9 @@ struct FileRequest {
   // kCreate: what is made; a special file is refused (mknod(2) of a device
   // or FIFO is made a regular file only when its type says so).
   EntryKind create = EntryKind::kRegular;
-  // The tool could stat the name (an EEXIST answer gives nothing away).
+  // kCreate: the tool could stat the name (an EEXIST answer gives nothing
+  // away). kDelete of a directory: the tool could stat it and list an
+  // entry in it (nor does an ENOTEMPTY answer).
   bool tool_sees_name = false;
   // open with O_TRUNC; kMetadata: truncate(2).
   bool truncate = false;

@@ -9,6 +9,7 @@
 #include "policy/deny_glob.h"
 #include "policy/protected_paths.h"
 #include "supervisor/emulator.h"
+#include "supervisor/tool_path.h"
 #include "supervisor/walk/dir_listing.h"
 
 namespace cordon::supervisor {
@@ -71,6 +72,19 @@ bool Emulator::HasEntries(const Located& loc) {
     return false;
   });
   return any;
+}
+
+bool Emulator::HoldsWhatToolSees(const Path& p, policy::FileRequest& q) {
+  auto held = WriteRoots::OpenBeneath(*p.loc.root, p.loc.rel, O_PATH | O_NOFOLLOW, 0);
+  struct stat st;
+  if (!held || ::fstat(held->get(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  // Listed with the tool's file permissions (a notify thread holds
+  // ToolPermissions) beneath a write root, which the kernel layer lets the
+  // tool read; the tool's own lstat of its path finds the directory.
+  q.entry.kind = policy::EntryKind::kDirectory;
+  q.entry.has_entries = HasEntries(p.loc);
+  q.tool_sees_name = q.entry.has_entries && ToolSeesEntry(p.abs);
+  return q.tool_sees_name;
 }
 
 policy::Settings Emulator::DecideSettings() const {
