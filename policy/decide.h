@@ -46,8 +46,17 @@ enum class EntryKind : std::uint8_t {
   kRegular,
   kDirectory,
   kSymlink,
-  kSpecial,  // FIFO, socket, device
+  kSpecial,  // a device (character or block): opening one acts on hardware
+  // A FIFO or a socket: no content of its own. Refused where a special
+  // file is (writes, reads, deletes of the user's); its metadata may change.
+  kFifo,
+  kSocket,
 };
+
+// A device, FIFO or socket: what EntryRefusal calls a special file.
+constexpr bool IsSpecial(EntryKind k) {
+  return k == EntryKind::kSpecial || k == EntryKind::kFifo || k == EntryKind::kSocket;
+}
 
 // Where a path lies. Whether it is protected is a fact the supervisor
 // establishes (the patterns, and the birth of a repository's .git).

@@ -43,10 +43,12 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
 }
 
 policy::EntryKind Emulator::KindOf(mode_t mode) {
-  return S_ISREG(mode)   ? policy::EntryKind::kRegular
-         : S_ISDIR(mode) ? policy::EntryKind::kDirectory
-         : S_ISLNK(mode) ? policy::EntryKind::kSymlink
-                         : policy::EntryKind::kSpecial;
+  return S_ISREG(mode)    ? policy::EntryKind::kRegular
+         : S_ISDIR(mode)  ? policy::EntryKind::kDirectory
+         : S_ISLNK(mode)  ? policy::EntryKind::kSymlink
+         : S_ISFIFO(mode) ? policy::EntryKind::kFifo
+         : S_ISSOCK(mode) ? policy::EntryKind::kSocket
+                          : policy::EntryKind::kSpecial;
 }
 
 policy::EntryFacts Emulator::Facts(const struct stat& st, const Located& loc) const {
