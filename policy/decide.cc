@@ -69,14 +69,21 @@ Decision Create(const FileRequest& r) {
                             : ProtectedPath();
   }
   if (r.place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
-  if (r.create == EntryKind::kSpecial) return Decision::Refuse(EACCES, "special file");
+  if (IsSpecial(r.create)) return Decision::Refuse(EACCES, "special file");
   return Decision::Allow("a new name in a writable path");
 }
 
 Decision Delete(const FileRequest& r, const Settings& s) {
   if (r.place.root) return Decision::Refuse(EACCES, "a writable root");
   if (r.place.deny_glob) return DenyGlob();
-  if (r.place.protected_path) return ProtectedPath();
+  if (r.place.protected_path) {
+    // rmdir of a protected directory the tool sees holding entries: it
+    // would not be removed anyway, and git's rmdir(".git") (git stash)
+    // expects ENOTEMPTY. An empty one is refused by the rule.
+    const bool full = r.want_dir && r.entry.kind == EntryKind::kDirectory && r.entry.has_entries;
+    return full && r.tool_sees_name ? Decision::Refuse(ENOTEMPTY, "directory not empty")
+                                    : ProtectedPath();
+  }
   if (r.entry.pinned) return Decision::Refuse(EACCES, "holds a denied or protected path");
   if (NotOwn(r.place, r.entry)) return Decision::Refuse(EACCES, "not made by this run (shared directory)");
   // The kernel's own error (EISDIR, ENOTDIR) follows a type mismatch.
@@ -195,6 +202,15 @@ Decision Metadata(const FileRequest& r, const Settings& s) {
   if (r.entry.kind == EntryKind::kSymlink && r.nofollow && r.entry.nlink == 1) {
     return Decision::Allow("the symbolic link itself");
   }
+  // A FIFO or socket has no content: its mode, owner, times (Python's
+  // forkserver chmods the socket it listens on) change nothing a file
+  // holds. truncate(2) of one is the kernel's EINVAL; a device stays
+  // refused below; set-id bits are refused as for files (attr_apply.cc).
+  if (r.entry.kind == EntryKind::kFifo || r.entry.kind == EntryKind::kSocket) {
+    if (r.entry.nlink > 1) return Decision::Refuse(EACCES, "hard-linked special file (nlink > 1)");
+    if (r.truncate) return Decision::Refuse(EINVAL, "truncate of a FIFO or socket");
+    return Decision::Allow("a FIFO or socket: no content, its metadata only");
+  }
   if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
   if (r.truncate && r.entry.kind == EntryKind::kRegular && Journaled(r.entry, r.place, s)) {
     return Keeping(Decision::Allow("a copy kept in the run's journal"), Keep::kCopy);
@@ -230,7 +246,10 @@ Decision Read(const FileRequest& r) {
 const char* EntryRefusal(const EntryFacts& e) {
   switch (e.kind) {
     case EntryKind::kSymlink: return "symbolic link";
-    case EntryKind::kSpecial: return "special file";
+    case EntryKind::kSpecial:
+    case EntryKind::kFifo:
+    case EntryKind::kSocket:
+      return "special file";
     case EntryKind::kRegular: return e.nlink > 1 ? "hard-linked file (nlink > 1)" : nullptr;
     case EntryKind::kUnknown:
     case EntryKind::kAbsent:

@@ -46,8 +46,17 @@ enum class EntryKind : std::uint8_t {
   kRegular,
   kDirectory,
   kSymlink,
-  kSpecial,  // FIFO, socket, device
+  kSpecial,  // a device (character or block): opening one acts on hardware
+  // A FIFO or a socket: no content of its own. Refused where a special
+  // file is (writes, reads, deletes of the user's); its metadata may change.
+  kFifo,
+  kSocket,
 };
+
+// A device, FIFO or socket: what EntryRefusal calls a special file.
+constexpr bool IsSpecial(EntryKind k) {
+  return k == EntryKind::kSpecial || k == EntryKind::kFifo || k == EntryKind::kSocket;
+}
 
 // Where a path lies. Whether it is protected is a fact the supervisor
 // establishes (the patterns, and the birth of a repository's .git).
@@ -120,7 +129,9 @@ struct FileRequest {
   // kCreate: what is made; a special file is refused (mknod(2) of a device
   // or FIFO is made a regular file only when its type says so).
   EntryKind create = EntryKind::kRegular;
-  // The tool could stat the name (an EEXIST answer gives nothing away).
+  // kCreate: the tool could stat the name (an EEXIST answer gives nothing
+  // away). kDelete of a directory: the tool could stat it and list an
+  // entry in it (nor does an ENOTEMPTY answer).
   bool tool_sees_name = false;
   // open with O_TRUNC; kMetadata: truncate(2).
   bool truncate = false;

@@ -218,6 +218,12 @@ Reply ApplyAttr(const Request& r, const AttrArgs& args, int target, bool by_fd,
   }
   switch (r.nr) {
     case SCMP_SYS(truncate): {
+      // Only a regular file is opened to be truncated: opening a FIFO or a
+      // device acts on it. The kernel's answers otherwise (truncate(2)).
+      struct stat st;
+      if (::fstat(target, &st) != 0) return Reply::Errno(errno);
+      if (S_ISDIR(st.st_mode)) return Reply::Errno(EISDIR);
+      if (!S_ISREG(st.st_mode)) return Reply::Errno(EINVAL);
       Fd w(::open(proc.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK));
       if (!w) return Reply::Errno(errno);
       return ret(::ftruncate(w.get(), static_cast<off_t>(a[1])));
@@ -228,6 +234,11 @@ Reply ApplyAttr(const Request& r, const AttrArgs& args, int target, bool by_fd,
       // same verified inode, opened read-only as the flags ioctls want.
       Fd reopened;
       if (::fcntl(target, F_GETFL) & O_PATH) {
+        // Nor is a FIFO or socket reopened (a FIFO's reader would be one
+        // more): neither takes inode flags (the kernel's ENOTTY).
+        struct stat st;
+        if (::fstat(target, &st) != 0) return Reply::Errno(errno);
+        if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return Reply::Errno(ENOTTY);
         reopened = Fd(::open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
         if (!reopened) return Reply::Errno(errno);
         target = reopened.get();

@@ -323,6 +323,10 @@ class Emulator {
   // Whether the directory at `loc` holds an entry besides "." and ".."
   // (for ENOTEMPTY): listed only where a rule would otherwise refuse.
   static bool HasEntries(const Located& loc);
+  // rmdir of `p`, refused by its place alone: whether it is a directory the
+  // tool sees holding entries (its own lstat finds it, its own listing an
+  // entry), with those facts put in `q` (ENOTEMPTY, policy/decide.h).
+  static bool HoldsWhatToolSees(const Path& p, policy::FileRequest& q);
 
   Reply OpenForRead(const Request& req, const std::string& abs, uint64_t flags);
   // A brokered read (wire::kBrokerOpenFlag), on any rung: `abs` opened if

@@ -37,6 +37,13 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   const policy::Settings settings = DecideSettings();
   // What the place alone refuses (a root has no parent to look in).
   if (auto d = policy::Decide(q, settings); d.verdict == policy::Verdict::kRefuse) {
+    // rmdir of a protected directory: one the tool sees holds entries
+    // would not be removed anyway, and ENOTEMPTY is what git's
+    // rmdir(".git") expects (git stash), not a refusal worth a line.
+    if (d.by == policy::RefusedBy::kProtectedPath && q.want_dir && HoldsWhatToolSees(*p, q)) {
+      d = policy::Decide(q, settings);
+      if (d.err == ENOTEMPTY) return Reply::Refused(d, what, p->abs);
+    }
     Reply refused = Reply::Refused(d, what, p->abs);
     auto at = BypassPlace(policy::FileOp::kDelete, named, d.by, flags & AT_REMOVEDIR);
     if (!at) return refused;

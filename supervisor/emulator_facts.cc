@@ -9,6 +9,7 @@
 #include "policy/deny_glob.h"
 #include "policy/protected_paths.h"
 #include "supervisor/emulator.h"
+#include "supervisor/tool_path.h"
 #include "supervisor/walk/dir_listing.h"
 
 namespace cordon::supervisor {
@@ -42,10 +43,12 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
 }
 
 policy::EntryKind Emulator::KindOf(mode_t mode) {
-  return S_ISREG(mode)   ? policy::EntryKind::kRegular
-         : S_ISDIR(mode) ? policy::EntryKind::kDirectory
-         : S_ISLNK(mode) ? policy::EntryKind::kSymlink
-                         : policy::EntryKind::kSpecial;
+  return S_ISREG(mode)    ? policy::EntryKind::kRegular
+         : S_ISDIR(mode)  ? policy::EntryKind::kDirectory
+         : S_ISLNK(mode)  ? policy::EntryKind::kSymlink
+         : S_ISFIFO(mode) ? policy::EntryKind::kFifo
+         : S_ISSOCK(mode) ? policy::EntryKind::kSocket
+                          : policy::EntryKind::kSpecial;
 }
 
 policy::EntryFacts Emulator::Facts(const struct stat& st, const Located& loc) const {
@@ -71,6 +74,19 @@ bool Emulator::HasEntries(const Located& loc) {
     return false;
   });
   return any;
+}
+
+bool Emulator::HoldsWhatToolSees(const Path& p, policy::FileRequest& q) {
+  auto held = WriteRoots::OpenBeneath(*p.loc.root, p.loc.rel, O_PATH | O_NOFOLLOW, 0);
+  struct stat st;
+  if (!held || ::fstat(held->get(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  // Listed with the tool's file permissions (a notify thread holds
+  // ToolPermissions) beneath a write root, which the kernel layer lets the
+  // tool read; the tool's own lstat of its path finds the directory.
+  q.entry.kind = policy::EntryKind::kDirectory;
+  q.entry.has_entries = HasEntries(p.loc);
+  q.tool_sees_name = q.entry.has_entries && ToolSeesEntry(p.abs);
+  return q.tool_sees_name;
 }
 
 policy::Settings Emulator::DecideSettings() const {

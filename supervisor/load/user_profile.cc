@@ -9,8 +9,8 @@ namespace cordon::supervisor {
 namespace {
 
 // A read-only rule for `path` when it is a regular file (through a
-// symlink, as git reads it): a directory or device there is not what git
-// would read, and grants nothing.
+// symlink, as git and the shell read it): a directory or device there is
+// not what they would read, and grants nothing.
 void AddIfFile(policy::Policy& p, const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
@@ -34,10 +34,11 @@ void AddUserProfile(policy::Policy& p, const std::string& caller_home,
   // (Landlock's rule follows it to the file).
   const std::string home = CanonicalHome(caller_home);
   if (home.empty()) return;
-  for (const char* rel : {"/.gitconfig", "/.config/git/config", "/.config/git/ignore",
-                          "/.config/git/attributes"}) {
+  for (const char* rel :
+       {"/.gitconfig", "/.config/git/config", "/.config/git/ignore", "/.config/git/attributes"}) {
     AddIfFile(p, (home == "/" ? "" : home) + rel);
   }
+  for (const char* rel : kShellStartupFiles) AddIfFile(p, (home == "/" ? "" : home) + "/" + rel);
 }
 
 }  // namespace cordon::supervisor

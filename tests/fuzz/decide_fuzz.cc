@@ -52,8 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   at += 8;
   FileRequest q;
   q.op = static_cast<FileOp>(f[0] % 8);
-  q.entry.kind = static_cast<EntryKind>(f[1] % 6);
-  q.other.kind = static_cast<EntryKind>((f[1] >> 3) % 6);
+  q.entry.kind = static_cast<EntryKind>(f[1] % 8);
+  q.other.kind = static_cast<EntryKind>((f[1] >> 3) % 8);
   q.entry.nlink = 1 + (f[2] & 3);
   q.entry.pinned = f[2] & 4;
   q.entry.born_in_run = f[2] & 8;
@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   q.created = f[5] & 8;
   q.nofollow = f[5] & 16;
   q.tool_sees_name = f[5] & 32;
-  q.create = static_cast<EntryKind>(f[6] % 6);
+  q.create = static_cast<EntryKind>(f[6] % 8);
   Settings s{bool(f[7] & 1), bool(f[7] & 2)};
   std::string_view path(reinterpret_cast<const char*>(data + at), size - at);
 

@@ -1,7 +1,9 @@
-// Seed 004's base policy, first part: git's identity and config are read-only
-// for every run, so `git commit` under cordon run takes the user's name from
-// ~/.gitconfig although HOME is private; nothing else of the home is, and a
-// user's --deny of the file wins. Real git, the real cordon binary.
+// Seed 004's base policy, first part: git's identity and config and the
+// shell's startup files are read-only for every run, so `git commit` under
+// cordon run takes the user's name from ~/.gitconfig and `bash -lc` the
+// user's PATH from ~/.profile although HOME is private; nothing else of the
+// home is, and a user's --deny of a file wins. Real git and bash, the real
+// cordon binary.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -87,11 +89,11 @@ TEST_F(UserProfileTest, GitTakesTheIdentityFromAnXdgConfigHomeInsideTheHome) {
 }
 
 TEST_F(UserProfileTest, TheGitconfigIsReadOnlyAndTheRestOfTheHomeOutOfReach) {
-  RunResult r = RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--",
-                           "sh", "-c",
-                           "git config --global user.name Evil; cat " + home_ +
-                               "/.ssh/id_ed25519; cat ~/.ssh/id_ed25519; echo done"},
-                          "", {"HOME=" + home_});
+  RunResult r =
+      RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c",
+                 "git config --global user.name Evil; cat " + home_ +
+                     "/.ssh/id_ed25519; cat ~/.ssh/id_ed25519; echo done"},
+                "", {"HOME=" + home_});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("done"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("CANARY-KEY")));
@@ -103,6 +105,83 @@ TEST_F(UserProfileTest, AUsersDenialOfTheGitconfigWins) {
   RunResult r = Commit({"--deny", home_ + "/.gitconfig"});
   EXPECT_NE(r.status, 0);
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("Canary Author")));
+}
+
+// A login shell reads ~/.profile, an interactive one ~/.bashrc (bash(1)
+// INVOCATION): both are linked into the private HOME, so what they add to
+// PATH (after /etc/profile reset it) and the aliases they define are the
+// user's; neither can be written from inside.
+class ShellStartupTest : public UserProfileTest {
+ protected:
+  void SetUp() override {
+    UserProfileTest::SetUp();
+    ASSERT_EQ(::mkdir((home_ + "/.local").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir((home_ + "/.local/bin").c_str(), 0755), 0);
+    WriteFile(home_ + "/.local/bin/hello", "#!/bin/sh\necho HELLO-FROM-LOCAL-BIN\n");
+    ASSERT_EQ(::chmod((home_ + "/.local/bin/hello").c_str(), 0755), 0);
+    WriteFile(home_ + "/.profile", "PATH=\"$HOME/.local/bin:$PATH\"\n");
+    WriteFile(home_ + "/.bashrc", "alias canaryalias='echo CANARY-ALIAS'\n");
+  }
+  // bash -c SCRIPT (with `flag`) under cordon run, with HOME=home_ and the
+  // user's ~/.local/bin granted as a toolchain would be (but not on PATH).
+  RunResult Bash(const std::string& flag, const std::string& script,
+                 const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"run",   "--profile", "workspace-write",    "--workspace",
+                                     t_.ws(), "--ro",      home_ + "/.local/bin"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--", "bash", flag, script});
+    return RunCordon(args, "", {"HOME=" + home_, "PATH=/usr/local/bin:/usr/bin:/bin"});
+  }
+};
+
+TEST_F(ShellStartupTest, ALoginShellTakesThePathFromTheUsersProfile) {
+  RunResult r = Bash("-lc", "hello");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("HELLO-FROM-LOCAL-BIN")) << r.err;
+}
+
+TEST_F(ShellStartupTest, AnInteractiveShellTakesTheUsersAliases) {
+  RunResult r = Bash("-ic", "alias");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("canaryalias='echo CANARY-ALIAS'")) << r.err;
+}
+
+TEST_F(ShellStartupTest, TheStartupFilesAreReadOnly) {
+  RunResult r = Bash("-c",
+                     "echo 'alias evil=true' >> ~/.bashrc && echo WROTE-BASHRC; "
+                     "echo 'PATH=/evil' >> " +
+                         home_ +
+                         "/.profile && echo WROTE-PROFILE; "
+                         "rm -f ~/.profile && echo REMOVED; echo done");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("done"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("WROTE")));
+  EXPECT_EQ(ReadFile(home_ + "/.bashrc"), "alias canaryalias='echo CANARY-ALIAS'\n");
+  EXPECT_EQ(ReadFile(home_ + "/.profile"), "PATH=\"$HOME/.local/bin:$PATH\"\n");
+}
+
+TEST_F(ShellStartupTest, AUsersDenialOfAStartupFileWins) {
+  RunResult r = Bash("-lc", "hello; cat " + home_ + "/.profile", {"--deny", home_ + "/.profile"});
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("HELLO-FROM-LOCAL-BIN")));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr(".local/bin")));
+}
+
+// Only regular files: a directory named like a startup file grants nothing
+// beneath it. explain names the grant of a file that is one.
+TEST_F(ShellStartupTest, ExplainListsTheStartupFilesAndOnlyRegularOnes) {
+  ASSERT_EQ(::mkdir((home_ + "/.zshrc").c_str(), 0755), 0);
+  WriteFile(home_ + "/.zshrc/inside", "ZSHRC-CANARY\n");
+  const std::string policy = t_.root() + "/p.json";
+  WriteFile(policy, "{}");
+  RunResult r = RunCordon({"policy", "explain", policy, "--workspace", t_.ws(), "--path",
+                           home_ + "/.bashrc", "--path", home_ + "/.zshrc/inside"},
+                          "", {"HOME=" + home_});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(rule " + home_ + "/.bashrc, from user profile"));
+  EXPECT_THAT(r.out, HasSubstr("outside     " + home_ + "/.zshrc/inside\n"));
+  RunResult run = Bash("-c", "cat " + home_ + "/.zshrc/inside ~/.zshrc/inside; echo done");
+  EXPECT_THAT(run.out, HasSubstr("done"));
+  EXPECT_THAT(run.out, ::testing::Not(HasSubstr("ZSHRC-CANARY")));
 }
 
 TEST_F(UserProfileTest, ExplainListsTheBasePolicy) {
@@ -118,8 +197,8 @@ TEST_F(UserProfileTest, ExplainListsTheBasePolicy) {
 }
 
 TEST_F(UserProfileTest, ExplainWithoutAFileShowsTheBasePolicyOfARunFromHere) {
-  RunResult r = RunCordon({"policy", "explain", "--path", home_ + "/.gitconfig"}, t_.ws(),
-                          {"HOME=" + home_});
+  RunResult r =
+      RunCordon({"policy", "explain", "--path", home_ + "/.gitconfig"}, t_.ws(), {"HOME=" + home_});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("a run from here, with no policy file"));
   EXPECT_THAT(r.out, HasSubstr("Workspace    " + t_.ws()));

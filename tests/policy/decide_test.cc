@@ -8,91 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/policy/decide_rows.h"
+
 namespace cordon::policy {
 namespace {
 
-using K = EntryKind;
-
-// A request, built by chained facts.
-struct R {
-  FileRequest q;
-  Settings s;
-  explicit R(FileOp op, K entry = K::kRegular) {
-    q.op = op;
-    q.entry.kind = entry;
-    q.other.kind = K::kAbsent;
-  }
-  R& root() { q.place.root = true; return *this; }
-  R& shared() { q.place.shared = true; return *this; }
-  R& file_grant() { q.place.file_grant = true; return *this; }
-  R& cache() { q.place.disposable = true; return *this; }
-  R& ocache() { q.other_place.disposable = true; return *this; }
-  R& prot() { q.place.protected_path = true; return *this; }
-  R& lead() { q.place.leads_to_protected = true; return *this; }
-  R& lead_any() { q.place.leads_to_protected_any_depth = true; return *this; }
-  R& nlink(unsigned n) { q.entry.nlink = n; return *this; }
-  R& pinned() { q.entry.pinned = true; return *this; }
-  R& unlisted() { q.entry.holds_unlisted = true; return *this; }
-  R& born() { q.entry.born_in_run = true; return *this; }
-  R& notown() { q.entry.own = false; return *this; }
-  R& full() { q.entry.has_entries = true; return *this; }
-  R& ofull() { q.other.has_entries = true; return *this; }
-  R& to(K kind) { q.other.kind = kind; return *this; }
-  R& oroot() { q.other_place.root = true; return *this; }
-  R& oshared() { q.other_place.shared = true; return *this; }
-  R& oprot() { q.other_place.protected_path = true; return *this; }
-  R& olead() { q.other_place.leads_to_protected = true; return *this; }
-  R& olead_any() { q.other_place.leads_to_protected_any_depth = true; return *this; }
-  R& guarded() { q.place.guarded_config = true; return *this; }
-  R& oguarded() { q.other_place.guarded_config = true; return *this; }
-  // A pre-existing repository's .git/config, as the supervisor's facts say it.
-  R& users_cfg() {
-    q.place.guarded_config = q.place.users_config = q.place.protected_path = true;
-    return *this;
-  }
-  R& ousers_cfg() {
-    q.other_place.guarded_config = q.other_place.users_config = true;
-    q.other_place.protected_path = true;
-    return *this;
-  }
-  R& content(ContentFact f) { q.source_content = f; return *this; }
-  R& glob() { q.place.deny_glob = true; return *this; }
-  R& oglob() { q.other_place.deny_glob = true; return *this; }
-  R& glob_parents() {
-    q.place.deny_glob_parents = q.other_place.deny_glob_parents = true;
-    return *this;
-  }
-  R& opinned() { q.other.pinned = true; return *this; }
-  R& oborn() { q.other.born_in_run = true; return *this; }
-  R& onotown() { q.other.own = false; return *this; }
-  R& cross() { q.same_root = false; return *this; }
-  R& want_dir() { q.want_dir = true; return *this; }
-  R& tmpfile() { q.tmpfile = true; return *this; }
-  R& created() { q.created = true; return *this; }
-  R& nofollow() { q.nofollow = true; return *this; }
-  R& make(K kind) { q.create = kind; return *this; }
-  R& sees() { q.tool_sees_name = true; return *this; }
-  R& allow_delete() { s.delete_allowed = true; return *this; }
-  R& can_ask() { s.can_ask = true; return *this; }
-  // sensitive.delete: recoverable, in the workspace the journal covers.
-  R& kept() { s.recoverable = true; q.place.journaled = q.other_place.journaled = true; return *this; }
-  R& trunc() { q.truncate = true; return *this; }
-};
-
-struct Row {
-  const char* rule;  // the rule the row is about
-  R req;
-  Verdict verdict;
-  int err;
-};
-
-Row Allow(const char* rule, R r) { return {rule, r, Verdict::kAllow, 0}; }
-Row Refuse(const char* rule, R r, int err) { return {rule, r, Verdict::kRefuse, err}; }
-Row Ask(const char* rule, R r) { return {rule, r, Verdict::kAsk, 0}; }
-
-constexpr FileOp kOpen = FileOp::kOpenWrite, kCreate = FileOp::kCreate, kDel = FileOp::kDelete,
-                 kRen = FileOp::kRename, kEx = FileOp::kExchange, kLink = FileOp::kLink,
-                 kMeta = FileOp::kMetadata, kRead = FileOp::kRead;
+using namespace decide_rows;  // NOLINT(google-build-using-namespace): the table's words
 
 std::vector<Row> Rows() {
   return {
@@ -180,6 +101,15 @@ std::vector<Row> Rows() {
       Allow("delete: entries of a file mean nothing (unlink)", R(kDel).full().born()),
       Refuse("delete: protected before ENOTEMPTY",
              R(kDel, K::kDirectory).want_dir().full().prot(), EACCES),
+      Refuse("delete: a protected directory the tool sees holding entries: ENOTEMPTY, no rule",
+             R(kDel, K::kDirectory).want_dir().full().prot().sees(), ENOTEMPTY),
+      Refuse("delete: an empty protected directory the tool sees",
+             R(kDel, K::kDirectory).want_dir().prot().sees(), EACCES),
+      Refuse("delete: unlink of a full protected directory the tool sees",
+             R(kDel, K::kDirectory).full().prot().sees(), EACCES),
+      Refuse("delete: rmdir of a protected file", R(kDel).want_dir().full().prot().sees(), EACCES),
+      Refuse("delete: a full directory the tool sees, a deny glob's match",
+             R(kDel, K::kDirectory).want_dir().full().glob().sees(), EACCES),
       Refuse("delete: pinned before ENOTEMPTY",
              R(kDel, K::kDirectory).want_dir().full().pinned(), EACCES),
       Allow("delete: unlink of a full directory: the kernel's EISDIR first",
@@ -401,11 +331,6 @@ std::vector<Row> EveryOpRows() {
                        : Allow("every op: a symlink's own name moves or goes", sym));
   }
   return rows;
-}
-
-std::string Describe(const Decision& d) {
-  const char* v = d.verdict == Verdict::kAllow ? "allow" : d.verdict == Verdict::kAsk ? "ask" : "refuse";
-  return std::string(v) + " errno " + std::to_string(d.err) + " (" + d.rule + ")";
 }
 
 TEST(Decide, CheckedConfigIsPutInPlaceAsACopy) {

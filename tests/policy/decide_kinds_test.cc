@@ -1,0 +1,74 @@
+// policy::Decide on the kinds of special file: a FIFO and a socket hold no
+// content, so their metadata (mode, owner, times) may change where a
+// regular file's may; a device's may not. Everything else stays refused
+// for all three as a special file. One row per rule, as decide_test.cc.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "policy/decide.h"
+#include "tests/policy/decide_rows.h"
+
+namespace cordon::policy {
+namespace {
+
+using namespace decide_rows;  // NOLINT(google-build-using-namespace): the table's words
+
+std::vector<Row> Rows() {
+  std::vector<Row> rows = {
+      // --- metadata ---
+      Allow("metadata: a FIFO", R(kMeta, K::kFifo)),
+      Allow("metadata: a socket (Python's forkserver chmods its listener)", R(kMeta, K::kSocket)),
+      Allow("metadata: a FIFO, nofollow", R(kMeta, K::kFifo).nofollow()),
+      Allow("metadata: a socket made by this run in a shared directory",
+            R(kMeta, K::kSocket).shared()),
+      Refuse("metadata: a device", R(kMeta, K::kSpecial), EACCES),
+      Refuse("metadata: a device made in the run", R(kMeta, K::kSpecial).born(), EACCES),
+      Refuse("metadata: truncate of a FIFO: the kernel's EINVAL", R(kMeta, K::kFifo).trunc(),
+             EINVAL),
+      Refuse("metadata: truncate of a socket", R(kMeta, K::kSocket).trunc(), EINVAL),
+      Refuse("metadata: a hard-linked FIFO", R(kMeta, K::kFifo).nlink(2), EACCES),
+      Refuse("metadata: a protected FIFO", R(kMeta, K::kFifo).prot(), EACCES),
+      Refuse("metadata: a socket matching a deny glob", R(kMeta, K::kSocket).glob(), EACCES),
+      Refuse("metadata: a socket in a shared directory not made by this run",
+             R(kMeta, K::kSocket).shared().notown(), EACCES),
+  };
+  // What stays refused for every kind of special file.
+  for (K kind : {K::kFifo, K::kSocket, K::kSpecial}) {
+    rows.push_back(Refuse("open for writing: a special file", R(kOpen, kind), EACCES));
+    rows.push_back(Refuse("brokered read: a special file", R(kRead, kind), EACCES));
+    rows.push_back(Refuse("delete: a special file of the user's", R(kDel, kind).can_ask(), EACCES));
+    rows.push_back(Allow("delete: a special file made in the run", R(kDel, kind).born()));
+    rows.push_back(
+        Refuse("create: a special file (mknod)", R(kCreate, K::kAbsent).make(kind), EACCES));
+  }
+  return rows;
+}
+
+TEST(DecideKinds, Table) {
+  for (const Row& row : Rows()) {
+    Decision d = Decide(row.req.q, row.req.s);
+    EXPECT_EQ(d.verdict, row.verdict) << row.rule << ": got " << Describe(d);
+    if (row.verdict == Verdict::kRefuse) {
+      EXPECT_EQ(d.err, row.err) << row.rule << ": " << Describe(d);
+    }
+    EXPECT_NE(std::string(d.rule), "") << row.rule;
+  }
+}
+
+TEST(DecideKinds, EveryKindOfSpecialFileIsOneForEntryRefusal) {
+  for (K kind : {K::kFifo, K::kSocket, K::kSpecial}) {
+    EntryFacts e;
+    e.kind = kind;
+    ASSERT_NE(EntryRefusal(e), nullptr) << static_cast<int>(kind);
+    EXPECT_STREQ(EntryRefusal(e), "special file");
+    EXPECT_TRUE(IsSpecial(kind));
+  }
+  EXPECT_FALSE(IsSpecial(K::kRegular));
+  EXPECT_FALSE(IsSpecial(K::kDirectory));
+  EXPECT_FALSE(IsSpecial(K::kSymlink));
+}
+
+}  // namespace
+}  // namespace cordon::policy
