@@ -1,7 +1,6 @@
 #include "policy/scan_cache.h"
 
-#include <algorithm>
-#include <charconv>
+#include <cstring>
 #include <utility>
 
 #include "policy/digest.h"
@@ -9,81 +8,46 @@
 namespace cordon::policy {
 namespace {
 
-constexpr std::string_view kMagic = "cordon-scan-cache 1";
+constexpr std::string_view kMagic = "cordon-scan-cache 2\n";
+constexpr std::uint64_t kMaxKind = static_cast<std::uint64_t>(ScannedKind::kSocket);
 
-constexpr struct {
-  ScannedKind kind;
-  std::string_view name;
-} kKinds[] = {{ScannedKind::kLinkedFile, "linked"},
-              {ScannedKind::kCharDevice, "chr"},
-              {ScannedKind::kBlockDevice, "blk"},
-              {ScannedKind::kFifo, "fifo"},
-              {ScannedKind::kSocket, "sock"}};
-
-std::string_view KindWord(ScannedKind k) {
-  for (const auto& e : kKinds) {
-    if (e.kind == k) return e.name;
-  }
-  return "linked";
+template <class T>
+void PutArray(std::string& out, const std::vector<T>& v) {
+  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
-void Put(std::string& out, std::string_view s) {
-  out += std::to_string(s.size());
-  out += ':';
-  out += s;
+void PutU64(std::string& out, std::uint64_t n) {
+  out.append(reinterpret_cast<const char*>(&n), sizeof n);
 }
 
-// One line being read: words separated by one space, then a string.
-class Line {
+// The bytes being read, front to back; every read is bounds-checked.
+class Reader {
  public:
-  explicit Line(std::string_view rest) : rest_(rest) {}
+  explicit Reader(std::string_view bytes) : rest_(bytes) {}
 
-  bool Word(std::string_view want) {
-    if (!rest_.starts_with(want)) return false;
-    rest_.remove_prefix(want.size());
-    return Space();
+  bool U64(std::uint64_t* out) {
+    if (rest_.size() < sizeof *out) return false;
+    std::memcpy(out, rest_.data(), sizeof *out);
+    rest_.remove_prefix(sizeof *out);
+    return true;
   }
-  template <class T>
-  bool Number(T* out) {
-    // Digits only: no sign, no leading zero but "0" itself.
-    if (rest_.empty() || rest_[0] < '0' || rest_[0] > '9') return false;
-    if (rest_[0] == '0' && rest_.size() > 1 && rest_[1] >= '0' && rest_[1] <= '9') return false;
-    auto [end, ec] = std::from_chars(rest_.data(), rest_.data() + rest_.size(), *out);
-    if (ec != std::errc()) return false;
-    rest_.remove_prefix(static_cast<std::size_t>(end - rest_.data()));
+  bool Bytes(std::uint64_t n, std::string* out) {
+    if (n > rest_.size()) return false;
+    out->assign(rest_.substr(0, n));
+    rest_.remove_prefix(n);
     return true;
   }
   template <class T>
-  bool NumberThenSpace(T* out) {
-    return Number(out) && Space();
-  }
-  // LEN:BYTES, the last thing on its line (the newline is the caller's).
-  bool String(std::string* out) {
-    std::size_t len = 0;
-    if (!Number(&len) || rest_.empty() || rest_[0] != ':') return false;
-    rest_.remove_prefix(1);
-    if (len > rest_.size()) return false;
-    out->assign(rest_.substr(0, len));
-    rest_.remove_prefix(len);
+  bool Array(std::uint64_t n, std::vector<T>* out) {
+    if (n > rest_.size() / sizeof(T)) return false;
+    out->resize(n);
+    std::memcpy(out->data(), rest_.data(), n * sizeof(T));
+    rest_.remove_prefix(n * sizeof(T));
     return true;
   }
-  // The line ends here: the newline is next.
-  bool End() {
-    if (rest_.empty() || rest_[0] != '\n') return false;
-    rest_.remove_prefix(1);
-    return true;
-  }
-  std::string_view rest() const { return rest_; }
-  bool Starts(std::string_view word) const {
-    return rest_.starts_with(word) && rest_.size() > word.size() && rest_[word.size()] == ' ';
-  }
+  bool AtEnd() const { return rest_.empty(); }
 
  private:
-  bool Space() {
-    if (rest_.empty() || rest_[0] != ' ') return false;
-    rest_.remove_prefix(1);
-    return true;
-  }
   std::string_view rest_;
 };
 
@@ -92,17 +56,15 @@ bool ValidName(std::string_view n) {
          n.find('\0') == std::string_view::npos;
 }
 
-bool ValidRel(std::string_view rel) {
-  if (rel.empty()) return true;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t slash = rel.find('/', start);
-    if (!ValidName(rel.substr(start, slash == std::string_view::npos ? slash : slash - start))) {
-      return false;
-    }
-    if (slash == std::string_view::npos) return true;
-    start = slash + 1;
-  }
+bool InNames(const ScanCache& c, CachedName n) {
+  return std::uint64_t{n.off} + n.len <= c.names.size();
+}
+
+bool InRange(CachedRange r, std::size_t size) { return std::uint64_t{r.off} + r.len <= size; }
+
+bool ValidTimes(const StatTimes& t) {
+  return t.mtime_s >= 0 && t.ctime_s >= 0 && t.mtime_ns >= 0 && t.mtime_ns < 1000000000 &&
+         t.ctime_ns >= 0 && t.ctime_ns < 1000000000;
 }
 
 bool Fail(std::string* why, std::string what) {
@@ -110,163 +72,93 @@ bool Fail(std::string* why, std::string what) {
   return false;
 }
 
-bool ParseDirLine(Line& l, CachedDir& d) {
-  return l.Word("dir") && l.NumberThenSpace(&d.dev) && l.NumberThenSpace(&d.ino) &&
-         l.NumberThenSpace(&d.times.mtime_s) && l.NumberThenSpace(&d.times.mtime_ns) &&
-         l.NumberThenSpace(&d.times.ctime_s) && l.NumberThenSpace(&d.times.ctime_ns) &&
-         l.NumberThenSpace(&d.entries) && l.String(&d.rel) && l.End() && ValidRel(d.rel) &&
-         d.times.mtime_ns < 1000000000 && d.times.ctime_ns < 1000000000;
-}
-
-bool ParseKind(Line& l, ScannedKind* kind) {
-  for (const auto& e : kKinds) {
-    if (l.Starts(e.name)) {
-      *kind = e.kind;
-      return l.Word(e.name);
+// Every record in range, with a plain name, and the directories one tree in
+// preorder: each record lies inside its parent's subtree, which is the
+// innermost one still open at its index.
+bool Check(const ScanCache& c, std::string* why) {
+  if (c.workspace.empty() || c.workspace[0] != '/') return Fail(why, "no workspace");
+  for (const std::string& g : c.globs) {
+    if (g.empty()) return Fail(why, "an empty glob");
+  }
+  for (const CachedFlag& f : c.flags) {
+    if (!InNames(c, f.name) || !ValidName(c.Name(f.name)) || f.kind > kMaxKind || f.pad != 0 ||
+        f.nlink == 0) {
+      return Fail(why, "a bad flagged entry");
     }
   }
-  return false;
+  for (const CachedMatch& m : c.matches) {
+    if (!InNames(c, m.name) || !ValidName(c.Name(m.name)) || m.link > 1 || m.pad != 0) {
+      return Fail(why, "a bad match");
+    }
+  }
+  const std::size_t n = c.dirs.size();
+  if (n == 0) return Fail(why, "no root");
+  std::vector<std::uint32_t> open;  // the ancestors of the record at hand, innermost last
+  for (std::size_t i = 0; i < n; ++i) {
+    const CachedDir& d = c.dirs[i];
+    if (d.end <= i || d.end > n || !InRange(d.flags, c.flags.size()) ||
+        !InRange(d.matches, c.matches.size()) || !InNames(c, d.name) || !ValidTimes(d.times) ||
+        d.unsettled > 1 || d.pad != 0) {
+      return Fail(why, "a bad directory record");
+    }
+    if (i == 0) {
+      if (d.parent != 0 || d.name.len != 0 || d.end != n) return Fail(why, "a bad root");
+    } else {
+      while (c.dirs[open.back()].end <= i) open.pop_back();  // the root's end is n: never popped
+      if (d.parent != open.back() || d.end > c.dirs[d.parent].end || !ValidName(c.Name(d.name))) {
+        return Fail(why, "directories that are not one tree");
+      }
+    }
+    open.push_back(static_cast<std::uint32_t>(i));
+  }
+  return true;
 }
 
 }  // namespace
 
-std::string ScanCacheText(const ScanCache& c) {
+std::string ScanCacheBytes(const ScanCache& c) {
   std::string out(kMagic);
-  out += "\nworkspace ";
-  Put(out, c.workspace);
-  out += '\n';
+  for (std::uint64_t n : {c.workspace.size(), c.globs.size(), c.dirs.size(), c.flags.size(),
+                          c.matches.size(), c.names.size()}) {
+    PutU64(out, n);
+  }
+  out += c.workspace;
   for (const std::string& g : c.globs) {
-    out += "glob ";
-    Put(out, g);
-    out += '\n';
+    PutU64(out, g.size());
+    out += g;
   }
-  // In the order ParseScanCache wants.
-  std::vector<const CachedDir*> dirs;
-  for (const CachedDir& d : c.dirs) dirs.push_back(&d);
-  std::sort(dirs.begin(), dirs.end(), [](auto* a, auto* b) { return a->rel < b->rel; });
-  for (const CachedDir* d : dirs) {
-    out += "dir " + std::to_string(d->dev) + ' ' + std::to_string(d->ino) + ' ' +
-           std::to_string(d->times.mtime_s) + ' ' + std::to_string(d->times.mtime_ns) + ' ' +
-           std::to_string(d->times.ctime_s) + ' ' + std::to_string(d->times.ctime_ns) + ' ' +
-           std::to_string(d->entries) + ' ';
-    Put(out, d->rel);
-    out += '\n';
-    std::vector<std::string_view> subs(d->subdirs.begin(), d->subdirs.end());
-    std::sort(subs.begin(), subs.end());
-    for (std::string_view sub : subs) {
-      out += "sub ";
-      Put(out, sub);
-      out += '\n';
-    }
-    std::vector<const CachedFlag*> flagged;
-    for (const CachedFlag& f : d->flagged) flagged.push_back(&f);
-    std::sort(flagged.begin(), flagged.end(), [](auto* a, auto* b) { return a->name < b->name; });
-    for (const CachedFlag* f : flagged) {
-      out += "flag ";
-      out += KindWord(f->kind);
-      out += ' ' + std::to_string(f->ino) + ' ' + std::to_string(f->nlink) + ' ';
-      Put(out, f->name);
-      out += '\n';
-    }
-    std::vector<const CachedMatch*> matches;
-    for (const CachedMatch& m : d->matches) matches.push_back(&m);
-    std::sort(matches.begin(), matches.end(), [](auto* a, auto* b) { return a->name < b->name; });
-    for (const CachedMatch* m : matches) {
-      out += m->link ? "match 1 " : "match 0 ";
-      Put(out, m->name);
-      out += '\n';
-    }
-  }
-  out += "end " + std::to_string(c.dirs.size()) + "\n";
+  PutArray(out, c.dirs);
+  PutArray(out, c.flags);
+  PutArray(out, c.matches);
+  out += c.names;
   return out;
 }
 
-std::optional<ScanCache> ParseScanCache(std::string_view text, std::string* why) {
-  ScanCache c;
-  if (!text.starts_with(kMagic) || text.size() == kMagic.size() || text[kMagic.size()] != '\n') {
+std::optional<ScanCache> ParseScanCache(std::string_view bytes, std::string* why) {
+  if (!bytes.starts_with(kMagic)) {
     Fail(why, "not a scan cache of this version");
     return std::nullopt;
   }
-  // The end line's count, read ahead to size the directories once (a
-  // hint only: the count is checked below, when the end line is parsed).
-  // A dir line is longer than kMinDirLine, so a forged count asks no more
-  // than the text could hold.
-  if (const std::size_t at = text.rfind("\nend "); at != std::string_view::npos) {
-    constexpr std::size_t kMinDirLine = 20;
-    std::size_t n = 0;
-    const char* first = text.data() + at + 5;
-    std::from_chars(first, text.data() + text.size(), n);
-    c.dirs.reserve(std::min(n, text.size() / kMinDirLine));
+  Reader r(bytes.substr(kMagic.size()));
+  std::uint64_t ws = 0, globs = 0, dirs = 0, flags = 0, matches = 0, names = 0;
+  ScanCache c;
+  bool ok = r.U64(&ws) && r.U64(&globs) && r.U64(&dirs) && r.U64(&flags) && r.U64(&matches) &&
+            r.U64(&names) && r.Bytes(ws, &c.workspace);
+  // Each glob takes at least its length word: a forged count asks no more
+  // than the bytes could hold.
+  if (ok && globs > bytes.size() / sizeof(std::uint64_t)) ok = false;
+  for (std::uint64_t i = 0; ok && i < globs; ++i) {
+    std::uint64_t len = 0;
+    ok = r.U64(&len) && r.Bytes(len, &c.globs.emplace_back());
   }
-  Line l(text.substr(kMagic.size() + 1));
-  if (!l.Word("workspace") || !l.String(&c.workspace) || !l.End() || c.workspace.empty() ||
-      c.workspace[0] != '/') {
-    Fail(why, "no workspace line");
+  ok = ok && r.Array(dirs, &c.dirs) && r.Array(flags, &c.flags) && r.Array(matches, &c.matches) &&
+       r.Bytes(names, &c.names);
+  if (!ok || !r.AtEnd()) {
+    Fail(why, ok ? "bytes after the end" : "cut short");
     return std::nullopt;
   }
-  while (true) {
-    if (l.Starts("glob")) {
-      std::string g;
-      if (!c.dirs.empty() || !l.Word("glob") || !l.String(&g) || !l.End() || g.empty()) {
-        Fail(why, "bad glob line");
-        return std::nullopt;
-      }
-      c.globs.push_back(std::move(g));
-    } else if (l.Starts("dir")) {
-      CachedDir d;
-      if (!ParseDirLine(l, d)) {
-        Fail(why, "bad dir line");
-        return std::nullopt;
-      }
-      // In order, each once (the root's "" first).
-      if (!c.dirs.empty() && !(c.dirs.back().rel < d.rel)) {
-        Fail(why, "directories out of order");
-        return std::nullopt;
-      }
-      c.dirs.push_back(std::move(d));
-    } else if (l.Starts("sub") || l.Starts("flag") || l.Starts("match")) {
-      if (c.dirs.empty()) {
-        Fail(why, "an entry before any dir line");
-        return std::nullopt;
-      }
-      CachedDir& d = c.dirs.back();
-      // Each kind of entry in order of its names, each once.
-      bool ok;
-      if (l.Starts("sub")) {
-        std::string name;
-        ok = l.Word("sub") && l.String(&name) && l.End() && ValidName(name) &&
-             (d.subdirs.empty() || d.subdirs.back() < name);
-        if (ok) d.subdirs.push_back(std::move(name));
-      } else if (l.Starts("flag")) {
-        CachedFlag f;
-        ok = l.Word("flag") && ParseKind(l, &f.kind) && l.NumberThenSpace(&f.ino) &&
-             l.NumberThenSpace(&f.nlink) && l.String(&f.name) && l.End() && f.nlink > 0 &&
-             ValidName(f.name) && (d.flagged.empty() || d.flagged.back().name < f.name);
-        if (ok) d.flagged.push_back(std::move(f));
-      } else {
-        CachedMatch m;
-        int link = 0;
-        ok = l.Word("match") && l.NumberThenSpace(&link) && link <= 1 && l.String(&m.name) &&
-             l.End() && ValidName(m.name) && (d.matches.empty() || d.matches.back().name < m.name);
-        m.link = link == 1;
-        if (ok) d.matches.push_back(std::move(m));
-      }
-      if (!ok) {
-        Fail(why, "bad entry line in '" + d.rel + "'");
-        return std::nullopt;
-      }
-    } else if (l.Starts("end")) {
-      std::size_t n = 0;
-      if (!l.Word("end") || !l.Number(&n) || !l.End() || n != c.dirs.size() || !l.rest().empty()) {
-        Fail(why, "bad end line");
-        return std::nullopt;
-      }
-      return c;
-    } else {
-      Fail(why, l.rest().empty() ? "cut short (no end line)" : "an unknown line");
-      return std::nullopt;
-    }
-  }
+  if (!Check(c, why)) return std::nullopt;
+  return c;
 }
 
 bool SettledBefore(const StatTimes& t, std::int64_t scan_start_s) {

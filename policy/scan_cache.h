@@ -1,90 +1,127 @@
 // The launch scan's cache (issue 27 item 8): what one scan of a workspace
 // learnt, kept between runs so the next scan lists only the directories
-// that changed. Pure: the record and its text form; the supervisor reads
-// and writes the file (supervisor/walk/scan_cache_file.h) and walks
+// that changed. Pure: the record and its bytes; the supervisor reads and
+// writes the file (supervisor/walk/scan_cache_file.h) and walks
 // (supervisor/walk/launch_scan.h).
 //
 // Per directory: its identity and times (dev, ino, mtime, ctime), how many
-// entries it held, the names of the subdirectories the scan entered, and the
-// entries it flagged (special files, regular files with more than one name:
-// name, kind, inode, link count) and the deny globs' matches. A directory
-// whose stat still matches is not listed again: a name added, removed or
-// renamed in it changes its mtime and ctime. Its flagged entries are
-// stat'ed again (a link count may have dropped). What the cache cannot see:
-// a file already in the workspace that gains a name outside it (that
-// changes the file's ctime, not its directory's): docs/policy.md.
+// entries it held, the entries it flagged (special files, regular files
+// with more than one name: name, kind, inode, link count) and the deny
+// globs' matches in it. A directory whose stat still matches is not listed
+// again: a name added, removed or renamed in it changes its mtime and
+// ctime. Its flagged entries are stat'ed again (a link count may have
+// dropped). What the cache cannot see: a file already in the workspace that
+// gains a name outside it (that changes the file's ctime, not its
+// directory's): docs/policy.md.
 //
-// The text form, one record a line, strings length-prefixed (LEN:BYTES,
-// any byte allowed), numbers decimal; the last line counts the directories
-// so a cut file does not parse:
+// The directories are one flat array in the order of a depth-first walk
+// (preorder): the root first, each directory before its subdirectories,
+// each subtree a run of records. A record names its parent and where its
+// subtree ends, so the next scan walks the array by index (the children of
+// record i are i+1, then each one's end in turn, up to i's end) and looks
+// nothing up by name but in a directory that changed. Names, flags and
+// matches are index ranges into flat arrays beside it.
 //
-//   cordon-scan-cache 1
-//   workspace LEN:PATH
-//   glob LEN:PATTERN                      (each deny glob, in order)
-//   dir DEV INO MTIME_S MTIME_NS CTIME_S CTIME_NS ENTRIES LEN:REL
-//   sub LEN:NAME                          (the directory's subdirectories)
-//   flag KIND INO NLINK LEN:NAME          (KIND: linked chr blk fifo sock)
-//   match LINK LEN:NAME                   (LINK: 1 for a symlink, else 0)
-//   end NDIRS
+// The file is those arrays as they lie in memory, after a fixed header:
 //
-// REL is the directory's path below the workspace ("" for its root), with
-// no empty, "." or ".." component; NAME has no '/' and is not "." or "..".
-// Directories come in order of REL, a directory's sub, flag and match
-// lines each in order of NAME, each once (ScanCacheText sorts them).
-// Anything else (another version, a cut or edited file) does not parse, and
-// a cache that does not parse is no cache: the scan walks the whole tree.
+//   "cordon-scan-cache 2\n"
+//   six u64: workspace length, glob count, directory, flag and match
+//            counts, the names' length
+//   the workspace, then each glob as a u64 length and its bytes
+//   the directories, the flags, the matches (the structs below, native
+//   byte order: a cache never leaves the machine), then the names
+//
+// and nothing after. Anything else (another version, a cut file, a record
+// out of range, a tree that is not one, a name with '/' or "..") does not
+// parse, and a cache that does not parse is no cache: the scan walks the
+// whole tree. An edit that keeps every rule is not caught here: the file's
+// directory is this user's alone and denied to the tool.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "policy/hard_links.h"
 
 namespace cordon::policy {
 
-struct CachedFlag {
-  std::string name;
-  ScannedKind kind = ScannedKind::kLinkedFile;
-  std::uint64_t ino = 0, nlink = 1;
-  bool operator==(const CachedFlag&) const = default;
-};
-
-struct CachedMatch {
-  std::string name;
-  bool link = false;  // a symlink: what it names in the workspace is denied too
-  bool operator==(const CachedMatch&) const = default;
-};
-
 struct StatTimes {
   std::int64_t mtime_s = 0, mtime_ns = 0, ctime_s = 0, ctime_ns = 0;
   bool operator==(const StatTimes&) const = default;
 };
 
+// A name in ScanCache::names.
+struct CachedName {
+  std::uint32_t off = 0, len = 0;
+  bool operator==(const CachedName&) const = default;
+};
+
+// A run of records in ScanCache::flags or ::matches.
+struct CachedRange {
+  std::uint32_t off = 0, len = 0;
+  bool operator==(const CachedRange&) const = default;
+};
+
 struct CachedDir {
-  std::string rel;  // "" for the workspace's root
+  std::uint32_t parent = 0;  // the parent's index; the root's is 0
+  std::uint32_t end = 1;     // one past the last record of its subtree
+  CachedName name;           // the root's is empty
+  CachedRange flags, matches;
   std::uint64_t dev = 0, ino = 0;
   StatTimes times;
   std::uint64_t entries = 0;  // entries the listing held (the scan's bound counts them)
-  std::vector<std::string> subdirs;
-  std::vector<CachedFlag> flagged;
-  std::vector<CachedMatch> matches;
+  // 1: changed in the second before its scan (SettledBefore), so listed
+  // again next time; its subdirectories' records still serve.
+  std::uint32_t unsettled = 0;
+  std::uint32_t pad = 0;
   bool operator==(const CachedDir&) const = default;
 };
+
+struct CachedFlag {
+  CachedName name;
+  std::uint32_t kind = 0;  // a ScannedKind
+  std::uint32_t pad = 0;
+  std::uint64_t ino = 0, nlink = 1;
+  bool operator==(const CachedFlag&) const = default;
+};
+
+struct CachedMatch {
+  CachedName name;
+  std::uint32_t link = 0;  // 1: a symlink, what it names in the workspace is denied too
+  std::uint32_t pad = 0;
+  bool operator==(const CachedMatch&) const = default;
+};
+
+static_assert(std::is_trivially_copyable_v<CachedDir> && sizeof(CachedDir) == 96);
+static_assert(std::is_trivially_copyable_v<CachedFlag> && sizeof(CachedFlag) == 32);
+static_assert(std::is_trivially_copyable_v<CachedMatch> && sizeof(CachedMatch) == 16);
 
 struct ScanCache {
   std::string workspace;           // absolute realpath
   std::vector<std::string> globs;  // the deny globs the matches were found for
-  std::vector<CachedDir> dirs;
+  std::vector<CachedDir> dirs;     // preorder; dirs[0] is the workspace's root
+  std::vector<CachedFlag> flags;
+  std::vector<CachedMatch> matches;
+  std::string names;
+
+  std::string_view Name(CachedName n) const { return std::string_view(names).substr(n.off, n.len); }
+  CachedName AddName(std::string_view name) {
+    const CachedName n{static_cast<std::uint32_t>(names.size()),
+                       static_cast<std::uint32_t>(name.size())};
+    names += name;
+    return n;
+  }
 };
 
-// The file's text.
-std::string ScanCacheText(const ScanCache& c);
+// The file's bytes.
+std::string ScanCacheBytes(const ScanCache& c);
 
-// The cache the text holds, or nullopt (`*why` says what is wrong).
-std::optional<ScanCache> ParseScanCache(std::string_view text, std::string* why);
+// The cache the bytes hold, or nullopt (`*why` says what is wrong).
+std::optional<ScanCache> ParseScanCache(std::string_view bytes, std::string* why);
 
 // Whether a directory with these times, stat'ed during a scan that began at
 // `scan_start_s` (seconds), may be kept: one changed in the last second

@@ -6,11 +6,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <ctime>
-#include <mutex>
-#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -18,7 +15,6 @@
 #include "base/fd.h"
 #include "policy/deny_glob.h"
 #include "supervisor/walk/dir_listing.h"
-#include "supervisor/walk/walk_queue.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -64,13 +60,17 @@ unsigned char TypeOf(mode_t mode) {
   return DT_UNKNOWN;
 }
 
-// What one scan keeps: the bound (for the whole scan), the queue the walk
-// starts from with its stop flag, and what was found. One walker: the
-// launch's scan is a stat a directory, and a second thread on two cores
-// cost more CPU than it saved (both walkers meet on the same dentries),
-// and on a busy machine (a CI runner, a build beside) the launch waited
-// for it to be scheduled: 27-34 ms a launch on the kit tree, 5.7-6.7 ms
-// with one (bench/floor_launcher, load 3).
+constexpr std::uint32_t kNone = UINT32_MAX;
+
+// One scan, depth first on one walker: the launch's scan is a stat a
+// directory, and a second thread on two cores cost more CPU than it saved
+// (both walkers meet on the same dentries), and on a busy machine (a CI
+// runner, a build beside) the launch waited for it to be scheduled: 27-34
+// ms a launch on the kit tree, 5.7-6.7 ms with one (bench/floor_launcher,
+// load 3). Each directory is opened beneath its parent's fd without
+// following a link: the path listed is the path the kernel grant is built
+// from. As it walks it writes the record the next scan starts from
+// (`next_`, in the order walked: preorder).
 class Scan {
  public:
   Scan(const std::string& workspace, const std::vector<std::string>& globs, std::size_t max_entries,
@@ -79,98 +79,39 @@ class Scan {
         globs_(globs),
         max_entries_(max_entries),
         max_depth_(max_depth),
-        start_s_(start_s) {
-    if (cache == nullptr) return;
-    cached_.reserve(cache->dirs.size());
-    for (const CachedDir& d : cache->dirs) cached_.emplace(d.rel, &d);
+        start_s_(start_s),
+        cache_(cache) {
+    if (cache != nullptr) next_.dirs.reserve(cache->dirs.size());
   }
   Scan(const Scan&) = delete;
   Scan& operator=(const Scan&) = delete;
 
-  const std::string& workspace() const { return workspace_; }
-  const std::vector<std::string>& globs() const { return globs_; }
-  std::size_t max_depth() const { return max_depth_; }
-  std::int64_t start_s() const { return start_s_; }
-  WalkQueue& queue() { return queue_; }
-
-  // The earlier scan's record of the directory at `rel`, if any.
-  const CachedDir* Cached(const std::string& rel) const {
-    auto it = cached_.find(rel);
-    return it == cached_.end() ? nullptr : it->second;
+  // Depth 1 is the level of the root's entries (the limit counts levels).
+  void Root(int fd, bool short_read_ends, const struct stat& st) {
+    Walk(fd, short_read_ends, st, "", 1, cache_ != nullptr ? 0 : kNone, 0, "");
   }
 
-  bool CountEntry() { return CountEntries(1); }
-  bool CountEntries(std::size_t n) {
-    if (entries_.fetch_add(n, std::memory_order_relaxed) + n <= max_entries_) return true;
-    Problem("the workspace has more than " + std::to_string(max_entries_) +
-            " entries; raise limits.scanEntries in the policy or narrow the workspace");
-    return false;
-  }
-  // The first problem ends the scan: what lies past it is not known.
   void Problem(std::string why) {
-    {
-      std::lock_guard lock(mu_);
-      if (out_.problem.empty()) out_.problem = std::move(why);
-    }
-    queue_.Stop();
+    if (out_.problem.empty()) out_.problem = std::move(why);
   }
-  void Merge(std::vector<std::string>& matches, std::vector<ScannedEntry>& entries,
-             std::vector<CachedDir>& dirs, std::vector<const CachedDir*>& kept, std::size_t listed,
-             std::size_t reused, bool changed) {
-    std::lock_guard lock(mu_);
-    kept_.insert(kept_.end(), kept.begin(), kept.end());
-    for (std::string& m : matches) out_.matches.push_back(std::move(m));
-    for (ScannedEntry& e : entries) out_.entries.push_back(std::move(e));
-    for (CachedDir& d : dirs) out_.dirs.push_back(std::move(d));
-    out_.dirs_listed += listed;
-    out_.dirs_reused += reused;
-    changed_ = changed_ || changed;
-  }
-  void Share(PendingDir dir) { queue_.Push(std::move(dir)); }
 
   LaunchScan Finish() {
-    out_.changed = changed_ || cached_.size() != out_.dirs.size() + kept_.size();
-    // Copies of the records kept whole only when a new cache is written.
+    out_.changed = changed_ || cache_ == nullptr || cache_->dirs.size() != next_.dirs.size();
+    out_.dirs_listed = listed_;
+    out_.dirs_reused = reused_;
     if (out_.changed) {
-      for (const CachedDir* d : kept_) out_.dirs.push_back(*d);
-    } else {
-      out_.dirs.clear();
+      next_.workspace = workspace_;
+      next_.globs = globs_;
+      out_.next = std::move(next_);
     }
     return std::move(out_);
   }
 
  private:
-  const std::string& workspace_;
-  const std::vector<std::string>& globs_;
-  const std::size_t max_entries_, max_depth_;
-  const std::int64_t start_s_;
-  std::unordered_map<std::string_view, const CachedDir*> cached_;  // read-only once walking
-  std::vector<const CachedDir*> kept_;                             // guarded by mu_
-  WalkQueue queue_;
-  std::atomic<std::size_t> entries_{0};
-  std::mutex mu_;
-  LaunchScan out_;        // guarded by mu_
-  bool changed_ = false;  // guarded by mu_
-};
+  // The first problem ends the scan: what lies past it is not known.
+  bool stopped() const { return !out_.problem.empty(); }
 
-// The walk, depth first, each directory opened beneath its parent's fd
-// without following a link: the path listed is the path the kernel grant
-// is built from. A directory the cache holds unchanged is not listed
-// (Reuse).
-class ScanWalker {
- public:
-  explicit ScanWalker(Scan& scan) : scan_(scan) {}
-
-  void Work() {
-    while (std::optional<PendingDir> dir = scan_.queue().Take()) {
-      Walk(dir->fd.get(), dir->short_read_ends, dir->path, dir->depth);
-      scan_.queue().Done();
-    }
-    scan_.Merge(matches_, entries_, dirs_, kept_, listed_, reused_, changed_);
-  }
-
- private:
-  std::string Abs(const std::string& rel) const { return scan_.workspace() + "/" + rel; }
+  std::string Abs(const std::string& rel) const { return workspace_ + "/" + rel; }
   static std::string Child(const std::string& rel, std::string_view name) {
     std::string out;
     SetChild(out, rel, name);
@@ -181,45 +122,88 @@ class ScanWalker {
     if (!rel.empty()) out += '/';
     out += name;
   }
+  // `name` with its NUL, for the *at calls; false when it cannot be a name.
+  static bool CName(std::string_view name, char (&buf)[NAME_MAX + 1]) {
+    if (name.size() > NAME_MAX) return false;
+    std::memcpy(buf, name.data(), name.size());
+    buf[name.size()] = '\0';
+    return true;
+  }
+
+  bool CountEntries(std::size_t n) {
+    entries_ += n;
+    if (entries_ <= max_entries_) return true;
+    Problem("the workspace has more than " + std::to_string(max_entries_) +
+            " entries; raise limits.scanEntries in the policy or narrow the workspace");
+    return false;
+  }
+  void DeeperThanBound(const std::string& rel) {
+    Problem("the workspace is deeper than " + std::to_string(max_depth_) + " levels in '" + rel +
+            "'; raise limits.treeDepth in the policy");
+  }
+
+  // The next cache's record of a directory (its flags and matches follow,
+  // before any subdirectory's record): its index.
+  std::uint32_t Begin(std::uint32_t parent, std::string_view name, const struct stat& st) {
+    CachedDir d;
+    d.parent = parent;
+    d.name = next_.AddName(name);
+    d.flags.off = static_cast<std::uint32_t>(next_.flags.size());
+    d.matches.off = static_cast<std::uint32_t>(next_.matches.size());
+    d.dev = st.st_dev;
+    d.ino = st.st_ino;
+    d.times = TimesOf(st);
+    next_.dirs.push_back(d);
+    return static_cast<std::uint32_t>(next_.dirs.size() - 1);
+  }
+  // Its subtree ends here. One changed in the second before the scan may
+  // change again unseen (policy::SettledBefore): it is listed next time.
+  void End(std::uint32_t me) {
+    CachedDir& d = next_.dirs[me];
+    d.end = static_cast<std::uint32_t>(next_.dirs.size());
+    d.unsettled = policy::SettledBefore(d.times, start_s_) ? 0 : 1;
+  }
 
   void DenyLinkTarget(const std::string& path) {
     char buf[PATH_MAX];
     if (::realpath(path.c_str(), buf) == nullptr || path == buf) return;
-    const std::string& ws = scan_.workspace();
     std::string_view target = buf;
-    if (target.size() > ws.size() && target.starts_with(ws) && target[ws.size()] == '/') {
-      matches_.emplace_back(target);
+    if (target.size() > workspace_.size() && target.starts_with(workspace_) &&
+        target[workspace_.size()] == '/') {
+      out_.matches.emplace_back(target);
     }
   }
 
-  void AddMatch(CachedDir& d, const std::string& child, std::string_view name, bool link) {
-    matches_.push_back(Abs(child));
-    d.matches.push_back({std::string(name), link});
+  void AddMatch(std::uint32_t me, const std::string& child, std::string_view name, bool link) {
+    out_.matches.push_back(Abs(child));
+    next_.matches.push_back({next_.AddName(name), link ? 1u : 0u});
+    ++next_.dirs[me].matches.len;
     // A link is read through to what it names, which the kernel grants
     // by that name: a target in the workspace is denied with it.
-    if (link) DenyLinkTarget(matches_.back());
+    if (link) DenyLinkTarget(out_.matches.back());
   }
 
-  // Lists the entry (and flags it in `d`) when `st` is a special file or a
-  // regular file with more than one name.
-  void Flag(CachedDir& d, const std::string& child, std::string_view name, const struct stat& st) {
+  // Lists the entry (and flags it in record `me`) when `st` is a special
+  // file or a regular file with more than one name.
+  void Flag(std::uint32_t me, const std::string& child, std::string_view name,
+            const struct stat& st) {
     ScannedKind kind;
     const unsigned char type = TypeOf(st.st_mode);
-    if (Special(type, &kind)) {
-      entries_.push_back({Abs(child), kind, st.st_dev, st.st_ino, st.st_nlink});
-    } else if (type == DT_REG && st.st_nlink > 1) {
+    if (type == DT_REG && st.st_nlink > 1) {
       kind = ScannedKind::kLinkedFile;
-      entries_.push_back({Abs(child), kind, st.st_dev, st.st_ino, st.st_nlink});
-    } else {
+    } else if (!Special(type, &kind)) {
       return;
     }
-    d.flagged.push_back({std::string(name), kind, st.st_ino, st.st_nlink});
+    out_.entries.push_back({Abs(child), kind, st.st_dev, st.st_ino, st.st_nlink});
+    next_.flags.push_back(
+        {next_.AddName(name), static_cast<std::uint32_t>(kind), 0, st.st_ino, st.st_nlink});
+    ++next_.dirs[me].flags.len;
   }
 
   // Flags the listed entry when it is a special file or a regular file
   // with more than one name; returns its type (a stat only for regular
   // files and entries the listing does not type), DT_UNKNOWN when gone.
-  unsigned char Classify(int fd, CachedDir& d, const dirent64& e, const std::string& child) {
+  unsigned char Classify(int fd, std::uint32_t me, const dirent64& e, const std::string& child) {
     if (e.d_type != DT_REG && e.d_type != DT_UNKNOWN && e.d_type != DT_CHR && e.d_type != DT_BLK &&
         e.d_type != DT_FIFO && e.d_type != DT_SOCK) {
       return e.d_type;
@@ -227,164 +211,193 @@ class ScanWalker {
     struct stat st;
     if (::fstatat(fd, e.d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
       // Gone since it was listed: nothing to refuse. Anything else: not known.
-      if (errno != ENOENT) scan_.Problem("cannot stat '" + child + "': " + std::strerror(errno));
+      if (errno != ENOENT) Problem("cannot stat '" + child + "': " + std::strerror(errno));
       return DT_UNKNOWN;
     }
-    Flag(d, child, e.d_name, st);
+    Flag(me, child, e.d_name, st);
     return TypeOf(st.st_mode);
   }
 
-  // `rel` is the directory's workspace-relative path ("" for the root),
-  // `depth` the level of its entries.
-  void Walk(int fd, bool short_read_ends, const std::string& rel, std::size_t depth) {
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      scan_.Problem("cannot stat '" + (rel.empty() ? "." : rel) + "': " + std::strerror(errno));
-      return;
-    }
-    CachedDir d;
-    d.rel = rel;
-    d.dev = st.st_dev;
-    d.ino = st.st_ino;
-    d.times = TimesOf(st);
-    const CachedDir* old = scan_.Cached(rel);
-    const bool reused = old != nullptr && old->dev == d.dev && old->ino == d.ino &&
-                        old->times == d.times && Reuse(fd, *old, d, depth);
-    if (!reused && !List(fd, short_read_ends, d, depth)) return;
+  // The directory open at `fd` (stat'ed as `st`), `rel` below the
+  // workspace ("" for the root), `name` in record `parent` of the next
+  // cache; `old` is the cache's record of it, or kNone. `depth` is the
+  // level of its entries.
+  void Walk(int fd, bool short_read_ends, const struct stat& st, const std::string& rel,
+            std::size_t depth, std::uint32_t old, std::uint32_t parent, std::string_view name) {
+    const std::uint32_t me = Begin(parent, name, st);
+    const CachedDir* o = old == kNone ? nullptr : &cache_->dirs[old];
+    const bool reused = o != nullptr && o->unsettled == 0 && o->dev == st.st_dev &&
+                        o->ino == st.st_ino && o->times == TimesOf(st) &&
+                        Reuse(fd, *o, me, rel, depth);
+    std::vector<std::string> subdirs;  // listed: the names of its subdirectories
+    if (!reused && !List(fd, short_read_ends, me, rel, depth, subdirs)) return;
     std::string child;  // one buffer for the loop (no allocation a subdirectory)
-    for (const std::string& name : reused ? old->subdirs : d.subdirs) {
-      if (scan_.queue().stopped()) return;
-      SetChild(child, rel, name);
-      if (ReuseLeaf(fd, name, child, depth + 1)) continue;
-      Subdir sub = OpenSubdir(fd, name.c_str(), short_read_ends);
-      if (!sub.fd) {
-        if (sub.err == ENOENT) continue;  // gone since it was listed: nothing to deny
-        scan_.Problem("cannot open '" + child + "': " + std::strerror(sub.err));
-        return;
+    if (reused) {
+      // Its subdirectories are the records of its subtree, by index.
+      for (std::uint32_t j = old + 1; j < o->end && !stopped(); j = cache_->dirs[j].end) {
+        const std::string_view sub = cache_->Name(cache_->dirs[j].name);
+        SetChild(child, rel, sub);
+        Enter(fd, short_read_ends, sub, child, depth + 1, j, me);
       }
-      Walk(sub.fd.get(), sub.short_read_ends, child, depth + 1);
+    } else {
+      // Listed: its subdirectories' records in the cache, by name.
+      std::unordered_map<std::string_view, std::uint32_t> known;
+      for (std::uint32_t j = o != nullptr ? old + 1 : 0; o != nullptr && j < o->end;
+           j = cache_->dirs[j].end) {
+        known.emplace(cache_->Name(cache_->dirs[j].name), j);
+      }
+      for (const std::string& sub : subdirs) {
+        if (stopped()) break;
+        const auto it = known.find(sub);
+        SetChild(child, rel, sub);
+        Enter(fd, short_read_ends, sub, child, depth + 1, it == known.end() ? kNone : it->second,
+              me);
+      }
     }
-    Keep(reused ? old : nullptr, std::move(d));
+    End(me);
   }
 
-  // What the next scan may start from: the cached record itself when
-  // nothing in it moved (no copy), else `d`. One that changed in the second
-  // before the scan may change again unseen (policy::SettledBefore): it is
-  // listed next time.
-  void Keep(const CachedDir* old, CachedDir d) {
-    if (old != nullptr && d.flagged == old->flagged) {
-      kept_.push_back(old);
+  // The subdirectory `name` of the directory open at `parent_fd` (record
+  // `parent`); `old` as for Walk. A leaf the cache holds unchanged with
+  // nothing flagged is taken from the cache on a stat through its parent,
+  // not opened: most directories of a package tree are such leaves.
+  void Enter(int parent_fd, bool parent_short_read_ends, std::string_view name,
+             const std::string& rel, std::size_t depth, std::uint32_t old, std::uint32_t parent) {
+    char cname[NAME_MAX + 1];
+    if (!CName(name, cname)) {
+      Problem("cannot open '" + rel + "': " + std::strerror(ENAMETOOLONG));
       return;
     }
-    changed_ = true;
-    if (old != nullptr) d.subdirs = old->subdirs;
-    if (policy::SettledBefore(d.times, scan_.start_s())) dirs_.push_back(std::move(d));
-  }
-
-  // A subdirectory the cache holds unchanged with nothing to look at
-  // inside (no subdirectory, nothing flagged) is taken from the cache on a
-  // stat through its parent, not opened: most directories of a package
-  // tree are such leaves. False when it is not one.
-  bool ReuseLeaf(int parent, const std::string& name, const std::string& child, std::size_t depth) {
-    const CachedDir* old = scan_.Cached(child);
-    if (old == nullptr || !old->subdirs.empty() || !old->flagged.empty()) return false;
+    const CachedDir* o = old == kNone ? nullptr : &cache_->dirs[old];
     struct stat st;
-    if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-        st.st_dev != old->dev || st.st_ino != old->ino || TimesOf(st) != old->times) {
-      return false;
+    if (o != nullptr && o->end == old + 1 && o->flags.len == 0 && o->unsettled == 0 &&
+        ::fstatat(parent_fd, cname, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+        st.st_dev == o->dev && st.st_ino == o->ino && TimesOf(st) == o->times) {
+      ReuseLeaf(*o, rel, name, depth, parent, st);
+      return;
     }
-    if (old->matches.empty()) {
-      // Nothing of it to list or flag: Reuse and Keep without a record
-      // to copy it into (most directories of a tree are such leaves).
-      ++reused_;
-      if (!scan_.CountEntries(old->entries)) return true;
-      if (depth > scan_.max_depth() && old->entries > 0) {
-        DeeperThanBound(child);
-        return true;
+    Subdir sub = OpenSubdir(parent_fd, cname, parent_short_read_ends);
+    if (!sub.fd) {
+      if (sub.err != ENOENT) {  // gone since it was listed: nothing to deny
+        Problem("cannot open '" + rel + "': " + std::strerror(sub.err));
       }
-      kept_.push_back(old);
-      return true;
+      return;
     }
-    CachedDir d;
-    d.rel = child;
-    d.dev = old->dev;
-    d.ino = old->ino;
-    d.times = old->times;
-    Reuse(-1, *old, d, depth);
-    Keep(old, std::move(d));
-    return true;
+    if (::fstat(sub.fd.get(), &st) != 0) {
+      Problem("cannot stat '" + rel + "': " + std::strerror(errno));
+      return;
+    }
+    Walk(sub.fd.get(), sub.short_read_ends, st, rel, depth, old, parent, name);
   }
 
-  void DeeperThanBound(const std::string& rel) {
-    scan_.Problem("the workspace is deeper than " + std::to_string(scan_.max_depth()) +
-                  " levels in '" + rel + "'; raise limits.treeDepth in the policy");
+  void ReuseLeaf(const CachedDir& o, const std::string& rel, std::string_view name,
+                 std::size_t depth, std::uint32_t parent, const struct stat& st) {
+    ++reused_;
+    if (!CountEntries(o.entries)) return;
+    if (depth > max_depth_ && o.entries > 0) {
+      DeeperThanBound(rel);
+      return;
+    }
+    const std::uint32_t me = Begin(parent, name, st);
+    next_.dirs[me].entries = o.entries;
+    for (std::uint32_t k = o.matches.off; k < o.matches.off + o.matches.len; ++k) {
+      const CachedMatch& m = cache_->matches[k];
+      const std::string_view match = cache_->Name(m.name);
+      AddMatch(me, Child(rel, match), match, m.link == 1);
+    }
+    End(me);
   }
 
-  // Lists the directory into `d`; false when the scan stops.
-  bool List(int fd, bool short_read_ends, CachedDir& d, std::size_t depth) {
+  // Lists the directory into record `me`; false when the scan stops.
+  bool List(int fd, bool short_read_ends, std::uint32_t me, const std::string& rel,
+            std::size_t depth, std::vector<std::string>& subdirs) {
     ++listed_;
     changed_ = true;
-    const std::vector<std::string>& globs = scan_.globs();
+    std::uint64_t entries = 0;
     int err = ListDirectory(fd, short_read_ends, listing_, sizeof listing_, [&](const dirent64& e) {
-      if (scan_.queue().stopped() || !scan_.CountEntry()) return false;
-      ++d.entries;
-      std::string child = Child(d.rel, e.d_name);
+      if (stopped() || !CountEntries(1)) return false;
+      ++entries;
+      std::string child = Child(rel, e.d_name);
       // An entry past the bound, not a directory at it: an empty directory
       // at the last level is whole (as the tree check counts).
-      if (depth > scan_.max_depth()) {
-        scan_.Problem("the workspace is deeper than " + std::to_string(scan_.max_depth()) +
-                      " levels at '" + child + "'; raise limits.treeDepth in the policy");
+      if (depth > max_depth_) {
+        Problem("the workspace is deeper than " + std::to_string(max_depth_) + " levels at '" +
+                child + "'; raise limits.treeDepth in the policy");
         return false;
       }
-      const unsigned char type = Classify(fd, d, e, child);
-      if (!globs.empty() && policy::MatchesDenyGlob(globs, child)) {
+      const unsigned char type = Classify(fd, me, e, child);
+      if (!globs_.empty() && policy::MatchesDenyGlob(globs_, child)) {
         // Denied whole: nothing beneath needs looking at. A flagged match
         // stays flagged: its other names go with it.
-        AddMatch(d, child, e.d_name, type == DT_LNK);
+        AddMatch(me, child, e.d_name, type == DT_LNK);
         return true;
       }
-      if (type == DT_DIR) d.subdirs.emplace_back(e.d_name);
+      if (type == DT_DIR) subdirs.emplace_back(e.d_name);
       return true;
     });
-    if (err != 0) {
-      scan_.Problem("cannot list '" + (d.rel.empty() ? "." : d.rel) + "': " + std::strerror(err));
-    }
-    return !scan_.queue().stopped();
+    next_.dirs[me].entries = entries;
+    if (err != 0) Problem("cannot list '" + (rel.empty() ? "." : rel) + "': " + std::strerror(err));
+    return !stopped();
   }
 
-  // Takes the unchanged directory from the cache: its entries counted, its
-  // flagged entries stat'ed again, its matches as they were (its
-  // subdirectories are the cached ones). False (nothing taken) when a flagged name no longer names
-  // the inode recorded, or no longer a flaggable one: then it is listed.
-  bool Reuse(int fd, const CachedDir& old, CachedDir& d, std::size_t depth) {
-    std::vector<std::pair<const CachedFlag*, struct stat>> now;
-    for (const CachedFlag& f : old.flagged) {
-      struct stat st;
-      if (::fstatat(fd, f.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_ino != f.ino ||
-          S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) {
+  // Takes the unchanged directory from the cache into record `me`: its
+  // entries counted, its flagged entries stat'ed again, its matches as they
+  // were. False (nothing taken) when a flagged name no longer names the
+  // inode recorded, or no longer a flaggable one: then it is listed.
+  bool Reuse(int fd, const CachedDir& o, std::uint32_t me, const std::string& rel,
+             std::size_t depth) {
+    std::vector<struct stat> now(o.flags.len);
+    for (std::uint32_t k = 0; k < o.flags.len; ++k) {
+      const CachedFlag& f = cache_->flags[o.flags.off + k];
+      char cname[NAME_MAX + 1];
+      if (!CName(cache_->Name(f.name), cname) ||
+          ::fstatat(fd, cname, &now[k], AT_SYMLINK_NOFOLLOW) != 0 || now[k].st_ino != f.ino ||
+          S_ISDIR(now[k].st_mode) || S_ISLNK(now[k].st_mode)) {
         return false;
       }
-      now.emplace_back(&f, st);
     }
     ++reused_;
-    if (!scan_.CountEntries(old.entries)) return true;
-    d.entries = old.entries;
-    if (depth > scan_.max_depth() && old.entries > 0) {
-      DeeperThanBound(d.rel);
+    if (!CountEntries(o.entries)) return true;
+    next_.dirs[me].entries = o.entries;
+    if (depth > max_depth_ && o.entries > 0) {
+      DeeperThanBound(rel);
       return true;
     }
-    // A link count that moved shows in d.flagged (Keep).
-    for (const auto& [f, st] : now) Flag(d, Child(d.rel, f->name), f->name, st);
-    for (const CachedMatch& m : old.matches) AddMatch(d, Child(d.rel, m.name), m.name, m.link);
+    for (std::uint32_t k = 0; k < o.flags.len; ++k) {
+      const std::string_view name = cache_->Name(cache_->flags[o.flags.off + k].name);
+      Flag(me, Child(rel, name), name, now[k]);
+    }
+    // A link count that moved, or a file no longer flaggable, is a change.
+    if (!SameFlags(o, next_.dirs[me])) changed_ = true;
+    for (std::uint32_t k = o.matches.off; k < o.matches.off + o.matches.len; ++k) {
+      const CachedMatch& m = cache_->matches[k];
+      const std::string_view match = cache_->Name(m.name);
+      AddMatch(me, Child(rel, match), match, m.link == 1);
+    }
     return true;
   }
 
-  Scan& scan_;
-  std::vector<std::string> matches_;
-  std::vector<ScannedEntry> entries_;
-  std::vector<CachedDir> dirs_;
-  std::vector<const CachedDir*> kept_;
-  std::size_t listed_ = 0, reused_ = 0;
+  bool SameFlags(const CachedDir& o, const CachedDir& d) const {
+    if (o.flags.len != d.flags.len) return false;
+    for (std::uint32_t k = 0; k < o.flags.len; ++k) {
+      const CachedFlag& a = cache_->flags[o.flags.off + k];
+      const CachedFlag& b = next_.flags[d.flags.off + k];
+      if (a.kind != b.kind || a.ino != b.ino || a.nlink != b.nlink ||
+          cache_->Name(a.name) != next_.Name(b.name)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const std::string& workspace_;
+  const std::vector<std::string>& globs_;
+  const std::size_t max_entries_, max_depth_;
+  const std::int64_t start_s_;
+  const policy::ScanCache* cache_;
+  policy::ScanCache next_;
+  LaunchScan out_;
+  std::size_t entries_ = 0, listed_ = 0, reused_ = 0;
   bool changed_ = false;
   alignas(dirent64) char listing_[kListingBytes];
 };
@@ -411,10 +424,12 @@ LaunchScan ScanWorkspace(const std::string& workspace, const std::vector<std::st
     return out;
   }
   Scan scan(workspace, globs, max_entries, max_depth, cache, start_s);
-  const bool short_read_ends = ShortReadEndsListing(root.get());
-  // Depth 1 is the level of the root's entries (the limit counts levels).
-  scan.Share(PendingDir{std::move(root), short_read_ends, 1, ""});
-  ScanWalker(scan).Work();
+  struct stat st;
+  if (::fstat(root.get(), &st) != 0) {
+    scan.Problem(std::string("cannot stat '.': ") + std::strerror(errno));
+  } else {
+    scan.Root(root.get(), ShortReadEndsListing(root.get()), st);
+  }
   out = scan.Finish();
   // A match with more than one name is read by its other names too.
   for (std::string& other : policy::OtherNamesOfMatches(out.matches, out.entries)) {
@@ -422,12 +437,9 @@ LaunchScan ScanWorkspace(const std::string& workspace, const std::vector<std::st
   }
   std::sort(out.matches.begin(), out.matches.end());
   out.matches.erase(std::unique(out.matches.begin(), out.matches.end()), out.matches.end());
-  // The order the walkers found them in is not the tree's: sort for explain.
+  // In the order of the path, for explain.
   std::sort(out.entries.begin(), out.entries.end(),
             [](const ScannedEntry& a, const ScannedEntry& b) { return a.path < b.path; });
-  if (out.changed)
-    std::sort(out.dirs.begin(), out.dirs.end(),
-              [](const policy::CachedDir& a, const policy::CachedDir& b) { return a.rel < b.rel; });
   return out;
 }
 

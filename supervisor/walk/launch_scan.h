@@ -12,7 +12,9 @@
 // A scan may start from what an earlier one learnt (policy/scan_cache.h):
 // a directory whose dev, inode, mtime and ctime match its cached record is
 // not listed; only its flagged entries are stat'ed again and its cached
-// subdirectories walked. supervisor/walk/scan_cache_file.h keeps the file.
+// subdirectories walked, by index (a leaf with nothing flagged on a stat
+// through its parent, not opened). supervisor/walk/scan_cache_file.h keeps
+// the file.
 #pragma once
 
 #include <cstddef>
@@ -27,14 +29,13 @@ namespace cordon::supervisor {
 
 struct LaunchScan {
   std::vector<std::string> matches;           // absolute, existing, no symlink on the way; sorted
-  std::vector<policy::ScannedEntry> entries;  // linked regular files and special files
+  std::vector<policy::ScannedEntry> entries;  // linked regular files and special files; sorted
   std::string problem;                        // why the scan is incomplete; empty when it is not
   // Whether what the next scan may start from differs from the cache this
   // one started from, and then (complete only without a problem) that:
-  // every directory walked, but those changed in the second before the
-  // scan began (policy::SettledBefore), sorted by rel.
+  // every directory walked, in the order walked.
   bool changed = true;
-  std::vector<policy::CachedDir> dirs;
+  policy::ScanCache next;
   // How many directories were listed and how many taken from the cache
   // (tests, and --log-level debug).
   std::size_t dirs_listed = 0, dirs_reused = 0;

@@ -53,13 +53,12 @@ CachedLaunchScan ScanWorkspaceCached(const std::string& workspace,
   from.cache = cache ? &*cache : nullptr;
   out.scan = ScanWorkspace(workspace, globs, max_entries, max_depth, from);
   if (!out.scan.problem.empty() || !out.scan.changed) return out;
-  policy::ScanCache next{workspace, globs, std::move(out.scan.dirs)};
   // Not fsync'd: a cache lost in a crash is a full walk, never a wrong one.
-  if (Status s = ReplaceFileAt(dir->fd.get(), name, policy::ScanCacheText(next), /*sync=*/false);
+  if (Status s = ReplaceFileAt(dir->fd.get(), name, policy::ScanCacheBytes(out.scan.next),
+                               /*sync=*/false);
       !s) {
     out.cache_note = "not kept: " + Describe(s.error());
   }
-  out.scan.dirs = std::move(next.dirs);
   return out;
 }
 

@@ -1,15 +1,18 @@
-// The launch scan's cache record (policy/scan_cache.h): its text round-trips,
-// and anything cut, edited or of another version does not parse, so the
-// scan walks the whole tree rather than trust it.
+// The launch scan's cache record (policy/scan_cache.h): its bytes round-trip,
+// and anything cut, out of range, not one tree or of another version does
+// not parse, so the scan walks the whole tree rather than trust it.
 #include "policy/scan_cache.h"
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <functional>
 #include <string>
 
 namespace cordon::policy {
 namespace {
 
+// The root holds "src" and "a\nnewline"; "src" holds "deep".
 ScanCache Sample() {
   ScanCache c;
   c.workspace = "/home/u/ws with space";
@@ -19,71 +22,109 @@ ScanCache Sample() {
   root.ino = 11;
   root.times = {1700000000, 5, 1700000001, 999999999};
   root.entries = 4;
-  root.subdirs = {"src", "a\nnewline"};
-  root.flagged = {{"notes.txt", ScannedKind::kLinkedFile, 77, 2}, {"fifo", ScannedKind::kFifo, 78, 1}};
-  root.matches = {{".env", false}};
+  root.end = 4;
+  root.flags = {0, 2};
+  c.flags.push_back(
+      {c.AddName("notes.txt"), static_cast<std::uint32_t>(ScannedKind::kLinkedFile), 0, 77, 2});
+  c.flags.push_back({c.AddName("fifo"), static_cast<std::uint32_t>(ScannedKind::kFifo), 0, 78, 1});
+  root.matches = {0, 1};
+  c.matches.push_back({c.AddName(".env"), 0, 0});
   CachedDir src;
-  src.rel = "src";
-  src.dev = 2049;
+  src.parent = 0;
+  src.end = 3;
+  src.name = c.AddName("src");
   src.ino = 12;
-  src.entries = 0;
-  c.dirs = {src, root};  // any order: the text sorts them
+  CachedDir deep;
+  deep.parent = 1;
+  deep.end = 3;
+  deep.name = c.AddName("deep");
+  deep.ino = 13;
+  deep.unsettled = 1;
+  CachedDir odd;
+  odd.parent = 0;
+  odd.end = 4;
+  odd.name = c.AddName("a\nnewline");
+  odd.ino = 14;
+  c.dirs = {root, src, deep, odd};
   return c;
 }
 
-TEST(ScanCache, ItsTextParsesBackToTheSameRecord) {
+TEST(ScanCache, ItsBytesParseBackToTheSameRecord) {
   const ScanCache c = Sample();
   std::string why;
-  auto back = ParseScanCache(ScanCacheText(c), &why);
+  auto back = ParseScanCache(ScanCacheBytes(c), &why);
   ASSERT_TRUE(back) << why;
   EXPECT_EQ(back->workspace, c.workspace);
   EXPECT_EQ(back->globs, c.globs);
-  ASSERT_EQ(back->dirs.size(), 2u);
-  EXPECT_EQ(back->dirs[0].rel, "");
-  EXPECT_EQ(back->dirs[0].times, c.dirs[1].times);
-  EXPECT_EQ(back->dirs[0].entries, 4u);
-  EXPECT_EQ(back->dirs[0].subdirs, (std::vector<std::string>{"a\nnewline", "src"}));
-  ASSERT_EQ(back->dirs[0].flagged.size(), 2u);
-  EXPECT_EQ(back->dirs[0].flagged[1], (CachedFlag{"notes.txt", ScannedKind::kLinkedFile, 77, 2}));
-  EXPECT_EQ(back->dirs[0].flagged[0].kind, ScannedKind::kFifo);
-  EXPECT_EQ(back->dirs[0].matches, (std::vector<CachedMatch>{{".env", false}}));
-  EXPECT_EQ(back->dirs[1], c.dirs[0]);
+  EXPECT_EQ(back->dirs, c.dirs);
+  EXPECT_EQ(back->flags, c.flags);
+  EXPECT_EQ(back->matches, c.matches);
+  EXPECT_EQ(back->Name(back->dirs[3].name), "a\nnewline");
+  EXPECT_EQ(back->Name(back->flags[1].name), "fifo");
   // Written again, the same bytes.
-  EXPECT_EQ(ScanCacheText(*back), ScanCacheText(c));
+  EXPECT_EQ(ScanCacheBytes(*back), ScanCacheBytes(c));
 }
 
-TEST(ScanCache, ACutOrEditedFileIsNoCache) {
-  const std::string text = ScanCacheText(Sample());
-  // Every cut short of the whole file fails: the end line counts the dirs.
-  for (std::size_t n = 0; n < text.size(); ++n) {
-    EXPECT_FALSE(ParseScanCache(text.substr(0, n), nullptr)) << n;
+TEST(ScanCache, ACutFileOrOneOfAnotherVersionIsNoCache) {
+  const std::string bytes = ScanCacheBytes(Sample());
+  // Every cut short of the whole file fails, and so does one byte more.
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_FALSE(ParseScanCache(bytes.substr(0, n), nullptr)) << n;
   }
-  auto edited = [&](const std::string& from, const std::string& to) {
-    std::string t = text;
-    const std::size_t at = t.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    t.replace(at, from.size(), to);
+  EXPECT_FALSE(ParseScanCache(bytes + "x", nullptr));
+  std::string why;
+  std::string v1 = bytes;
+  v1[std::strlen("cordon-scan-cache ")] = '1';
+  EXPECT_FALSE(ParseScanCache(v1, &why));
+  EXPECT_EQ(why, "not a scan cache of this version");
+}
+
+// One field of the sample changed: each breaks a rule the walk relies on.
+TEST(ScanCache, ARecordOutOfRangeOrNotOneTreeIsNoCache) {
+  auto refused = [](const std::function<void(ScanCache&)>& edit) {
+    ScanCache c = Sample();
+    edit(c);
     std::string why;
-    EXPECT_FALSE(ParseScanCache(t, &why)) << from << " -> " << to;
-    return why;
+    const bool parsed = ParseScanCache(ScanCacheBytes(c), &why).has_value();
+    return parsed ? std::string("parsed") : why;
   };
-  EXPECT_EQ(edited("cordon-scan-cache 1", "cordon-scan-cache 2"), "not a scan cache of this version");
-  edited("end 2", "end 1");
-  edited("end 2\n", "end 2\nsub 1:x\n");
-  edited("sub 3:src", "sub 3:..");
-  edited("sub 3:src", "sub 4:a/bc");
-  edited("sub 3:src", "sub 9:src");
-  edited("flag linked 77 2", "flag linked 77 0");
-  edited("flag linked 77 2", "flag hardlink 77 2");
-  edited("flag linked 77 2", "flag linked -77 2");
-  edited("flag linked 77 2", "flag linked 077 2");
-  edited("match 0", "match 2");
-  edited(" 5 1700000001", " 1000000000 1700000001");
-  edited("dir 2049 12 0 0 0 0 0 3:src", "dir 2049 12 0 0 0 0 0 0:");  // the root twice
-  edited("dir 2049 12 0 0 0 0 0 3:src", "dir 2049 12 0 0 0 0 0 4:/src");
-  edited("dir 2049 12 0 0 0 0 0 3:src", "dir 2049 12 0 0 0 0 0 5:src/.");
-  edited("workspace 21:/home/u", "workspace 21:home/u/");
-  edited("sub 9:a\nnewline\nsub 3:src", "sub 3:src\nsub 9:a\nnewline");  // out of order
+  EXPECT_EQ(refused([](ScanCache&) {}), "parsed");
+  EXPECT_EQ(refused([](ScanCache& c) { c.workspace = "home/u"; }), "no workspace");
+  EXPECT_EQ(refused([](ScanCache& c) { c.globs.push_back(""); }), "an empty glob");
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs.clear(); }), "no root");
+  // Names: a '/', "..", past the names, empty.
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[1].name = c.AddName("a/b"); }),
+            "directories that are not one tree");
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[1].name = c.AddName(".."); }),
+            "directories that are not one tree");
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[1].name = {0, 9999}; }), "a bad directory record");
+  EXPECT_EQ(refused([](ScanCache& c) {
+              c.dirs[1].name = {0, 0};
+            }),
+            "directories that are not one tree");
+  EXPECT_EQ(refused([](ScanCache& c) { c.flags[0].name = c.AddName("x/y"); }),
+            "a bad flagged entry");
+  EXPECT_EQ(refused([](ScanCache& c) { c.matches[0].name = c.AddName("."); }), "a bad match");
+  // Values: a link count of 0, a kind or link bit out of range, a time.
+  EXPECT_EQ(refused([](ScanCache& c) { c.flags[0].nlink = 0; }), "a bad flagged entry");
+  EXPECT_EQ(refused([](ScanCache& c) { c.flags[0].kind = 9; }), "a bad flagged entry");
+  EXPECT_EQ(refused([](ScanCache& c) { c.matches[0].link = 2; }), "a bad match");
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[0].times.mtime_ns = 1000000000; }),
+            "a bad directory record");
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[2].unsettled = 2; }), "a bad directory record");
+  // Ranges past their arrays.
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[0].flags = {1, 2}; }), "a bad directory record");
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[0].matches = {0, 2}; }), "a bad directory record");
+  // The tree: a root with a name or a parent, a subtree past its parent's,
+  // a parent that is not the innermost open directory, an end before itself.
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[0].name = c.AddName("x"); }), "a bad root");
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[0].end = 3; }), "a bad root");
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[2].end = 4; }), "directories that are not one tree");
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[2].parent = 0; }),
+            "directories that are not one tree");
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[3].parent = 1; }),
+            "directories that are not one tree");
+  EXPECT_EQ(refused([](ScanCache& c) { c.dirs[1].end = 1; }), "a bad directory record");
 }
 
 TEST(ScanCache, ADirectoryChangedInTheSecondBeforeTheScanIsNotSettled) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <string>
 #include <thread>
@@ -104,10 +105,7 @@ TEST(ScanWorkspace, PastItsBoundItSaysSo) {
 // (policy::SettledBefore), as a real workspace's directories are.
 ScanFrom Later(const policy::ScanCache* cache) { return {cache, std::time(nullptr) + 10}; }
 
-policy::ScanCache CacheOf(const std::string& ws, LaunchScan s,
-                          const std::vector<std::string>& globs = {}) {
-  return {ws, globs, std::move(s.dirs)};
-}
+policy::ScanCache CacheOf(LaunchScan s) { return std::move(s.next); }
 
 // A tree of four directories: the root, a, a/b and c.
 void MakeTree(const ScratchTree& t) {
@@ -127,8 +125,8 @@ TEST(ScanWorkspaceCache, ASecondScanOfAnUnchangedTreeListsNoDirectory) {
   LaunchScan first = ScanWorkspace(t.ws(), {}, 1000, 64, Later(nullptr));
   ASSERT_EQ(first.problem, "");
   EXPECT_EQ(first.dirs_listed, 4u);
-  EXPECT_EQ(first.dirs.size(), 4u);
-  const policy::ScanCache cache = CacheOf(t.ws(), first);
+  EXPECT_EQ(first.next.dirs.size(), 4u);
+  const policy::ScanCache cache = CacheOf(first);
   LaunchScan second = ScanWorkspace(t.ws(), {}, 1000, 64, Later(&cache));
   EXPECT_EQ(second.problem, "");
   EXPECT_EQ(second.dirs_listed, 0u);
@@ -149,7 +147,7 @@ TEST(ScanWorkspaceCache, ALeafTakenFromTheCacheStillCountsAgainstTheBounds) {
   WriteFile(t.Ws("c/file"), "x");
   LaunchScan first = ScanWorkspace(t.ws(), {}, 1000, 64, Later(nullptr));
   ASSERT_EQ(first.problem, "");
-  const policy::ScanCache cache = CacheOf(t.ws(), first);
+  const policy::ScanCache cache = CacheOf(first);
   LaunchScan again = ScanWorkspace(t.ws(), {}, 1000, 64, Later(&cache));
   EXPECT_EQ(again.problem, "");
   EXPECT_EQ(again.dirs_listed, 0u);
@@ -165,7 +163,7 @@ TEST(ScanWorkspaceCache, ALinkPlantedInAnUnchangedDirectoryIsCaughtByTheNextScan
   MakeTree(t);
   WriteFile(t.Out("secret"), "x");
   LaunchScan first = ScanWorkspace(t.ws(), {}, 1000, 64, Later(nullptr));
-  const policy::ScanCache c1 = CacheOf(t.ws(), first);
+  const policy::ScanCache c1 = CacheOf(first);
   LaunchScan second = ScanWorkspace(t.ws(), {}, 1000, 64, Later(&c1));
   ASSERT_EQ(second.dirs_listed, 0u);  // a/b unchanged, not listed
   ASSERT_FALSE(second.changed);       // so the cache stays c1
@@ -178,7 +176,7 @@ TEST(ScanWorkspaceCache, ALinkPlantedInAnUnchangedDirectoryIsCaughtByTheNextScan
   EXPECT_EQ(third.dirs_reused, 3u);
   EXPECT_TRUE(third.changed);
   // And the scan after that keeps it from the cache, stat'ed again.
-  const policy::ScanCache c3 = CacheOf(t.ws(), third);
+  const policy::ScanCache c3 = CacheOf(third);
   LaunchScan fourth = ScanWorkspace(t.ws(), {}, 1000, 64, Later(&c3));
   EXPECT_EQ(fourth.dirs_listed, 0u);
   EXPECT_THAT(Paths(fourth.entries), ElementsAre(t.Ws("a/b/planted")));
@@ -192,7 +190,7 @@ TEST(ScanWorkspaceCache, AFlaggedFileWhoseOtherNameWentIsNoLongerFlagged) {
   ASSERT_EQ(::link(t.Out("secret").c_str(), t.Ws("c/linked").c_str()), 0);
   LaunchScan first = ScanWorkspace(t.ws(), {}, 1000, 64, Later(nullptr));
   ASSERT_THAT(Paths(first.entries), ElementsAre(t.Ws("c/linked")));
-  const policy::ScanCache cache = CacheOf(t.ws(), first);
+  const policy::ScanCache cache = CacheOf(first);
   ASSERT_EQ(::unlink(t.Out("secret").c_str()), 0);  // c itself does not change
   LaunchScan second = ScanWorkspace(t.ws(), {}, 1000, 64, Later(&cache));
   EXPECT_EQ(second.dirs_listed, 0u);
@@ -207,7 +205,7 @@ TEST(ScanWorkspaceCache, AGlobMatchIsKeptAndACacheOfOtherGlobsOrAnotherWorkspace
   const std::vector<std::string> globs = {"**/.env"};
   LaunchScan first = ScanWorkspace(t.ws(), globs, 1000, 64, Later(nullptr));
   ASSERT_THAT(first.matches, ElementsAre(t.Ws("a/.env")));
-  const policy::ScanCache cache = CacheOf(t.ws(), first, globs);
+  const policy::ScanCache cache = CacheOf(first);
   LaunchScan again = ScanWorkspace(t.ws(), globs, 1000, 64, Later(&cache));
   EXPECT_EQ(again.dirs_listed, 0u);
   EXPECT_THAT(again.matches, ElementsAre(t.Ws("a/.env")));
@@ -223,7 +221,11 @@ TEST(ScanWorkspaceCache, ADirectoryChangedJustBeforeTheScanIsNotKept) {
   // A real start: the directories the test just made are a second old at most.
   LaunchScan s = ScanWorkspace(t.ws(), {}, 1000, 64);
   EXPECT_EQ(s.dirs_listed, 4u);
-  EXPECT_THAT(s.dirs, IsEmpty());
+  ASSERT_EQ(s.next.dirs.size(), 4u);
+  for (const policy::CachedDir& d : s.next.dirs) EXPECT_EQ(d.unsettled, 1u);
+  // So the next scan lists them again, though none changed.
+  const policy::ScanCache cache = CacheOf(s);
+  EXPECT_EQ(ScanWorkspace(t.ws(), {}, 1000, 64, Later(&cache)).dirs_listed, 4u);
 }
 
 // The file (supervisor/walk/scan_cache_file.h).
@@ -245,16 +247,19 @@ TEST(ScanCacheFile, ACorruptCacheMeansAFullWalkAndAGoodOneNone) {
   EXPECT_EQ(::access(t.Ws(".cordon").c_str(), F_OK), -1);  // nothing in the workspace
   // A cache of settled directories, as a later run would find it.
   const std::string good =
-      policy::ScanCacheText(CacheOf(t.ws(), ScanWorkspace(t.ws(), {}, 1000, 64, Later(nullptr))));
+      policy::ScanCacheBytes(CacheOf(ScanWorkspace(t.ws(), {}, 1000, 64, Later(nullptr))));
   WriteFile(file, good);
   ASSERT_EQ(::chmod(file.c_str(), 0600), 0);
   CachedLaunchScan warm = ScanWorkspaceCached(t.ws(), {}, 1000, 64, dir);
   EXPECT_EQ(warm.scan.dirs_listed, 0u);
   EXPECT_EQ(warm.cache_note, "");
   EXPECT_THAT(Paths(warm.scan.entries), ElementsAre(t.Ws("a/linked")));
-  // Cut, and with a flagged entry edited away: a full walk, the link found.
-  for (const std::string& bad :
-       {good.substr(0, good.size() - 3), good.substr(0, good.find("flag ")) + "end 4\n"}) {
+  // Cut, of another version, or its flag records overwritten: a full walk,
+  // the link found.
+  std::string v1 = good;
+  v1[std::strlen("cordon-scan-cache ")] = '1';
+  for (const std::string& bad : {good.substr(0, good.size() - 3), v1,
+                                 good.substr(0, good.size() - 100) + std::string(100, 'x')}) {
     WriteFile(file, bad);
     ASSERT_EQ(::chmod(file.c_str(), 0600), 0);
     CachedLaunchScan cold = ScanWorkspaceCached(t.ws(), {}, 1000, 64, dir);
