@@ -24,10 +24,14 @@ std::string Value(const std::string& entry) { return entry.substr(entry.find('='
 
 // The granted paths strictly inside `home`, as links from the private home;
 // one beneath another granted path is reached through that one's link.
+// Not the run's private cache: the tool is given it by its real path (the
+// cache variables), and linking it cost four directories made and removed
+// every run.
 std::vector<HomeLink> LinksInto(const std::vector<policy::PathRule>& rules, const std::string& home,
-                                const std::string& private_home) {
+                                const std::string& private_home, const std::string& private_cache) {
   std::vector<std::string> granted;
   for (const policy::PathRule& r : rules) {
+    if (!private_cache.empty() && policy::IsWithin(r.path, private_cache)) continue;
     if (r.path != home && policy::IsWithin(r.path, home) && policy::ReadableUnder(rules, r.path)) {
       granted.push_back(r.path);
     }
@@ -101,7 +105,7 @@ ToolEnv MakeToolEnvWithoutProxy(const std::vector<std::string>& all_env, const p
   const bool move_home = !caller_home.empty() && !policy::ReadableUnder(rules, caller_home);
   if (move_home) {
     out.private_home = private_tmp + "/home";
-    out.home_links = LinksInto(rules, caller_home, out.private_home);
+    out.home_links = LinksInto(rules, caller_home, out.private_home, p.private_cache);
   }
   for (const std::string& e : caller_env) {
     if (Named(e, caches)) continue;

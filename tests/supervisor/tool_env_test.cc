@@ -132,6 +132,30 @@ TEST_F(ToolEnvTest, GrantsInsideTheHomeAreLinkedIntoThePrivateOne) {
   EXPECT_FALSE(Exists(home_ + "/.cache/pip/.cache")) << "nothing made through a link";
 }
 
+// The run's private cache lies under the home's state directory and is
+// granted, but the tool is given it by its real path: it is not linked
+// (four directories made and removed every run for nothing), while a
+// grant beside it still is.
+TEST_F(ToolEnvTest, ThePrivateCacheIsNotLinkedIntoThePrivateHome) {
+  const std::string cache = home_ + "/.local/state/cordon/caches/abc";
+  for (const char* d : {"/.local", "/.local/state", "/.local/state/cordon",
+                        "/.local/state/cordon/caches", "/.local/state/cordon/caches/abc"}) {
+    ASSERT_EQ(::mkdir((home_ + d).c_str(), 0755), 0) << d;
+  }
+  WriteFile(home_ + "/.gitconfig", "[user]\n");
+  p_.paths.push_back(policy::PathRule::ReadOnly(home_ + "/.gitconfig"));
+  p_.paths.push_back(policy::PathRule::ReadWrite(cache));
+  p_.private_cache = cache;
+  const std::string run = t_.Out("run");
+  ASSERT_EQ(::mkdir(run.c_str(), 0700), 0);
+  ToolEnv e = MakeToolEnv(Caller(), p_, run);
+  std::vector<std::string> links;
+  for (const HomeLink& l : e.home_links) links.push_back(l.target);
+  EXPECT_EQ(links, (std::vector<std::string>{home_ + "/.gitconfig"}));
+  ASSERT_TRUE(MakePrivateHome(e));
+  EXPECT_FALSE(Exists(e.private_home + "/.local"));
+}
+
 // Without a private TMPDIR there is nowhere to put a home: nothing changes.
 TEST_F(ToolEnvTest, NoPrivateTmpNoChange) {
   ToolEnv e = MakeToolEnv(Caller(), p_, "");
