@@ -1,0 +1,85 @@
+// How many of a workspace's runs cordon keeps (run retention). Every run
+// leaves a record and its default audit log (supervisor/audit/run_records.h);
+// without a bound an agent that runs thousands of commands a day fills the
+// user's home with them. The user's settings file bounds them by age and by
+// count (`runs.keepDays`, `runs.keepRuns`, docs/policy.md); `cordon runs
+// prune --older-than AGE` is the same decision with an age alone.
+//
+// Pure: the runs come in as facts (an id and when it began), the decision
+// goes out; the records are removed by the supervisor
+// (supervisor/audit/run_index.h), the journals by tools/run_retention.cc.
+// Also here: the text of the per-workspace index of run ids that lets a
+// run's end decide without reading every record.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cordon::policy {
+
+// The `runs` section of a settings (policy) file. 0 turns that bound off;
+// both 0: no run is ever removed automatically.
+struct RunRetention {
+  std::size_t keep_days = 30;    // runs.keepDays: runs older than this go
+  std::size_t keep_runs = 1000;  // runs.keepRuns: only the newest this many stay
+  bool operator==(const RunRetention&) const = default;
+  bool off() const { return keep_days == 0 && keep_runs == 0; }
+};
+inline constexpr std::size_t kMaxKeepDays = 36500;
+inline constexpr std::size_t kMaxKeepRuns = 10000000;
+
+// What a decision keeps: runs that began within `max_age_s` of now, and of
+// those the newest `max_runs`; none: that bound is off.
+struct RetentionBound {
+  std::optional<int64_t> max_age_s;
+  std::optional<std::size_t> max_runs;
+};
+
+// The bound `r` sets (0 → none).
+RetentionBound BoundOf(const RunRetention& r);
+
+// A run of the workspace, as the caller found it.
+struct RunFact {
+  std::string id;
+  int64_t started_s = 0;
+};
+
+struct RunToRemove {
+  std::string id;
+  bool past_age = false;    // began at or before now - max_age_s
+  bool past_count = false;  // not among the newest max_runs
+  bool operator==(const RunToRemove&) const = default;
+};
+
+// The runs of `runs` that `b` lets go, oldest first, at most `at_most` (the
+// oldest go first, so a backlog shrinks run by run). `current` (the run
+// that is ending) is never chosen and is always one of the newest
+// max_runs, whenever it began. The newest are by start, then id; an id
+// listed twice is one run.
+std::vector<RunToRemove> ChooseRunsToRemove(std::vector<RunFact> runs, const RetentionBound& b,
+                                            int64_t now_s, std::string_view current,
+                                            std::size_t at_most);
+
+// The runs named by `ids` (policy::RunIdStartedS: when each began, from its
+// name); an id whose name says no time is left out.
+std::vector<RunFact> FactsFromIds(const std::vector<std::string>& ids);
+
+// The index of one workspace's run ids: its file's name (hex, from the
+// workspace's realpath), and its text: a header line naming the workspace
+// by digest, then one id a line.
+std::string RunIndexKey(std::string_view workspace);
+std::string RunIndexText(std::string_view workspace, const std::vector<std::string>& ids);
+
+// The ids of an index's text, each once and in order: valid run ids with a
+// time in their name, each on a whole line (a torn last line is dropped).
+// None when the header names another workspace or is not one.
+std::optional<std::vector<std::string>> ParseRunIndex(std::string_view text,
+                                                      std::string_view workspace);
+// The ids whatever the header names (for a reconcile: every indexed run).
+std::vector<std::string> RunIndexIds(std::string_view text);
+
+}  // namespace cordon::policy
