@@ -178,8 +178,9 @@ TEST_F(RunRetentionTest, ABadRetentionSettingIsOneLineAnd125) {
   }
 }
 
-// A run still going holds its record locked: an end that would let it go
-// by the count keeps it, and removes it once it has ended.
+// A run still going holds its record (and its journal) locked: an end that
+// would let it go by the count keeps it, as `cordon runs prune` does, and
+// the next end after it has ended removes it.
 TEST_F(RunRetentionTest, ARunStillGoingIsKept) {
   Settings(R"({"runs": {"keepRuns": 1}})");
   ChildIo io;
@@ -196,6 +197,14 @@ TEST_F(RunRetentionTest, ARunStillGoingIsKept) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(Records(), Contains(with_it[0])) << "a run still going lost its record";
   EXPECT_THAT(r.err, Not(HasSubstr("could not be removed")));
+  // `cordon runs prune` keeps it too, its journal as well, and says so.
+  const std::string journal = t_.root() + "/state/cordon/journal/runs/" + with_it[0];
+  ASSERT_TRUE(Exists(journal));
+  RunResult p = RunCordon({"runs", "prune", "--older-than", "0s"}, t_.ws(), env_);
+  EXPECT_EQ(p.status, 0) << p.err;
+  EXPECT_THAT(p.err, HasSubstr(with_it[0] + " is still going"));
+  EXPECT_EQ(Records(), with_it);
+  EXPECT_TRUE(Exists(journal));
   EXPECT_EQ(going.Wait(), 0);
   ASSERT_EQ(Run("true").status, 0);
   EXPECT_THAT(Records(), Not(Contains(with_it[0])));
