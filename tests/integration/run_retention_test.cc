@@ -140,13 +140,18 @@ TEST_F(RunRetentionTest, TheCountBoundKeepsTheNewestRuns) {
   EXPECT_THAT(Records(), Contains(last));
 }
 
-// Both bounds 0: nothing is removed automatically, however old or many.
+// A bound of 0 is off: keepDays 0 keeps an old run (the count still
+// bounds them); both 0: nothing is removed automatically, however old or
+// many.
 TEST_F(RunRetentionTest, RetentionOffKeepsEverything) {
-  Settings(R"({"runs": {"keepDays": 0, "keepRuns": 0}})");
+  Settings(R"({"runs": {"keepDays": 0}})");
   const std::string old = OldRecord(400, ws_);
+  ASSERT_EQ(Run("true").status, 0);
+  EXPECT_TRUE(Exists(Runs() + "/" + old));
+  Settings(R"({"runs": {"keepDays": 0, "keepRuns": 0}})");
   for (int i = 0; i < 3; ++i) ASSERT_EQ(Run("true").status, 0);
   EXPECT_TRUE(Exists(Runs() + "/" + old));
-  EXPECT_EQ(Records().size(), 4u);
+  EXPECT_EQ(Records().size(), 5u);
   // `cordon runs prune` still removes by hand what it is told to.
   RunResult p = RunCordon({"runs", "prune", "--older-than", "100d"}, t_.ws(), env_);
   EXPECT_EQ(p.status, 0) << p.err;
