@@ -1,7 +1,6 @@
 #include "policy/run_retention.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "policy/digest.h"
 #include "policy/journal_run.h"
@@ -15,17 +14,15 @@ std::string Header(std::string_view workspace) {
   return std::string(kIndexHeader) + Sha256Hex(workspace) + "\n";
 }
 
-// Each whole line of `body` that names a run with a time, once.
-std::vector<std::string> IdsOf(std::string_view body) {
-  std::vector<std::string> out;
-  std::unordered_set<std::string_view> seen;
+// Each whole line of `body` that names a run with a time.
+std::vector<RunFact> RunsOf(std::string_view body) {
+  std::vector<RunFact> out;
+  out.reserve(body.size() / 23);
   while (!body.empty()) {
     const size_t nl = body.find('\n');
     if (nl == std::string_view::npos) break;  // torn: written while cordon was killed
-    const std::string_view id = body.substr(0, nl);
+    if (std::optional<RunFact> f = FactOfId(body.substr(0, nl))) out.push_back(*f);
     body.remove_prefix(nl + 1);
-    if (!ValidRunId(id) || !RunIdStartedS(id) || !seen.insert(id).second) continue;
-    out.emplace_back(id);
   }
   return out;
 }
@@ -42,11 +39,12 @@ RetentionBound BoundOf(const RunRetention& r) {
 std::vector<RunToRemove> ChooseRunsToRemove(std::vector<RunFact> runs, const RetentionBound& b,
                                             int64_t now_s, std::string_view current,
                                             std::size_t at_most) {
-  std::unordered_set<std::string> seen;
-  std::erase_if(runs, [&](const RunFact& r) { return !seen.insert(r.id).second; });
   std::sort(runs.begin(), runs.end(), [](const RunFact& a, const RunFact& b) {
     return a.started_s != b.started_s ? a.started_s < b.started_s : a.id < b.id;
   });
+  runs.erase(std::unique(runs.begin(), runs.end(),
+                         [](const RunFact& a, const RunFact& b) { return a.id == b.id; }),
+             runs.end());
   // The current run is one of the newest max_runs whenever it began (a
   // run that ran long ends after newer ones): the others keep one place
   // fewer, and runs [0, count_cut) of them are past the count.
@@ -62,40 +60,41 @@ std::vector<RunToRemove> ChooseRunsToRemove(std::vector<RunFact> runs, const Ret
     const bool past_age = b.max_age_s && r.started_s <= now_s - *b.max_age_s;
     const bool past_count = i < count_cut;
     if (!past_age && !past_count) break;  // oldest first: every later run is kept too
-    out.push_back({r.id, past_age, past_count});
+    out.push_back({std::string(r.id), past_age, past_count});
   }
   return out;
 }
 
-std::vector<RunFact> FactsFromIds(const std::vector<std::string>& ids) {
-  std::vector<RunFact> out;
-  out.reserve(ids.size());
-  for (const std::string& id : ids) {
-    if (std::optional<int64_t> t = RunIdStartedS(id)) out.push_back({id, *t});
-  }
-  return out;
+std::optional<RunFact> FactOfId(std::string_view id) {
+  if (!ValidRunId(id)) return std::nullopt;
+  std::optional<int64_t> started = RunIdStartedS(id);
+  if (!started) return std::nullopt;
+  return RunFact{id, *started};
 }
 
 std::string RunIndexKey(std::string_view workspace) { return Sha256Hex(workspace).substr(0, 32); }
 
-std::string RunIndexText(std::string_view workspace, const std::vector<std::string>& ids) {
+std::string RunIndexText(std::string_view workspace, const std::vector<RunFact>& runs) {
   std::string out = Header(workspace);
-  out.reserve(out.size() + ids.size() * 24);
-  for (const std::string& id : ids) out += id + "\n";
+  out.reserve(out.size() + runs.size() * 23);
+  for (const RunFact& r : runs) {
+    out += r.id;
+    out += '\n';
+  }
   return out;
 }
 
-std::optional<std::vector<std::string>> ParseRunIndex(std::string_view text,
-                                                      std::string_view workspace) {
+std::optional<std::vector<RunFact>> ParseRunIndex(std::string_view text,
+                                                  std::string_view workspace) {
   const std::string header = Header(workspace);
   if (!text.starts_with(header)) return std::nullopt;
-  return IdsOf(text.substr(header.size()));
+  return RunsOf(text.substr(header.size()));
 }
 
-std::vector<std::string> RunIndexIds(std::string_view text) {
+std::vector<RunFact> RunIndexRuns(std::string_view text) {
   if (!text.starts_with(kIndexHeader)) return {};
   const size_t nl = text.find('\n');
-  return nl == std::string_view::npos ? std::vector<std::string>{} : IdsOf(text.substr(nl + 1));
+  return nl == std::string_view::npos ? std::vector<RunFact>{} : RunsOf(text.substr(nl + 1));
 }
 
 }  // namespace cordon::policy

@@ -42,9 +42,11 @@ struct RetentionBound {
 // The bound `r` sets (0 → none).
 RetentionBound BoundOf(const RunRetention& r);
 
-// A run of the workspace, as the caller found it.
+// A run of the workspace, as the caller found it. `id` views the caller's
+// string, which must outlive the decision (no copy: an index of thousands
+// of runs is read at every run's end).
 struct RunFact {
-  std::string id;
+  std::string_view id;
   int64_t started_s = 0;
 };
 
@@ -59,27 +61,28 @@ struct RunToRemove {
 // oldest go first, so a backlog shrinks run by run). `current` (the run
 // that is ending) is never chosen and is always one of the newest
 // max_runs, whenever it began. The newest are by start, then id; an id
-// listed twice is one run.
+// listed twice (with the one start its name or record says) is one run.
 std::vector<RunToRemove> ChooseRunsToRemove(std::vector<RunFact> runs, const RetentionBound& b,
                                             int64_t now_s, std::string_view current,
                                             std::size_t at_most);
 
-// The runs named by `ids` (policy::RunIdStartedS: when each began, from its
-// name); an id whose name says no time is left out.
-std::vector<RunFact> FactsFromIds(const std::vector<std::string>& ids);
+// The run named `id` when it is a run id that says when it began
+// (policy::RunIdStartedS), as a fact viewing `id`; none otherwise.
+std::optional<RunFact> FactOfId(std::string_view id);
 
-// The index of one workspace's run ids: its file's name (hex, from the
+// The index of one workspace's runs: its file's name (hex, from the
 // workspace's realpath), and its text: a header line naming the workspace
-// by digest, then one id a line.
+// by digest, then one run id a line.
 std::string RunIndexKey(std::string_view workspace);
-std::string RunIndexText(std::string_view workspace, const std::vector<std::string>& ids);
+std::string RunIndexText(std::string_view workspace, const std::vector<RunFact>& runs);
 
-// The ids of an index's text, each once and in order: valid run ids with a
-// time in their name, each on a whole line (a torn last line is dropped).
-// None when the header names another workspace or is not one.
-std::optional<std::vector<std::string>> ParseRunIndex(std::string_view text,
-                                                      std::string_view workspace);
-// The ids whatever the header names (for a reconcile: every indexed run).
-std::vector<std::string> RunIndexIds(std::string_view text);
+// The runs of an index's text, in order, viewing `text`: each whole line
+// that is a run id with a time (a torn last line is dropped). None when
+// the header names another workspace or is not one.
+std::optional<std::vector<RunFact>> ParseRunIndex(std::string_view text,
+                                                  std::string_view workspace);
+// The same whatever workspace the header names (for a reconcile: every
+// run an index holds).
+std::vector<RunFact> RunIndexRuns(std::string_view text);
 
 }  // namespace cordon::policy

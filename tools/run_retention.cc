@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <ctime>
 #include <string>
 #include <vector>
@@ -39,8 +40,9 @@ bool RemoveJournal(const supervisor::JournalPlace& place, const std::string& id,
 void RemoveOldJournals(const supervisor::JournalPlace& place, const std::string& workspace,
                        std::size_t days, const std::string& current, int64_t now) {
   const int64_t max_age = static_cast<int64_t>(days) * 86400;
-  std::vector<policy::RunFact> facts;
-  for (const supervisor::RunSummary& r : supervisor::ListRuns(place, now - max_age + 1)) {
+  const std::vector<supervisor::RunSummary> listed = supervisor::ListRuns(place, now - max_age + 1);
+  std::vector<policy::RunFact> facts;  // viewing `listed`
+  for (const supervisor::RunSummary& r : listed) {
     if (r.meta && r.meta->workspace == workspace) facts.push_back({r.id, r.meta->started_s});
   }
   for (const policy::RunToRemove& r : policy::ChooseRunsToRemove(
@@ -64,8 +66,8 @@ void RetainRecords(const policy::Policy& p, const RunServices& s, int64_t now) {
     spdlog::info("run retention skipped this time: {}", kept.skipped);
     return;
   }
-  if (kept.indexed > 0)
-    spdlog::debug("run retention: {} earlier run record(s) indexed", kept.indexed);
+  spdlog::debug("run retention: {} record(s) removed, {} kept while their runs go, {} indexed",
+                kept.removed.size(), kept.still_going, kept.indexed);
   std::vector<std::string> beyond;  // past runs.keepRuns: the journal goes too
   for (const policy::RunToRemove& r : kept.removed) {
     if (r.past_count) beyond.push_back(r.id);
@@ -93,12 +95,16 @@ void RetainRecords(const policy::Policy& p, const RunServices& s, int64_t now) {
 
 void RetainRuns(const policy::Policy& p, const RunServices& s,
                 const std::shared_ptr<supervisor::Journal>& journal) {
+  const auto start = std::chrono::steady_clock::now();
   const int64_t now = std::time(nullptr);
   if (journal) {
     const supervisor::JournalPlace place = journal->OpenPlace();
     if (place.runs) RemoveOldJournals(place, p.workspace, p.limits.max_journal_days, s.run_id, now);
   }
   RetainRecords(p, s, now);
+  spdlog::debug("run retention took {} us", std::chrono::duration_cast<std::chrono::microseconds>(
+                                                std::chrono::steady_clock::now() - start)
+                                                .count());
 }
 
 }  // namespace cordon::tools

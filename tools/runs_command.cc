@@ -337,8 +337,9 @@ int Prune(const std::string& workspace_arg, const std::string& older_than) {
     }
   };
   for (supervisor::JournalPlace& place : supervisor::ExistingJournalPlaces(*workspace)) {
-    std::vector<policy::RunFact> facts;
-    for (const supervisor::RunSummary& r : supervisor::ListRuns(place)) {
+    const std::vector<supervisor::RunSummary> listed = supervisor::ListRuns(place);
+    std::vector<policy::RunFact> facts;  // viewing `listed`
+    for (const supervisor::RunSummary& r : listed) {
       if (r.meta) facts.push_back({r.id, r.meta->started_s});
     }
     for (const policy::RunToRemove& r : choose(std::move(facts))) {
@@ -347,8 +348,9 @@ int Prune(const std::string& workspace_arg, const std::string& older_than) {
   }
   // The run records (and their default logs) of this workspace's older runs.
   size_t records = 0;
-  std::vector<policy::RunFact> facts;
-  for (const supervisor::ListedRun& r : supervisor::ListRunRecords()) {
+  const std::vector<supervisor::ListedRun> listed = supervisor::ListRunRecords();
+  std::vector<policy::RunFact> facts;  // viewing `listed`
+  for (const supervisor::ListedRun& r : listed) {
     if (r.record && r.record->meta.workspace == *workspace) {
       facts.push_back({r.id, r.record->meta.started_s});
     }

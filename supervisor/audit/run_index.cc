@@ -65,36 +65,45 @@ void AddToOtherIndex(int index_dir, const std::string& workspace,
   if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return;  // the next reconcile
   Result<std::string> text = ReadSmallFile(fd.get(), "run index", kMaxIndex);
   if (!text) return;
-  std::vector<std::string> all;
+  std::vector<policy::RunFact> all;
   if (!text->empty()) {
     auto parsed = policy::ParseRunIndex(text.value(), workspace);
     if (!parsed) return;
     all = std::move(*parsed);
   }
-  all.insert(all.end(), ids.begin(), ids.end());
+  for (const std::string& id : ids) {
+    if (auto f = policy::FactOfId(id)) all.push_back(*f);
+  }
   (void)Rewrite(fd.get(), policy::RunIndexText(workspace, all));
 }
 
 // Indexes the records no index holds yet, when a day has passed since the
 // last reconcile that went through (or none did) and no other run is at
-// it. The current workspace's go to `ids`, the others' to their indexes.
+// it. The ids of the current workspace's (`own`: those its index holds)
+// go to `found_own`, the others' to their indexes. How many were indexed.
 size_t ReconcileIfDue(int runs_root, int index_dir, const std::string& workspace,
-                      std::vector<std::string>& ids, int64_t now_s) {
+                      const std::vector<policy::RunFact>& own, std::vector<std::string>& found_own,
+                      int64_t now_s) {
   Fd stamp = OpenIndexFile(index_dir, kStamp);
   struct stat st;
   if (!stamp || ::fstat(stamp.get(), &st) != 0) return 0;
   if (st.st_size > 0 && now_s - st.st_mtime < kReconcileEvery) return 0;
   if (::flock(stamp.get(), LOCK_EX | LOCK_NB) != 0) return 0;
-  const std::string own = policy::RunIndexKey(workspace);
-  std::unordered_set<std::string> known(ids.begin(), ids.end());
+  const std::string own_key = policy::RunIndexKey(workspace);
   Fd listing(::openat(index_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   auto files = listing ? ListNames(listing.get()) : Result<std::vector<std::string>>(Errno("open"));
   if (!files) return 0;
+  std::vector<std::string> texts;  // every other index, read whole before any is viewed
   for (const std::string& name : files.value()) {
-    if (name == kStamp || name == own) continue;
+    if (name == kStamp || name == own_key) continue;
     if (auto text = ReadOwnedFileAt(index_dir, name.c_str(), kMaxIndex)) {
-      for (std::string& id : policy::RunIndexIds(text.value())) known.insert(std::move(id));
+      texts.push_back(std::move(text.value()));
     }
+  }
+  std::unordered_set<std::string_view> known;
+  for (const policy::RunFact& r : own) known.insert(r.id);
+  for (const std::string& text : texts) {
+    for (const policy::RunFact& r : policy::RunIndexRuns(text)) known.insert(r.id);
   }
   listing = Fd(::openat(runs_root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   auto names = listing ? ListNames(listing.get()) : Result<std::vector<std::string>>(Errno("open"));
@@ -113,12 +122,13 @@ size_t ReconcileIfDue(int runs_root, int index_dir, const std::string& workspace
     if (r) found[r->meta.workspace].push_back(name);
   }
   size_t indexed = 0;
-  for (auto& [ws, found_ids] : found) {
-    indexed += found_ids.size();
-    if (ws == workspace)
-      ids.insert(ids.end(), found_ids.begin(), found_ids.end());
-    else
-      AddToOtherIndex(index_dir, ws, found_ids);
+  for (auto& [ws, ids] : found) {
+    indexed += ids.size();
+    if (ws == workspace) {
+      found_own = std::move(ids);
+    } else {
+      AddToOtherIndex(index_dir, ws, ids);
+    }
   }
   if (through) (void)Rewrite(stamp.get(), std::to_string(now_s) + "\n");  // and its mtime
   return indexed;
@@ -150,25 +160,30 @@ RetainedRecords RetainRunRecords(int runs_root, const std::string& workspace,
     out.skipped = Describe(text.error());
     return out;
   }
-  std::optional<std::vector<std::string>> parsed = policy::ParseRunIndex(text.value(), workspace);
-  // A new index, or one not ours (written whole again, ours).
-  bool rewrite = !parsed;
-  std::vector<std::string> ids = parsed ? std::move(*parsed) : std::vector<std::string>{};
-  const size_t before = ids.size();
-  out.indexed = ReconcileIfDue(runs_root, index_dir->get(), workspace, ids, now_s);
-  rewrite = rewrite || ids.size() != before;
-  const bool listed = std::find(ids.begin(), ids.end(), run_id) != ids.end();
-  if (!listed) ids.push_back(run_id);
+  // The runs view `text`, `found` and `run_id`, none changed from here on.
+  auto parsed = policy::ParseRunIndex(text.value(), workspace);
+  bool rewrite = !parsed;  // a new index, or not ours: written whole, ours
+  std::vector<policy::RunFact> runs = parsed ? std::move(*parsed) : std::vector<policy::RunFact>{};
+  std::vector<std::string> found;
+  out.indexed = ReconcileIfDue(runs_root, index_dir->get(), workspace, runs, found, now_s);
+  for (const std::string& id : found) {
+    if (auto f = policy::FactOfId(id)) runs.push_back(*f);
+  }
+  rewrite = rewrite || !found.empty();
+  const bool listed = std::any_of(runs.begin(), runs.end(),
+                                  [&](const policy::RunFact& r) { return r.id == run_id; });
+  if (!listed) {
+    if (auto f = policy::FactOfId(run_id)) runs.push_back(*f);
+  }
 
-  std::unordered_set<std::string> gone;
+  std::vector<std::string> gone;  // at most at_most
   const int64_t start = MonotonicNs();
-  for (policy::RunToRemove& r :
-       policy::ChooseRunsToRemove(policy::FactsFromIds(ids), bound, now_s, run_id, at_most)) {
+  for (policy::RunToRemove& r : policy::ChooseRunsToRemove(runs, bound, now_s, run_id, at_most)) {
     if (gone.size() >= 2 && MonotonicNs() - start > kRemovalBudgetNs)
       break;  // the next run goes on
     Status s = RemoveRunRecordAt(runs_root, r.id);
     if (s || s.error().err == ENOENT) {
-      gone.insert(r.id);
+      gone.push_back(r.id);
       if (s) out.removed.push_back(std::move(r));
     } else if (s.error().err == EBUSY) {
       ++out.still_going;
@@ -177,12 +192,14 @@ RetainedRecords RetainRunRecords(int runs_root, const std::string& workspace,
     }
   }
   if (!gone.empty()) {
-    std::erase_if(ids, [&](const std::string& id) { return gone.count(id) != 0; });
+    std::erase_if(runs, [&](const policy::RunFact& r) {
+      return std::find(gone.begin(), gone.end(), r.id) != gone.end();
+    });
     rewrite = true;
   }
   Status written = Ok();
   if (rewrite) {
-    written = Rewrite(fd.get(), policy::RunIndexText(workspace, ids));
+    written = Rewrite(fd.get(), policy::RunIndexText(workspace, runs));
   } else if (!listed) {
     // The usual end: one line appended.
     const std::string line = run_id + "\n";

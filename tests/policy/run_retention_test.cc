@@ -18,8 +18,9 @@ using ::testing::IsEmpty;
 constexpr int64_t kDay = 86400;
 constexpr int64_t kNow = 1'800'000'000;
 
-// A run `days_ago` old (the id says which, for the tables).
-RunFact Ago(const std::string& id, int64_t days_ago) { return {id, kNow - days_ago * kDay}; }
+// A run `days_ago` old (the id says which, for the tables; a fact views
+// its id, here a literal or a string the test keeps).
+RunFact Ago(std::string_view id, int64_t days_ago) { return {id, kNow - days_ago * kDay}; }
 
 std::vector<std::string> Ids(const std::vector<RunToRemove>& v) {
   std::vector<std::string> out;
@@ -80,8 +81,10 @@ TEST(RetentionDecisionTest, SaysWhichBoundEachRunIsPast) {
 }
 
 TEST(RetentionDecisionTest, OldestFirstAndNoMoreThanAsked) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 10; ++i) names.push_back("r" + std::to_string(i));
   std::vector<RunFact> runs;
-  for (int i = 0; i < 10; ++i) runs.push_back(Ago("r" + std::to_string(i), 100 - i));
+  for (int i = 0; i < 10; ++i) runs.push_back(Ago(names[i], 100 - i));
   EXPECT_THAT(Ids(ChooseRunsToRemove(runs, Bound(30, std::nullopt), kNow, "", 3)),
               ElementsAre("r0", "r1", "r2"));
   EXPECT_THAT(ChooseRunsToRemove(runs, Bound(30, std::nullopt), kNow, "", 0), IsEmpty());
@@ -106,24 +109,40 @@ TEST(RetentionDecisionTest, SettingsBoundZeroTurnsABoundOff) {
   EXPECT_TRUE((RunRetention{0, 0}.off()));
 }
 
+std::vector<std::string> IdsOf(const std::vector<RunFact>& runs) {
+  std::vector<std::string> out;
+  for (const RunFact& r : runs) out.emplace_back(r.id);
+  return out;
+}
+
 TEST(RetentionDecisionTest, TheIndexTextRoundTripsAndDropsWhatIsNotARun) {
   const std::string ws = "/home/u/project";
   const std::vector<std::string> ids = {"20261207T022100Z-8383", "20261207T022101Z-8390"};
-  const std::string text = RunIndexText(ws, ids);
-  EXPECT_EQ(ParseRunIndex(text, ws), ids);
-  EXPECT_EQ(RunIndexIds(text), ids);
+  std::vector<RunFact> runs;
+  for (const std::string& id : ids) runs.push_back(*FactOfId(id));
+  EXPECT_EQ(runs[0].started_s, RunIdStartedS(ids[0]));
+  const std::string text = RunIndexText(ws, runs);
+  auto parsed = ParseRunIndex(text, ws);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(IdsOf(*parsed), ids);
+  EXPECT_EQ((*parsed)[1].started_s, runs[1].started_s);
+  EXPECT_EQ(IdsOf(RunIndexRuns(text)), ids);
   EXPECT_EQ(RunIndexKey(ws).size(), 32u);
   EXPECT_NE(RunIndexKey(ws), RunIndexKey(ws + "2"));
   // Another workspace's header, or none: not this workspace's index.
   EXPECT_EQ(ParseRunIndex(text, "/home/u/other"), std::nullopt);
-  EXPECT_EQ(ParseRunIndex("20261207T022100Z-8383\n", ws), std::nullopt);
-  // A line that is no run id, one without a time, a duplicate and a torn
-  // last line are dropped.
+  EXPECT_EQ(ParseRunIndex(ids[0] + "\n", ws), std::nullopt);
+  EXPECT_TRUE(RunIndexRuns(ids[0] + "\n").empty());
+  // A line that is no run id, one without a time, and a torn last line are
+  // dropped; a line twice is one run to the decision.
   const std::string messy = RunIndexText(ws, {}) + "../../etc\n" + "plain-id\n" + ids[0] + "\n" +
                             ids[0] + "\n" + ids[1] + "\n" + "20261207T0221";
-  EXPECT_EQ(ParseRunIndex(messy, ws), ids);
-  EXPECT_EQ(FactsFromIds({ids[0], "plain-id"}).size(), 1u);
-  EXPECT_EQ(FactsFromIds({ids[0]})[0].started_s, RunIdStartedS(ids[0]));
+  parsed = ParseRunIndex(messy, ws);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(IdsOf(*parsed), (std::vector<std::string>{ids[0], ids[0], ids[1]}));
+  EXPECT_EQ(ChooseRunsToRemove(*parsed, Bound(std::nullopt, 1), kNow, "", 10).size(), 1u);
+  EXPECT_EQ(FactOfId("plain-id"), std::nullopt);
+  EXPECT_EQ(FactOfId("../../etc"), std::nullopt);
 }
 
 }  // namespace
