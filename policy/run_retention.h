@@ -30,7 +30,7 @@ struct RunRetention {
   bool off() const { return keep_days == 0 && keep_runs == 0; }
 };
 inline constexpr std::size_t kMaxKeepDays = 36500;
-inline constexpr std::size_t kMaxKeepRuns = 10000000;
+inline constexpr std::size_t kMaxKeepRuns = 1000000;  // an index of ~23 MB
 
 // What a decision keeps: runs that began within `max_age_s` of now, and of
 // those the newest `max_runs`; none: that bound is off.

@@ -242,7 +242,7 @@ TEST(ParsePolicy, RunsBoundsTheirDefaultsZeroAndBadValues) {
       {R"({"runs":{"keepDays":1.5}})", "/runs/keepDays", "whole number"},
       {R"({"runs":{"keepDays":null}})", "/runs/keepDays", "whole number"},
       {R"({"runs":{"keepDays":36501}})", "/runs/keepDays", "to 36500"},
-      {R"({"runs":{"keepRuns":10000001}})", "/runs/keepRuns", "0 (no count bound) to 10000000"},
+      {R"({"runs":{"keepRuns":1000001}})", "/runs/keepRuns", "0 (no count bound) to 1000000"},
       {R"({"runs":{"keepDay":3}})", "/runs/keepDay",
        "unknown key (known here: keepDays, keepRuns)"},
       {R"({"runs":30})", "/runs", "must be an object"},
