@@ -429,8 +429,9 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   const bool recoverable = journal && journal->Stats().changes > 0;
   if (!CloseRunServices(services, status, recoverable)) return kExitCordonError;
   // The tool is done and this run's records are written: the workspace's
-  // older runs go as the policy bounds them (run_retention.h).
-  RetainRuns(p, services, journal);
+  // older runs go as the policy bounds them, and under --policy FILE as the
+  // user's settings file does (run_retention.h).
+  RetainRuns(p, RunRetentionOf(p, o.policy_file), services, journal);
   return status;
 }
 

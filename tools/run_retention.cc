@@ -11,6 +11,7 @@
 #include "supervisor/audit/run_index.h"
 #include "supervisor/journal/journal_place.h"
 #include "supervisor/journal/run_reader.h"
+#include "tools/settings_file.h"
 
 namespace cordon::tools {
 namespace {
@@ -57,11 +58,11 @@ void RemoveOldJournals(const supervisor::JournalPlace& place, const std::string&
 
 // runs.keepDays, runs.keepRuns: the workspace's run records (and, past the
 // count, their journals).
-void RetainRecords(const policy::Policy& p, const RunServices& s, int64_t now) {
-  if (!s.run_dir || p.runs.off()) return;
-  supervisor::RetainedRecords kept =
-      supervisor::RetainRunRecords(s.run_dir->root.get(), p.workspace, s.run_id,
-                                   policy::BoundOf(p.runs), now, kMaxRemovedPerRun);
+void RetainRecords(const policy::Policy& p, const policy::RunRetention& runs, const RunServices& s,
+                   int64_t now) {
+  if (!s.run_dir || runs.off()) return;
+  supervisor::RetainedRecords kept = supervisor::RetainRunRecords(
+      s.run_dir->root.get(), p.workspace, s.run_id, policy::BoundOf(runs), now, kMaxRemovedPerRun);
   if (!kept.skipped.empty()) {
     spdlog::info("run retention skipped this time: {}", kept.skipped);
     return;
@@ -74,7 +75,7 @@ void RetainRecords(const policy::Policy& p, const RunServices& s, int64_t now) {
   }
   if (!beyond.empty()) {
     const std::string why =
-        "past the newest runs.keepRuns = " + std::to_string(p.runs.keep_runs) + " runs";
+        "past the newest runs.keepRuns = " + std::to_string(runs.keep_runs) + " runs";
     for (const supervisor::JournalPlace& place : supervisor::ExistingJournalPlaces(p.workspace)) {
       for (const std::string& id : beyond) RemoveJournal(place, id, why);
     }
@@ -83,7 +84,7 @@ void RetainRecords(const policy::Policy& p, const RunServices& s, int64_t now) {
     spdlog::info(
         "removed the records of {} earlier run(s) of this workspace (runs.keepDays = {}, "
         "runs.keepRuns = {})",
-        kept.removed.size(), p.runs.keep_days, p.runs.keep_runs);
+        kept.removed.size(), runs.keep_days, runs.keep_runs);
   }
   if (kept.failed > 0) {
     spdlog::warn("run retention: {} earlier run record(s) could not be removed (first: {})",
@@ -93,15 +94,26 @@ void RetainRecords(const policy::Policy& p, const RunServices& s, int64_t now) {
 
 }  // namespace
 
-void RetainRuns(const policy::Policy& p, const RunServices& s,
-                const std::shared_ptr<supervisor::Journal>& journal) {
+std::optional<policy::RunRetention> RunRetentionOf(const policy::Policy& p,
+                                                   const std::string& policy_file) {
+  policy::RunRetention runs = p.runs;
+  if (policy_file.empty()) return runs;  // the settings file is the policy
+  if (std::string error; !SettingsRunRetention(runs, error)) {
+    spdlog::warn("run retention skipped this time: {}", error);
+    return std::nullopt;
+  }
+  return runs;
+}
+
+void RetainRuns(const policy::Policy& p, const std::optional<policy::RunRetention>& runs,
+                const RunServices& s, const std::shared_ptr<supervisor::Journal>& journal) {
   const auto start = std::chrono::steady_clock::now();
   const int64_t now = std::time(nullptr);
   if (journal) {
     const supervisor::JournalPlace place = journal->OpenPlace();
     if (place.runs) RemoveOldJournals(place, p.workspace, p.limits.max_journal_days, s.run_id, now);
   }
-  RetainRecords(p, s, now);
+  if (runs) RetainRecords(p, *runs, s, now);
   spdlog::debug("run retention took {} us", std::chrono::duration_cast<std::chrono::microseconds>(
                                                 std::chrono::steady_clock::now() - start)
                                                 .count());

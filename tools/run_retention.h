@@ -7,6 +7,8 @@
 // that fails is one warning line; the run's exit status stays the tool's.
 //
 //   run records and their default logs   runs.keepDays, runs.keepRuns
+//                                        (the settings file's, also
+//                                        under --policy FILE)
 //   a recoverable run's journal          limits.journalDays, and
 //                                        runs.keepRuns (past it, it goes
 //                                        with its record)
@@ -16,6 +18,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "policy/policy.h"
 #include "supervisor/journal/journal.h"
@@ -28,9 +32,19 @@ namespace cordon::tools {
 // a bounded cost.
 inline constexpr std::size_t kMaxRemovedPerRun = 16;
 
-// The pass, for `p`'s workspace (the policy the run was launched with);
-// `journal`: the run's, null when it kept none.
-void RetainRuns(const policy::Policy& p, const RunServices& s,
-                const std::shared_ptr<supervisor::Journal>& journal);
+// The bound of the workspace's run records: `p`'s runs section, and under
+// --policy FILE (`policy_file` not empty) the settings file's over it:
+// retention is the user's preference, not a policy of the run
+// (SettingsRunRetention). None, after one warning line, when the settings
+// file cannot be read or parsed: no record is removed rather than more
+// than the user allows.
+std::optional<policy::RunRetention> RunRetentionOf(const policy::Policy& p,
+                                                   const std::string& policy_file);
+
+// The pass, for `p`'s workspace (the policy the run was launched with),
+// its records bounded by `runs` (none: left alone); `journal`: the run's,
+// null when it kept none.
+void RetainRuns(const policy::Policy& p, const std::optional<policy::RunRetention>& runs,
+                const RunServices& s, const std::shared_ptr<supervisor::Journal>& journal);
 
 }  // namespace cordon::tools

@@ -1,7 +1,8 @@
 // Run retention (policy/run_retention.h, tools/run_retention.h): at the end
 // of `cordon run` the records of the workspace's older runs go, as the
 // settings file's `runs.keepDays` and `runs.keepRuns` bound them (30 days,
-// 1000 runs by default; 0 turns a bound off), and never the run that is
+// 1000 runs by default; 0 turns a bound off; also under --policy FILE,
+// whose own runs section the settings file's keys stand over), and never the run that is
 // ending, a run still going, another workspace's run, a log named with
 // --audit FILE or a file cordon did not make. A failed removal is one
 // warning; the exit status stays the tool's. The real cordon binary; the
@@ -157,6 +158,62 @@ TEST_F(RunRetentionTest, RetentionOffKeepsEverything) {
   EXPECT_EQ(p.status, 0) << p.err;
   EXPECT_THAT(p.out, HasSubstr("1 run record(s) removed"));
   EXPECT_FALSE(Exists(Runs() + "/" + old));
+}
+
+// Retention is the user's preference, not a policy of the run: under
+// --policy FILE the settings file's runs section still bounds the records,
+// each key it sets over FILE's; a key it leaves out is FILE's (or the
+// default).
+TEST_F(RunRetentionTest, UnderAPolicyFileTheSettingsFileStillBoundsTheRuns) {
+  Settings(R"({"runs": {"keepRuns": 2}})");
+  const std::string policy = t_.Out("policy.json");
+  WriteFile(policy, R"({"runs": {"keepRuns": 1000}})");
+  for (int i = 0; i < 4; ++i) {
+    RunResult r = Run("true", {"--policy", policy});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_EQ(Records().size(), 2u);
+  // The settings file names keepDays alone: FILE's keepRuns stands.
+  Settings(R"({"runs": {"keepDays": 90}})");
+  WriteFile(policy, R"({"runs": {"keepRuns": 1}})");
+  RunResult r = Run("true", {"--policy", policy, "--log-level", "info"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Records().size(), 1u);
+  EXPECT_THAT(r.err, HasSubstr("runs.keepDays = 90, runs.keepRuns = 1"));
+}
+
+// The honest neighbour: a settings file without a runs section leaves
+// FILE's bound as it is; none at all, the defaults (a recent run stays).
+TEST_F(RunRetentionTest, UnderAPolicyFileWithoutSettingsItsOwnBoundStands) {
+  const std::string policy = t_.Out("policy.json");
+  WriteFile(policy, "{}");
+  const std::string recent = OldRecord(10, ws_), old = OldRecord(40, ws_);
+  ASSERT_EQ(Run("true", {"--policy", policy}).status, 0);
+  EXPECT_TRUE(Exists(Runs() + "/" + recent));
+  EXPECT_FALSE(Exists(Runs() + "/" + old));
+  Settings(R"({"limits": {"treeDepth": 32}})");
+  WriteFile(policy, R"({"runs": {"keepRuns": 1}})");
+  RunResult r = Run("true", {"--policy", policy});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Records().size(), 1u);
+  EXPECT_FALSE(Exists(Runs() + "/" + recent));
+}
+
+// A settings file that does not parse cannot say how many runs the user
+// keeps: under --policy FILE the run is FILE's and goes ahead, and no
+// record is removed, with one line.
+TEST_F(RunRetentionTest, UnderAPolicyFileABadSettingsFileRemovesNothing) {
+  Settings(R"({"runs": {"keepRuns": -1}})");
+  const std::string policy = t_.Out("policy.json");
+  WriteFile(policy, R"({"runs": {"keepRuns": 1}})");
+  const std::string old = OldRecord(40, ws_);
+  RunResult r = Run("exit 4", {"--policy", policy});
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_TRUE(Exists(Runs() + "/" + old));
+  EXPECT_EQ(Records().size(), 2u);
+  EXPECT_THAT(r.err, HasSubstr("run retention skipped this time"));
+  EXPECT_THAT(r.err, HasSubstr("/runs/keepRuns: must be a whole number from 0"));
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
 }
 
 // A bad value is the settings parser's one line and 125: no tool runs and
