@@ -300,6 +300,23 @@ TEST_F(RunRetentionTest, ANamedLogAndFilesCordonDidNotMakeStay) {
   EXPECT_EQ(ReadFile(named), log) << "the log the user named was touched";
 }
 
+// `cordon runs prune` removes through the same removal: in a directory that
+// holds a file cordon did not make only cordon's own files go; the file and
+// its directory stay, one line names it and prune exits 125. The other old
+// run still goes.
+TEST_F(RunRetentionTest, PruneLeavesADirectoryHoldingFilesCordonDidNotMake) {
+  const std::string old = OldRecord(40, ws_), other = OldRecord(41, ws_);
+  WriteFile(Runs() + "/" + old + "/notes.txt", "mine\n");
+  RunResult p = RunCordon({"runs", "prune", "--older-than", "30d"}, t_.ws(), env_);
+  EXPECT_EQ(p.status, 125) << p.err;
+  EXPECT_THAT(p.err, HasSubstr(old + " holds files cordon did not make"));
+  EXPECT_EQ(Lines(p.err), 1) << p.err;
+  EXPECT_EQ(ReadFile(Runs() + "/" + old + "/notes.txt"), "mine\n");
+  EXPECT_FALSE(Exists(Runs() + "/" + old + "/run.json"));
+  EXPECT_FALSE(Exists(Runs() + "/" + other));
+  EXPECT_THAT(p.out, HasSubstr("1 run record(s) removed"));
+}
+
 // Past runs.keepRuns a recoverable run's journal goes with its record,
 // named in one line (it can no longer be undone).
 TEST_F(RunRetentionTest, PastTheCountTheJournalGoesWithTheRecord) {
