@@ -31,8 +31,6 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
-
 class RunRetentionTest : public ::testing::Test {
  protected:
   void SetUp() override {
