@@ -44,6 +44,7 @@
 #include <thread>
 #include <vector>
 
+#include "supervisor/fd_passing.h"
 #include "supervisor/uapi.h"  // the kernel ABI's numbers, as Debian 12's headers lack them
 
 namespace {
@@ -298,38 +299,15 @@ void InstallFilter(int sock) {
   }
   if (::seccomp_load(ctx) != 0) Die("seccomp_load");
   int listener = ::seccomp_notify_fd(ctx);
-  char byte = 'L';
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(cm), &listener, sizeof listener);
-  if (::sendmsg(sock, &msg, 0) != 1) Die("sendmsg");
+  const char byte = 'L';
+  if (cordon::supervisor::SendFdRawErrno(sock, &byte, 1, listener) != 0) Die("sendmsg");
   ::close(listener);
 }
 
 int RecvListener(int sock) {
   char byte;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  if (::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1) return -1;
-  cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-  if (cm == nullptr || cm->cmsg_type != SCM_RIGHTS) return -1;
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(cm), sizeof fd);
-  return fd;
+  cordon::Result<cordon::Fd> fd = cordon::supervisor::RecvFd(sock, &byte, 1);
+  return fd ? fd.value().release() : -1;
 }
 
 // Answers each notification "continue" until the listener has no task.

@@ -12,6 +12,7 @@
 #include "policy/hard_links.h"
 #include "policy/path_admission.h"
 #include "policy/rule_lookup.h"
+#include "policy/run_retention.h"
 #include "policy/tool_pin.h"
 #include "policy/web_url.h"
 
@@ -159,6 +160,9 @@ struct Policy {
   WebGrant web;
   bool private_tmp = true;
   Limits limits;
+  // How many of the workspace's runs a run's end keeps (runs.keepDays,
+  // runs.keepRuns; policy/run_retention.h).
+  RunRetention runs;
   // Seed-004 settings (docs/policy.md documents each).
   bool sandbox_enabled = true;      // false only with allow_bypass (checked at load)
   bool allow_bypass = false;        // --no-sandbox is refused without it

@@ -291,6 +291,24 @@ void ParseLimits(Ctx& c, const json& j, const std::string& ptr) {
   Count(c, j, "treeDepth", ptr, 4096, c.p.limits.max_tree_depth);
 }
 
+// runs: how many of the workspace's runs are kept (policy/run_retention.h);
+// 0 turns a bound off.
+void ParseRuns(Ctx& c, const json& j, const std::string& ptr) {
+  if (!Object(c, j, ptr, {"keepDays", "keepRuns"})) return;
+  auto bound = [&](const char* key, std::size_t max, const char* off, std::size_t& out) {
+    if (!j.contains(key)) return;
+    const json& v = j[key];
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max) {
+      c.Error(Child(ptr, key),
+              "must be a whole number from 0 (" + std::string(off) + ") to " + std::to_string(max));
+      return;
+    }
+    out = static_cast<std::size_t>(v.get<std::uint64_t>());
+  };
+  bound("keepDays", kMaxKeepDays, "no age bound", c.p.runs.keep_days);
+  bound("keepRuns", kMaxKeepRuns, "no count bound", c.p.runs.keep_runs);
+}
+
 // tools: [{name, path}]: the exec allowlist, named here and pinned by the
 // loader (supervisor::PinTools), which reports at the same pointer.
 void ParseTools(Ctx& c, const json& j, const std::string& ptr) {
@@ -324,7 +342,7 @@ struct Section {
 constexpr Section kSections[] = {
     {"security", ParseSecurity},   {"sandbox", ParseSandbox},     {"protectedPaths", ParseProtectedPaths},
     {"sensitive", ParseSensitive}, {"links", ParseLinks},         {"limits", ParseLimits},
-    {"tools", ParseTools},         {"hardLinks", ParseHardLinks},
+    {"tools", ParseTools},         {"hardLinks", ParseHardLinks}, {"runs", ParseRuns},
 };
 
 // The seeds' profile rules (DESIGN.md, "The policy, from the seeds").

@@ -32,6 +32,7 @@
 #include "tools/run_journal.h"
 #include "tools/run_preload.h"
 #include "tools/run_reload.h"
+#include "tools/run_retention.h"
 #include "tools/run_services.h"
 #include "tools/run_web_proxy.h"
 #include "tools/settings_file.h"
@@ -427,6 +428,10 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
   ReportPreload(preload, req.argv[0], named_log);
   const bool recoverable = journal && journal->Stats().changes > 0;
   if (!CloseRunServices(services, status, recoverable)) return kExitCordonError;
+  // The tool is done and this run's records are written: the workspace's
+  // older runs go as the policy bounds them, and under --policy FILE as the
+  // user's settings file does (run_retention.h).
+  RetainRuns(p, RunRetentionOf(p, o.policy_file), services, journal);
   return status;
 }
 

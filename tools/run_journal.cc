@@ -12,36 +12,11 @@
 #include <set>
 #include <sstream>
 
-#include "supervisor/journal/run_reader.h"
 #include "supervisor/remove_tree.h"
 
 namespace cordon::tools {
 
 namespace {
-
-// The age bound: this workspace's runs older than `days` lose their
-// journals, each named (nothing is dropped unsaid). At every launch: a run
-// whose name says it began after the cutoff is not opened (a run's name is
-// made before its start is recorded), so the cost is a listing, not a read
-// of every run's meta.json (2,313 runs made it ~45 ms a launch).
-void PruneOldRuns(const supervisor::JournalPlace& place, const std::string& workspace,
-                  size_t days) {
-  const int64_t cutoff = std::time(nullptr) - static_cast<int64_t>(days) * 86400;
-  for (const supervisor::RunSummary& r : supervisor::ListRuns(place, cutoff)) {
-    if (!r.meta || r.meta->workspace != workspace || r.meta->started_s >= cutoff) continue;
-    if (Status s = supervisor::RemoveRun(place, r.id); !s) {
-      spdlog::warn(
-          "run {}: its journal is older than limits.journalDays ({}) but could not be "
-          "removed: {}",
-          r.id, days, Describe(s.error()));
-    } else {
-      spdlog::warn(
-          "removed the journal of run {} ({} days old, limits.journalDays = {}): it can "
-          "no longer be undone",
-          r.id, (std::time(nullptr) - r.meta->started_s) / 86400, days);
-    }
-  }
-}
 
 // A mount point as /proc/self/mountinfo writes it: space, tab, newline
 // and backslash as octal escapes.
@@ -145,7 +120,6 @@ std::shared_ptr<supervisor::Journal> OpenJournal(policy::Policy& p,
     return fall_back("no place for its journal on the workspace's mount, outside it: " +
                      Describe(place.error()));
   }
-  PruneOldRuns(place.value(), p.workspace, p.limits.max_journal_days);
   policy::RunMeta meta;
   meta.id = run_id;
   meta.workspace = p.workspace;

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "policy/audit_record.h"
+#include "policy/run_retention.h"
 #include "policy/undo_plan.h"
 #include "supervisor/audit/audit_log.h"
 #include "supervisor/audit/run_records.h"
@@ -306,6 +307,9 @@ int64_t ParseAge(const std::string& s) {
   return n * mult;
 }
 
+// The journals and records of the workspace's runs that began AGE ago or
+// earlier: the decision a run's end takes (policy::ChooseRunsToRemove,
+// tools/run_retention.h), with an age alone and no bound on how many.
 int Prune(const std::string& workspace_arg, const std::string& older_than) {
   const int64_t age = ParseAge(older_than);
   if (age < 0) {
@@ -314,31 +318,45 @@ int Prune(const std::string& workspace_arg, const std::string& older_than) {
   }
   auto workspace = WorkspaceOf(workspace_arg);
   if (!workspace) return kExitCordonError;
-  const int64_t cutoff = std::time(nullptr) - age;
+  const int64_t now = std::time(nullptr);
+  const policy::RetentionBound bound{age, std::nullopt};
+  auto choose = [&](std::vector<policy::RunFact> facts) {
+    return policy::ChooseRunsToRemove(std::move(facts), bound, now, "", SIZE_MAX);
+  };
   size_t removed = 0, failed = 0;
+  // A run still going is kept (one line); one gone meanwhile was removed
+  // by another cordon's end.
+  auto count = [&](const std::string& id, const Status& s, size_t& done) {
+    if (s) {
+      ++done;
+    } else if (s.error().err == EBUSY) {
+      spdlog::warn("{}", Describe(s.error()));
+    } else if (s.error().err != ENOENT) {
+      spdlog::error("run {}: {}", id, Describe(s.error()));
+      ++failed;
+    }
+  };
   for (supervisor::JournalPlace& place : supervisor::ExistingJournalPlaces(*workspace)) {
-    for (const supervisor::RunSummary& r : supervisor::ListRuns(place)) {
-      if (!r.meta || r.meta->started_s > cutoff) continue;
-      if (Status s = supervisor::RemoveRun(place, r.id); !s) {
-        spdlog::error("run {}: {}", r.id, Describe(s.error()));
-        ++failed;
-      } else {
-        ++removed;
-      }
+    const std::vector<supervisor::RunSummary> listed = supervisor::ListRuns(place);
+    std::vector<policy::RunFact> facts;  // viewing `listed`
+    for (const supervisor::RunSummary& r : listed) {
+      if (r.meta) facts.push_back({r.id, r.meta->started_s});
+    }
+    for (const policy::RunToRemove& r : choose(std::move(facts))) {
+      count(r.id, supervisor::RemoveRun(place, r.id), removed);
     }
   }
   // The run records (and their default logs) of this workspace's older runs.
   size_t records = 0;
-  for (const supervisor::ListedRun& r : supervisor::ListRunRecords()) {
-    if (!r.record || r.record->meta.workspace != *workspace || r.record->meta.started_s > cutoff) {
-      continue;
+  const std::vector<supervisor::ListedRun> listed = supervisor::ListRunRecords();
+  std::vector<policy::RunFact> facts;  // viewing `listed`
+  for (const supervisor::ListedRun& r : listed) {
+    if (r.record && r.record->meta.workspace == *workspace) {
+      facts.push_back({r.id, r.record->meta.started_s});
     }
-    if (Status s = supervisor::RemoveRunRecord(r.id); !s) {
-      spdlog::error("run {}: {}", r.id, Describe(s.error()));
-      ++failed;
-    } else {
-      ++records;
-    }
+  }
+  for (const policy::RunToRemove& r : choose(std::move(facts))) {
+    count(r.id, supervisor::RemoveRunRecord(r.id), records);
   }
   std::printf("%zu run journal(s) removed, %zu run record(s) removed\n", removed, records);
   return failed ? kExitCordonError : 0;

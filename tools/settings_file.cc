@@ -72,6 +72,23 @@ std::string LoadSettings(policy::Policy& p, std::vector<std::string>& errors,
   return path;
 }
 
+bool SettingsRunRetention(policy::RunRetention& runs, std::string& error) {
+  SettingsText s;
+  if (!ReadSettings(s, error)) return false;
+  if (!s.exists) return true;
+  // The whole file is checked, as a run without --policy checks it; only
+  // its runs section is taken.
+  policy::Policy settings;
+  settings.runs = runs;
+  const std::vector<std::string> errors = Check(s.path, s.text, settings);
+  if (!errors.empty()) {
+    error = errors.front();
+    return false;
+  }
+  runs = settings.runs;
+  return true;
+}
+
 bool ReadSettings(SettingsText& out, std::string& error, std::string* warning) {
   out.path = SettingsPath(warning);
   struct stat st;

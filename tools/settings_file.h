@@ -27,6 +27,13 @@ std::string SettingsPath(std::string* warning = nullptr);
 std::string LoadSettings(policy::Policy& p, std::vector<std::string>& errors,
                          std::vector<std::string>& warnings);
 
+// Run retention is the user's preference, not a policy of the run: under
+// --policy FILE (which is read instead of the settings file) the settings
+// file's runs.keepDays and runs.keepRuns, where it sets them, stand over
+// `runs` (FILE's). False, with `error` (one line), when the settings file
+// exists but cannot be read or is not a valid policy.
+bool SettingsRunRetention(policy::RunRetention& runs, std::string& error);
+
 // The settings file as it stands on disk.
 struct SettingsText {
   std::string path;

@@ -1,13 +1,13 @@
 #include "supervisor/audit/run_records.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 
 #include "supervisor/owned_dir.h"
-#include "supervisor/remove_tree.h"
 #include "supervisor/walk/dir_listing.h"
 #include "supervisor/workspace_store.h"
 
@@ -16,14 +16,9 @@ namespace {
 
 constexpr char kRecord[] = "run.json";
 constexpr size_t kMaxRecord = 1 << 20;
-
-// The root when it exists (never created here).
-Result<Fd> OpenRoot() {
-  Fd fd(::open(RunsRoot().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) return Errno("open", RunsRoot());
-  if (Status s = CheckOwned(fd.get(), ::geteuid(), RunsRoot(), S_IFDIR); !s) return s.error();
-  return fd;
-}
+// What a run's directory holds: its record, its default log, and the
+// control socket of a run whose cordon was killed (control_socket.h).
+constexpr const char* kRunFiles[] = {kRecord, "audit.jsonl", "control.sock"};
 
 Result<policy::RunRecord> ReadRecord(int run_dir, const std::string& id) {
   auto text = ReadOwnedFileAt(run_dir, kRecord, kMaxRecord);
@@ -39,6 +34,14 @@ Result<policy::RunRecord> ReadRecord(int run_dir, const std::string& id) {
 
 std::string RunsRoot() { return DefaultStateHome() + "/cordon/runs"; }
 
+// The root when it exists (never created here).
+Result<Fd> OpenRunsRoot() {
+  Fd fd(::open(RunsRoot().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return Errno("open", RunsRoot());
+  if (Status s = CheckOwned(fd.get(), ::geteuid(), RunsRoot(), S_IFDIR); !s) return s.error();
+  return fd;
+}
+
 Result<RunDir> CreateRunDir(const std::string& id) {
   if (!policy::ValidRunId(id)) return SysError{EINVAL, "run record", "bad run id " + id};
   if (!StateHomeUsable()) {
@@ -49,7 +52,9 @@ Result<RunDir> CreateRunDir(const std::string& id) {
   if (::mkdirat(root->fd.get(), id.c_str(), 0700) != 0) return Errno("mkdir", root->path + "/" + id);
   Result<Fd> dir = OpenDirAt(root->fd.get(), id);
   if (!dir) return dir.error();
-  return RunDir{root->path + "/" + id, std::move(dir.value())};
+  // Held until cordon exits: no retention pass or prune removes a run still going.
+  if (::flock(dir->get(), LOCK_EX | LOCK_NB) != 0) return Errno("lock", root->path + "/" + id);
+  return RunDir{root->path + "/" + id, std::move(dir.value()), std::move(root->fd), Fd()};
 }
 
 Status WriteRunRecord(RunDir& dir, const policy::RunRecord& r) {
@@ -71,7 +76,7 @@ Status WriteRunRecord(RunDir& dir, const policy::RunRecord& r) {
 
 std::vector<ListedRun> ListRunRecords() {
   std::vector<ListedRun> out;
-  Result<Fd> root = OpenRoot();
+  Result<Fd> root = OpenRunsRoot();
   if (!root) return out;
   auto names = ListNames(root->get());
   if (!names) return out;
@@ -97,7 +102,7 @@ std::vector<ListedRun> ListRunRecords() {
 Result<Fd> OpenRunDir(const std::string& id) {
   if (!policy::ValidRunId(id)) return SysError{EINVAL, "run", "\"" + id + "\" is not a run id"};
   const SysError none{ENOENT, "run", "no run " + id + " is recorded in " + RunsRoot()};
-  Result<Fd> root = OpenRoot();
+  Result<Fd> root = OpenRunsRoot();
   if (!root) return root.error().err == ENOENT ? none : root.error();
   Result<Fd> dir = OpenDirAt(root->get(), id);
   if (!dir) return none;
@@ -110,11 +115,39 @@ Result<policy::RunRecord> LoadRunRecord(const std::string& id) {
   return ReadRecord(dir->get(), id);
 }
 
-Status RemoveRunRecord(const std::string& id) {
+Result<policy::RunRecord> ReadRunRecordAt(int root, const std::string& id) {
   if (!policy::ValidRunId(id)) return SysError{EINVAL, "run", "\"" + id + "\" is not a run id"};
-  Result<RemoveStats> removed = RemoveTree(RunsRoot() + "/" + id);
-  if (!removed) return removed.error();
+  Result<Fd> dir = OpenDirAt(root, id);
+  if (!dir) return dir.error();
+  return ReadRecord(dir->get(), id);
+}
+
+Status RemoveRunRecordAt(int root, const std::string& id) {
+  if (!policy::ValidRunId(id)) return SysError{EINVAL, "run", "\"" + id + "\" is not a run id"};
+  const std::string path = RunsRoot() + "/" + id;
+  Result<Fd> dir = OpenDirAt(root, id);
+  if (!dir) return dir.error();
+  // The run's own lock (CreateRunDir), held while we remove.
+  if (::flock(dir->get(), LOCK_EX | LOCK_NB) != 0) {
+    return SysError{EBUSY, "run", id + " is still going: its record is kept"};
+  }
+  for (const char* name : kRunFiles) {
+    if (::unlinkat(dir->get(), name, 0) != 0 && errno != ENOENT)
+      return Errno("unlink", path + "/" + name);
+  }
+  if (::unlinkat(root, id.c_str(), AT_REMOVEDIR) != 0) {
+    if (errno == ENOTEMPTY || errno == EEXIST) {
+      return SysError{ENOTEMPTY, "run", path + " holds files cordon did not make: left as it is"};
+    }
+    return Errno("rmdir", path);
+  }
   return Ok();
+}
+
+Status RemoveRunRecord(const std::string& id) {
+  Result<Fd> root = OpenRunsRoot();
+  if (!root) return root.error();
+  return RemoveRunRecordAt(root->get(), id);
 }
 
 }  // namespace cordon::supervisor

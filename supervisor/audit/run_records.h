@@ -4,7 +4,9 @@
 //   ${XDG_STATE_HOME:-~/.local/state}/cordon/runs/<id>/audit.jsonl  (the default log)
 //
 // owned by the user, mode 0700, never a link; the run's tool is denied all
-// of it. `cordon runs` and `cordon audit verify` read them back.
+// of it. `cordon runs` and `cordon audit verify` read them back. A run holds
+// its directory locked (flock LOCK_EX) while it lasts, so that nothing
+// removes the record of a run still going (run_index.h, `cordon runs prune`).
 #pragma once
 
 #include <optional>
@@ -22,11 +24,13 @@ std::string RunsRoot();
 
 struct RunDir {
   std::string path;  // RunsRoot()/<id>
-  Fd fd;
+  Fd fd;             // held locked until the run's cordon exits
+  Fd root;           // RunsRoot()
   Fd record;  // run.json, once written
 };
 
-// Makes RunsRoot()/<id> (creating the root, 0700, as OpenOwnedDirPath).
+// Makes RunsRoot()/<id> (creating the root, 0700, as OpenOwnedDirPath) and
+// locks it.
 Result<RunDir> CreateRunDir(const std::string& id);
 
 // run.json in `dir`: made at the first call, rewritten in place at the
@@ -47,13 +51,23 @@ struct ListedRun {
 // Every run recorded under RunsRoot(), oldest first; none when it is missing.
 std::vector<ListedRun> ListRunRecords();
 
+// RunsRoot() when it exists, checked (owned by us, a directory, no link).
+Result<Fd> OpenRunsRoot();
+
 // The directory of run `id` (a checked id, no link), open.
 Result<Fd> OpenRunDir(const std::string& id);
+
+// The record of run `id` in the runs root `root`, read and checked.
+Result<policy::RunRecord> ReadRunRecordAt(int root, const std::string& id);
 
 // The record of run `id`, read and checked.
 Result<policy::RunRecord> LoadRunRecord(const std::string& id);
 
-// Removes the run's directory (its record and default log).
+// Removes the run's directory: its record, its default log and the control
+// socket a killed run left; nothing else. EBUSY (nothing removed) while the
+// run is still going; ENOTEMPTY (the directory left, with what cordon did
+// not make) when it holds anything else; ENOENT when there is no such run.
+Status RemoveRunRecordAt(int root, const std::string& id);
 Status RemoveRunRecord(const std::string& id);
 
 }  // namespace cordon::supervisor

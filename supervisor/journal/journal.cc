@@ -115,6 +115,10 @@ bool Journal::Materialize() {
   return true;
 }
 
+JournalPlace Journal::OpenPlace() const {
+  return JournalPlace{place_root_, Fd(::fcntl(runs_.get(), F_DUPFD_CLOEXEC, 0))};
+}
+
 bool Journal::Materialized() const {
   std::lock_guard<std::mutex> l(mu_);
   return static_cast<bool>(run_);

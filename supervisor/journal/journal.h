@@ -65,6 +65,9 @@ class Journal {
   // Whether dir() exists: the run changed something, or tried to.
   bool Materialized() const;
   const std::string& place() const { return place_root_; }
+  // The place again, for the end-of-run sweep of older journals
+  // (tools/run_retention.cc): its runs/ on a new fd (invalid if dup fails).
+  JournalPlace OpenPlace() const;
   const policy::RunMeta& meta() const { return meta_; }
   const JournalLimits& limits() const { return limits_; }
 

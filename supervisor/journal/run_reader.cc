@@ -128,6 +128,12 @@ Status MarkUndone(LoadedRun& run, bool complete) {
 
 Status RemoveRun(const JournalPlace& place, const std::string& id) {
   if (!policy::ValidRunId(id)) return SysError{EINVAL, "run", id};
+  Result<Fd> run = OpenDirAt(place.runs.get(), id);
+  if (!run) return run.error();
+  // The run holds this lock while it lasts, an undo while it works.
+  if (::flock(run->get(), LOCK_EX | LOCK_NB) != 0) {
+    return SysError{EBUSY, "run", id + " is still going (or being undone): its journal is kept"};
+  }
   Result<RemoveStats> removed = RemoveTree(place.root + "/runs/" + id);
   if (!removed) return removed.error();
   return Ok();

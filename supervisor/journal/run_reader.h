@@ -49,7 +49,8 @@ std::vector<RunSummary> ListRuns(const JournalPlace& place,
 // nothing of it is left to restore.
 Status MarkUndone(LoadedRun& run, bool complete);
 
-// Removes the run's directory (no link followed, no mount crossed).
+// Removes the run's directory (no link followed, no mount crossed); EBUSY,
+// nothing removed, while the run is still going or being undone.
 Status RemoveRun(const JournalPlace& place, const std::string& id);
 
 }  // namespace cordon::supervisor

@@ -17,18 +17,14 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::vector<std::string> kIdentity = {
-    "GIT_AUTHOR_NAME=Tess Ter", "GIT_AUTHOR_EMAIL=tess@example.org", "GIT_COMMITTER_NAME=Tess Ter",
-    "GIT_COMMITTER_EMAIL=tess@example.org", "GIT_CONFIG_NOSYSTEM=1"};
-
 class GitInfoTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // Made outside the sandbox, before the run: the user's repository.
     std::string env;
-    for (const auto& e : kIdentity) env += "\"" + e + "\" ";
+    for (const auto& e : GitTestEnv()) env += "\"" + e + "\" ";
     const std::string cmd = "cd " + t_.ws() + " && env " + env +
-                            "HOME=/nonexistent sh -c 'git init -q -b main && echo a > a.txt && "
+                            "sh -c 'git init -q -b main && echo a > a.txt && "
                             "git add a.txt && git commit -qm one && echo b > b.txt && git add "
                             "b.txt && git commit -qm two' > /dev/null 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
@@ -38,7 +34,7 @@ class GitInfoTest : public ::testing::Test {
   RunResult Run(const std::string& script) {
     return RunCordon(
         {"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c", script},
-        t_.ws(), kIdentity);
+        t_.ws(), GitTestEnv());
   }
   ScratchTree t_;
   std::string exclude_;
@@ -46,7 +42,7 @@ class GitInfoTest : public ::testing::Test {
 
 TEST_F(GitInfoTest, GcInARepositoryYouHadRunsWithoutARefusal) {
   ASSERT_FALSE(Exists(t_.Ws(".git/info/refs")));
-  RunResult r = Run("HOME=/nonexistent git gc -q && echo gc-ok");
+  RunResult r = Run("git gc -q && echo gc-ok");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("gc-ok"));
   EXPECT_THAT(r.err, Not(HasSubstr("refused"))) << r.err;

@@ -18,17 +18,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::vector<std::string> kIdentity = {
-    "GIT_AUTHOR_NAME=Tess Ter",    "GIT_AUTHOR_EMAIL=tess@example.org",
-    "GIT_COMMITTER_NAME=Tess Ter", "GIT_COMMITTER_EMAIL=tess@example.org",
-    "GIT_CONFIG_NOSYSTEM=1",       "HOME=/nonexistent"};
-
 class GitStashTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // Made outside the sandbox, before the run: the user's repository.
     std::string env;
-    for (const auto& e : kIdentity) env += "\"" + e + "\" ";
+    for (const auto& e : GitTestEnv()) env += "\"" + e + "\" ";
     const std::string cmd = "cd " + t_.ws() + " && env " + env +
                             "sh -c 'git init -q -b main && echo a > tracked && "
                             "git add tracked && git commit -qm one' > /dev/null 2>&1";
@@ -37,7 +32,7 @@ class GitStashTest : public ::testing::Test {
   RunResult Run(const std::string& script) {
     return RunCordon(
         {"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c", script},
-        t_.ws(), kIdentity);
+        t_.ws(), GitTestEnv());
   }
   ScratchTree t_;
 };

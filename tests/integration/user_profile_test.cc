@@ -35,6 +35,28 @@ class UserProfileTest : public ::testing::Test {
                              "git log --format='%an <%ae>'"});
     return RunCordon(args, "", {"HOME=" + home_});
   }
+  // The identity only in $XDG_CONFIG_HOME/git/config, XDG_CONFIG_HOME=xdg:
+  // the tool commits, tries to rewrite the identity and reads a file beside
+  // it, by the variable and by its path.
+  void ExpectIdentityFromXdg(const std::string& xdg) {
+    ASSERT_EQ(::mkdir(xdg.c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir((xdg + "/git").c_str(), 0755), 0);
+    WriteFile(xdg + "/git/config", "[user]\n\tname = Xdg Author\n\temail = xdg@example.org\n");
+    WriteFile(xdg + "/other.conf", "XDG-CANARY\n");
+    ::unlink((home_ + "/.gitconfig").c_str());
+    RunResult r =
+        RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c",
+                   "git init -q && git commit -q --allow-empty -m first && "
+                   "git log --format='%an <%ae>'; git config --global user.name Evil; "
+                   "cat \"$XDG_CONFIG_HOME/other.conf\" " +
+                       xdg + "/other.conf; true"},
+                  "", {"HOME=" + home_, "XDG_CONFIG_HOME=" + xdg});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("Xdg Author <xdg@example.org>")) << r.err;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("XDG-CANARY")));
+    EXPECT_THAT(ReadFile(xdg + "/git/config"), ::testing::Not(HasSubstr("Evil")));
+  }
+
   ScratchTree t_;
   std::string home_;
 };
@@ -49,43 +71,14 @@ TEST_F(UserProfileTest, GitTakesTheUsersIdentityFromTheirGitconfig) {
 // an identity kept there (a dotfiles manager's choice) is the user's too,
 // read-only, and nothing else in that directory is granted.
 TEST_F(UserProfileTest, GitTakesTheIdentityFromXdgConfigHome) {
-  const std::string xdg = t_.Out("xdg");
-  ASSERT_EQ(::mkdir(xdg.c_str(), 0755), 0);
-  ASSERT_EQ(::mkdir((xdg + "/git").c_str(), 0755), 0);
-  WriteFile(xdg + "/git/config", "[user]\n\tname = Xdg Author\n\temail = xdg@example.org\n");
-  WriteFile(xdg + "/other.conf", "XDG-CANARY\n");
-  ::unlink((home_ + "/.gitconfig").c_str());
-  RunResult r =
-      RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c",
-                 "git init -q && git commit -q --allow-empty -m first && "
-                 "git log --format='%an <%ae>'; git config --global user.name Evil; cat " +
-                     xdg + "/other.conf; true"},
-                "", {"HOME=" + home_, "XDG_CONFIG_HOME=" + xdg});
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("Xdg Author <xdg@example.org>")) << r.err;
-  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("XDG-CANARY")));
-  EXPECT_THAT(ReadFile(xdg + "/git/config"), ::testing::Not(HasSubstr("Evil")));
+  ExpectIdentityFromXdg(t_.Out("xdg"));
 }
 
 // The same with XDG_CONFIG_HOME inside the home, whose other files stay out
 // of reach: the private HOME holds the granted file at the same place, and
 // the variable points there.
 TEST_F(UserProfileTest, GitTakesTheIdentityFromAnXdgConfigHomeInsideTheHome) {
-  const std::string xdg = home_ + "/.dotconfig";
-  ASSERT_EQ(::mkdir(xdg.c_str(), 0755), 0);
-  ASSERT_EQ(::mkdir((xdg + "/git").c_str(), 0755), 0);
-  WriteFile(xdg + "/git/config", "[user]\n\tname = Dot Author\n\temail = dot@example.org\n");
-  WriteFile(xdg + "/other.conf", "XDG-CANARY\n");
-  ::unlink((home_ + "/.gitconfig").c_str());
-  RunResult r =
-      RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c",
-                 "git init -q && git commit -q --allow-empty -m first && "
-                 "git log --format='%an <%ae>'; cat \"$XDG_CONFIG_HOME/other.conf\" " +
-                     xdg + "/other.conf; true"},
-                "", {"HOME=" + home_, "XDG_CONFIG_HOME=" + xdg});
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("Dot Author <dot@example.org>")) << r.err;
-  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("XDG-CANARY")));
+  ExpectIdentityFromXdg(home_ + "/.dotconfig");
 }
 
 TEST_F(UserProfileTest, TheGitconfigIsReadOnlyAndTheRestOfTheHomeOutOfReach) {

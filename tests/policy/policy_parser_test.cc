@@ -219,5 +219,42 @@ TEST(ParsePolicy, TheDocsExampleIsValid) {
   EXPECT_EQ(r.p.profile, Profile::kWorkspaceWrite);
 }
 
+// runs: how many of the workspace's runs a run's end keeps (run retention).
+TEST(ParsePolicy, RunsBoundsTheirDefaultsZeroAndBadValues) {
+  EXPECT_EQ(Parse("{}").p.runs, (RunRetention{30, 1000}));
+  Parsed r = Parse(R"({"runs": {"keepDays": 7, "keepRuns": 50}})");
+  ASSERT_TRUE(r.errors.empty()) << r.All();
+  EXPECT_EQ(r.p.runs, (RunRetention{7, 50}));
+  r = Parse(R"({"runs": {"keepDays": 0, "keepRuns": 0}})");
+  ASSERT_TRUE(r.errors.empty()) << r.All();
+  EXPECT_TRUE(r.p.runs.off());
+  r = Parse(R"({"runs": {"keepRuns": 0}})");
+  EXPECT_EQ(r.p.runs, (RunRetention{30, 0}));
+  struct Case {
+    const char* json;
+    const char* pointer;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"runs":{"keepDays":-1}})", "/runs/keepDays",
+       "whole number from 0 (no age bound) to 36500"},
+      {R"({"runs":{"keepDays":"30d"}})", "/runs/keepDays", "whole number"},
+      {R"({"runs":{"keepDays":1.5}})", "/runs/keepDays", "whole number"},
+      {R"({"runs":{"keepDays":null}})", "/runs/keepDays", "whole number"},
+      {R"({"runs":{"keepDays":36501}})", "/runs/keepDays", "to 36500"},
+      {R"({"runs":{"keepRuns":1000001}})", "/runs/keepRuns", "0 (no count bound) to 1000000"},
+      {R"({"runs":{"keepDay":3}})", "/runs/keepDay",
+       "unknown key (known here: keepDays, keepRuns)"},
+      {R"({"runs":30})", "/runs", "must be an object"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.json);
+    r = Parse(c.json);
+    ASSERT_EQ(r.errors.size(), 1u) << r.All();
+    EXPECT_EQ(r.errors[0].pointer, c.pointer);
+    EXPECT_THAT(r.errors[0].message, HasSubstr(c.message));
+  }
+}
+
 }  // namespace
 }  // namespace cordon::policy

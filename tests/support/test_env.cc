@@ -135,6 +135,8 @@ std::vector<std::string> GitTestEnv() {
           "GIT_CONFIG_NOSYSTEM=1",       "HOME=/nonexistent"};
 }
 
+int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
 std::string ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return "<missing>";

@@ -64,6 +64,10 @@ RunResult RunCordonTestBuild(const std::vector<std::string>& args, const std::st
 // or user config (HOME=/nonexistent).
 std::vector<std::string> GitTestEnv();
 
+// How many lines `s` holds (its newline characters): cordon's messages are
+// one line each, and tests count them on stderr.
+int Lines(const std::string& s);
+
 // Small file helpers for ground-truth checks from outside the sandbox.
 void WriteFile(const std::string& path, const std::string& content);
 std::string ReadFile(const std::string& path);  // "<missing>" when absent

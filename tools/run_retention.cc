@@ -1,0 +1,122 @@
+#include "tools/run_retention.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "policy/run_retention.h"
+#include "supervisor/audit/run_index.h"
+#include "supervisor/journal/journal_place.h"
+#include "supervisor/journal/run_reader.h"
+#include "tools/settings_file.h"
+
+namespace cordon::tools {
+namespace {
+
+// Removes run `id`'s journal in `place`, naming it (what it kept of the
+// user's files can no longer be brought back). False when it has none.
+bool RemoveJournal(const supervisor::JournalPlace& place, const std::string& id,
+                   const std::string& why) {
+  Status s = supervisor::RemoveRun(place, id);
+  if (s) {
+    spdlog::warn("removed the journal of run {} ({}): it can no longer be undone", id, why);
+    return true;
+  }
+  if (s.error().err == ENOENT) return false;
+  if (s.error().err == EBUSY) {
+    spdlog::debug("{}", Describe(s.error()));
+  } else {
+    spdlog::warn("run {}: its journal is {} but could not be removed: {}", id, why,
+                 Describe(s.error()));
+  }
+  return true;
+}
+
+// limits.journalDays: this workspace's journals in `place` older than that.
+// A journal whose name says it began after the cutoff is not opened, so the
+// cost is a listing, not a read of every run's meta.json.
+void RemoveOldJournals(const supervisor::JournalPlace& place, const std::string& workspace,
+                       std::size_t days, const std::string& current, int64_t now) {
+  const int64_t max_age = static_cast<int64_t>(days) * 86400;
+  const std::vector<supervisor::RunSummary> listed = supervisor::ListRuns(place, now - max_age + 1);
+  std::vector<policy::RunFact> facts;  // viewing `listed`
+  for (const supervisor::RunSummary& r : listed) {
+    if (r.meta && r.meta->workspace == workspace) facts.push_back({r.id, r.meta->started_s});
+  }
+  for (const policy::RunToRemove& r : policy::ChooseRunsToRemove(
+           std::move(facts), {max_age, std::nullopt}, now, current, kMaxRemovedPerRun)) {
+    const auto started = policy::RunIdStartedS(r.id);
+    const int64_t age_days = started ? (now - *started) / 86400 : static_cast<int64_t>(days);
+    RemoveJournal(
+        place, r.id,
+        std::to_string(age_days) + " days old, limits.journalDays = " + std::to_string(days));
+  }
+}
+
+// runs.keepDays, runs.keepRuns: the workspace's run records (and, past the
+// count, their journals).
+void RetainRecords(const policy::Policy& p, const policy::RunRetention& runs, const RunServices& s,
+                   int64_t now) {
+  if (!s.run_dir || runs.off()) return;
+  supervisor::RetainedRecords kept = supervisor::RetainRunRecords(
+      s.run_dir->root.get(), p.workspace, s.run_id, policy::BoundOf(runs), now, kMaxRemovedPerRun);
+  if (!kept.skipped.empty()) {
+    spdlog::info("run retention skipped this time: {}", kept.skipped);
+    return;
+  }
+  spdlog::debug("run retention: {} record(s) removed, {} kept while their runs go, {} indexed",
+                kept.removed.size(), kept.still_going, kept.indexed);
+  std::vector<std::string> beyond;  // past runs.keepRuns: the journal goes too
+  for (const policy::RunToRemove& r : kept.removed) {
+    if (r.past_count) beyond.push_back(r.id);
+  }
+  if (!beyond.empty()) {
+    const std::string why =
+        "past the newest runs.keepRuns = " + std::to_string(runs.keep_runs) + " runs";
+    for (const supervisor::JournalPlace& place : supervisor::ExistingJournalPlaces(p.workspace)) {
+      for (const std::string& id : beyond) RemoveJournal(place, id, why);
+    }
+  }
+  if (!kept.removed.empty()) {
+    spdlog::info(
+        "removed the records of {} earlier run(s) of this workspace (runs.keepDays = {}, "
+        "runs.keepRuns = {})",
+        kept.removed.size(), runs.keep_days, runs.keep_runs);
+  }
+  if (kept.failed > 0) {
+    spdlog::warn("run retention: {} earlier run record(s) could not be removed (first: {})",
+                 kept.failed, kept.first_failure);
+  }
+}
+
+}  // namespace
+
+std::optional<policy::RunRetention> RunRetentionOf(const policy::Policy& p,
+                                                   const std::string& policy_file) {
+  policy::RunRetention runs = p.runs;
+  if (policy_file.empty()) return runs;  // the settings file is the policy
+  if (std::string error; !SettingsRunRetention(runs, error)) {
+    spdlog::warn("run retention skipped this time: {}", error);
+    return std::nullopt;
+  }
+  return runs;
+}
+
+void RetainRuns(const policy::Policy& p, const std::optional<policy::RunRetention>& runs,
+                const RunServices& s, const std::shared_ptr<supervisor::Journal>& journal) {
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t now = std::time(nullptr);
+  if (journal) {
+    const supervisor::JournalPlace place = journal->OpenPlace();
+    if (place.runs) RemoveOldJournals(place, p.workspace, p.limits.max_journal_days, s.run_id, now);
+  }
+  if (runs) RetainRecords(p, *runs, s, now);
+  spdlog::debug("run retention took {} us", std::chrono::duration_cast<std::chrono::microseconds>(
+                                                std::chrono::steady_clock::now() - start)
+                                                .count());
+}
+
+}  // namespace cordon::tools
