@@ -22,7 +22,7 @@ std::string Env(const char* name) {
 void AddMachineBase(policy::Policy& p, std::vector<std::string>& warnings) {
   const char* home = std::getenv("HOME");
   if (home != nullptr) {
-    AddUserProfile(p, home, Env("XDG_CONFIG_HOME"));
+    AddUserProfile(p, home, Env("XDG_CONFIG_HOME"), Env("ZDOTDIR"));
     AddCredentialDenials(p, home);
   }
   AddCiRunner(p, home != nullptr ? home : "", warnings);

@@ -20,13 +20,18 @@ void AddIfFile(policy::Policy& p, const std::string& path) {
 }  // namespace
 
 void AddUserProfile(policy::Policy& p, const std::string& caller_home,
-                    const std::string& xdg_config_home) {
+                    const std::string& xdg_config_home, const std::string& zdotdir) {
   // git reads $XDG_CONFIG_HOME/git/ in place of ~/.config/git/ when the
   // variable is set (absolute): a user's identity may live there alone.
   if (xdg_config_home.size() > 1 && xdg_config_home[0] == '/') {
     for (const char* rel : {"/git/config", "/git/ignore", "/git/attributes"}) {
       AddIfFile(p, xdg_config_home + rel);
     }
+  }
+  // zsh reads its startup files from $ZDOTDIR when set (absolute): a user
+  // who keeps them in ~/.config/zsh has none in the home.
+  if (zdotdir.size() > 1 && zdotdir[0] == '/') {
+    for (const char* rel : kZshStartupFiles) AddIfFile(p, zdotdir + "/" + rel);
   }
   // The home by its canonical name, as the private HOME's links are made
   // (tool_env.cc); the file's own name is kept, so that a ~/.gitconfig that

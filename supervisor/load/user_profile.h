@@ -28,15 +28,20 @@ inline constexpr const char* kShellStartupFiles[] = {
     ".profile", ".bash_profile", ".bash_login", ".bashrc", ".bash_aliases", ".bash_logout",
     ".zshenv",  ".zprofile",     ".zshrc",      ".zlogin", ".zlogout"};
 
+// zsh's, read from $ZDOTDIR in place of the home when it is set.
+inline constexpr const char* kZshStartupFiles[] = {".zshenv", ".zprofile", ".zshrc", ".zlogin",
+                                                   ".zlogout"};
+
 // Adds to p.base_paths a read-only rule for each of git's user files that
 // exists under `home` (absolute): ~/.gitconfig and
 // ~/.config/git/{config,ignore,attributes}, and the same three under
 // `xdg_config_home` (the caller's XDG_CONFIG_HOME, which git reads in place
 // of ~/.config; ignored unless absolute); and the shell startup files that
-// exist under `home` (kShellStartupFiles). Regular files only (through a
-// symlink, as the shell reads them). Nothing of the home when `home` is
+// exist under `home` (kShellStartupFiles), and zsh's under `zdotdir` (the
+// caller's ZDOTDIR; ignored unless absolute). Regular files only (through
+// a symlink, as the shell reads them). Nothing of the home when `home` is
 // empty, relative or gone.
 void AddUserProfile(policy::Policy& p, const std::string& home,
-                    const std::string& xdg_config_home = "");
+                    const std::string& xdg_config_home = "", const std::string& zdotdir = "");
 
 }  // namespace cordon::supervisor

@@ -159,6 +159,34 @@ TEST_F(ShellStartupTest, AUsersDenialOfAStartupFileWins) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr(".local/bin")));
 }
 
+// zsh reads its startup files from $ZDOTDIR when it is set: those are
+// granted read-only there (and only with ZDOTDIR set), nothing beside them.
+TEST_F(ShellStartupTest, ZshStartupFilesAreReadFromZdotdir) {
+  const std::string zdot = home_ + "/.config/zsh";
+  ASSERT_EQ(::mkdir((home_ + "/.config").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(zdot.c_str(), 0755), 0);
+  WriteFile(zdot + "/.zshrc", "ZSHRC-FROM-ZDOTDIR\n");
+  WriteFile(zdot + "/.zsh_history", "HISTORY-CANARY\n");
+  const std::string script =
+      "cat \"$ZDOTDIR/.zshrc\" \"$ZDOTDIR/.zsh_history\"; echo evil >> \"$ZDOTDIR/.zshrc\"; "
+      "echo done";
+  auto run = [&](bool with_zdotdir) {
+    std::vector<std::string> env = {"HOME=" + home_};
+    if (with_zdotdir) env.push_back("ZDOTDIR=" + zdot);
+    return RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh",
+                      "-c", "ZDOTDIR=" + zdot + "; " + script},
+                     "", env);
+  };
+  RunResult r = run(true);
+  EXPECT_THAT(r.out, HasSubstr("ZSHRC-FROM-ZDOTDIR")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("done"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("HISTORY-CANARY")));
+  EXPECT_EQ(ReadFile(zdot + "/.zshrc"), "ZSHRC-FROM-ZDOTDIR\n");
+  RunResult without = run(false);
+  EXPECT_THAT(without.out, HasSubstr("done")) << without.err;
+  EXPECT_THAT(without.out, ::testing::Not(HasSubstr("ZSHRC-FROM-ZDOTDIR")));
+}
+
 // Only regular files: a directory named like a startup file grants nothing
 // beneath it. explain names the grant of a file that is one.
 TEST_F(ShellStartupTest, ExplainListsTheStartupFilesAndOnlyRegularOnes) {
