@@ -1,5 +1,6 @@
 #include "policy/refusal_hint.h"
 
+#include "policy/path_segments.h"
 #include "policy/policy.h"
 #include "policy/protected_paths.h"
 
@@ -72,7 +73,19 @@ std::string ProtectedHint(std::string_view path) {
 std::string RefusalHint(Refusal r, std::string_view path) {
   switch (r) {
     case Refusal::kReadOutside: return "to allow it: --ro " + ShellWord(path);
-    case Refusal::kWriteOutside: return "to allow it: --rw " + ShellWord(path);
+    case Refusal::kWriteOutside: {
+      // A name in a shared temporary directory is often made anew each
+      // time (mktemp /tmp/x.XXXXXX): its grant gets past this refusal only.
+      const std::string_view dir = ParentOf(path);
+      std::string note;
+      if (dir == "/tmp" || dir == "/var/tmp" || dir == "/dev/shm") {
+        note =
+            "the run's own temporary directory is $TMPDIR; a name made anew each time "
+            "(mktemp) needs --rw " +
+            std::string(dir) + "; ";
+      }
+      return note + "to allow it: --rw " + ShellWord(path);
+    }
     case Refusal::kReadOnlyProfile: return "to allow it: --profile workspace-write";
     case Refusal::kDenied:
       return "a deny rule covers it (cordon policy explain --path shows which)";

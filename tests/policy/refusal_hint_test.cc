@@ -21,6 +21,14 @@ TEST(RefusalHint, NamesTheGrantForEachRefusal) {
       {Refusal::kWriteOutside, "/srv/a b/it's", "to allow it: --rw '/srv/a b/it'\\''s'"},
       {Refusal::kReadOnlyProfile, "/w/ws/f", "to allow it: --profile workspace-write"},
       {Refusal::kNone, "/w/ws/.git/config", ""},
+      // A shared temporary directory: the name may be mktemp's, new each time.
+      {Refusal::kWriteOutside, "/tmp/x.AbC123",
+       "the run's own temporary directory is $TMPDIR; a name made anew each time (mktemp) needs "
+       "--rw /tmp; to allow it: --rw /tmp/x.AbC123"},
+      {Refusal::kWriteOutside, "/var/tmp/y",
+       "the run's own temporary directory is $TMPDIR; a name made anew each time (mktemp) needs "
+       "--rw /var/tmp; to allow it: --rw /var/tmp/y"},
+      {Refusal::kWriteOutside, "/tmp/sub/z", "to allow it: --rw /tmp/sub/z"},
   };
   for (const Row& row : rows) {
     EXPECT_EQ(RefusalHint(row.r, row.path), row.hint) << row.path;
