@@ -90,8 +90,8 @@ std::string RefusalHint(Refusal r, std::string_view path) {
     case Refusal::kDenied:
       return "a deny rule covers it (cordon policy explain --path shows which)";
     case Refusal::kNeedsApproval:
-      return "it existed before the run: approve it (--approvals tty) or use a policy with "
-             "\"sensitive\": {\"delete\": \"recoverable\"} or \"allow\"";
+      return "it existed before the run: approve it (--approvals tty), or keep such deletes "
+             "for cordon undo; to allow it: --sensitive-delete recoverable";
     case Refusal::kExecute:
       return "a program made during the run beside a denied path has no kernel grant to execute "
              "(Landlock checks it at exec; no broker can): run it through its interpreter (sh " +

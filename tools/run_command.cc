@@ -93,7 +93,8 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
          "where managed workspaces live (default ${XDG_STATE_HOME:-~/.local/state}/cordon)")
       ->check(non_empty);
   cmd->add_option("--profile", o.profile, "read-only (default) or workspace-write")
-      ->check(CLI::IsMember({"read-only", "workspace-write"}));
+      ->check(CLI::IsMember({"read-only", "workspace-write"}))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // as --sensitive-delete
   cmd->add_option("--policy", o.policy_file, "policy file (docs/policy.md); flags override it")
       ->check(non_empty);
   cmd->add_option("--receipt", o.receipt, "receipt naming the policy file's SHA-256")
@@ -134,7 +135,10 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--sensitive-delete", o.sensitive_delete,
                   "deleting or replacing a file that existed before the run: recoverable "
                   "(default: kept in the run's journal, cordon undo), ask, deny or allow")
-      ->check(CLI::IsMember({"recoverable", "ask", "deny", "allow"}));
+      ->check(CLI::IsMember({"recoverable", "ask", "deny", "allow"}))
+      // The last one given wins: a refusal's hint appended to the command
+      // line then gets past it (policy/refusal_hint.h).
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--network", o.network,
                   "none (default: the tool's own loopback only), public-web (public hosts "
                   "through cordon's proxy), hosts:NAME[,*.SUFFIX]... (those hosts through it) "

@@ -130,6 +130,21 @@ TEST_F(RefusalHintTest, FollowingTheHintsOfAMkdirGetsItMade) {
   EXPECT_TRUE(Exists(t_.Out("parent/made")));
 }
 
+// A refused delete of a file that predates the run, with the mode given
+// on the command line already: the hint's flag, appended, is the last one
+// and wins (as --profile's does over an earlier --profile); the file goes
+// to the run's journal, not away.
+TEST_F(RefusalHintTest, FollowingTheHintOfARefusedDeleteGetsItDone) {
+  RunResult r;
+  std::vector<std::string> taken =
+      FollowHints({"run", "--workspace", t_.ws(), "--profile", "read-only", "--profile",
+                   "workspace-write", "--sensitive-delete", "ask"},
+                  {"rm", t_.Ws("note.txt")}, &r);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(taken, ::testing::ElementsAre("--sensitive-delete recoverable "));
+  EXPECT_FALSE(Exists(t_.Ws("note.txt")));
+}
+
 // A protected path's hint is a policy file's edit, not a grant: made as
 // it is written, it gets past that refusal and lets go of that pattern's
 // paths only.

@@ -37,6 +37,8 @@ TEST(RefusalHint, NamesTheGrantForEachRefusal) {
   EXPECT_NE(RefusalHint(Refusal::kDenied, "/w/.env").find("deny rule"), std::string::npos);
   EXPECT_NE(RefusalHint(Refusal::kNeedsApproval, "/w/old").find("--approvals tty"),
             std::string::npos);
+  EXPECT_TRUE(RefusalHint(Refusal::kNeedsApproval, "/w/old")
+                  .ends_with("; to allow it: --sensitive-delete recoverable"));
 }
 
 TEST(RefusalHint, ReadsTheRefusalOfAnAdmissionAndOfARule) {
