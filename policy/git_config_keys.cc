@@ -209,4 +209,16 @@ std::vector<std::string> ChangedBeyondRegistration(std::string_view before,
   return changed;
 }
 
+std::string GitConfigValue(std::string_view content, std::string_view name) {
+  std::string value;
+  for (const Entry& e : ParseGitConfig(content)) {
+    if (e.unparsable_line == 0 && !e.has_sub && e.section + "." + e.key == name) value = e.value;
+  }
+  // The blanks around an unquoted value are not part of it (the parser
+  // keeps what follows '=' as it stands).
+  const std::size_t first = value.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return value.substr(first, value.find_last_not_of(" \t\r") - first + 1);
+}
+
 }  // namespace cordon::policy

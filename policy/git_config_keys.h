@@ -32,4 +32,10 @@ std::vector<std::string> RunnableGitConfigKeys(std::string_view content);
 // when `after` may take `before`'s place. Pure; bounded by the contents.
 std::vector<std::string> ChangedBeyondRegistration(std::string_view before, std::string_view after);
 
+// The value git takes for `name` ("section.key", lower-case, no
+// subsection) in `content`: the last one set, as git reads it; empty when
+// it is not set. Pure; bounded by the content. (An include.path is not
+// followed: what an included file sets is not seen.)
+std::string GitConfigValue(std::string_view content, std::string_view name);
+
 }  // namespace cordon::policy

@@ -1,8 +1,12 @@
 #include "supervisor/load/user_profile.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
+#include "base/fd.h"
+#include "policy/git_config_keys.h"
 #include "supervisor/load/normalise.h"
+#include "supervisor/owned_dir.h"
 
 namespace cordon::supervisor {
 
@@ -15,6 +19,19 @@ void AddIfFile(policy::Policy& p, const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   p.base_paths.push_back({path, policy::Access::kReadOnly, false, kUserProfileSource});
+}
+
+// git's core.excludesFile as `config` (a file AddIfFile granted) sets it,
+// with a leading "~/" read as git does; empty when unset, unreadable or
+// relative (git would take that from its working directory).
+std::string ExcludesFileOf(const std::string& config, const std::string& home) {
+  Fd fd(::open(config.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return "";
+  Result<std::string> text = ReadSmallFile(fd.get(), config, 1 << 20);
+  if (!text) return "";
+  std::string v = policy::GitConfigValue(text.value(), "core.excludesfile");
+  if (v.starts_with("~/") && !home.empty()) return (home == "/" ? "" : home) + v.substr(1);
+  return v.starts_with("/") ? v : "";
 }
 
 }  // namespace
@@ -44,6 +61,18 @@ void AddUserProfile(policy::Policy& p, const std::string& caller_home,
     AddIfFile(p, (home == "/" ? "" : home) + rel);
   }
   for (const char* rel : kShellStartupFiles) AddIfFile(p, (home == "/" ? "" : home) + "/" + rel);
+  // The ignore file git's config names (core.excludesFile), wherever it is:
+  // git reads .../git/config before ~/.gitconfig, and the last that sets it
+  // wins.
+  std::string excludes;
+  for (const char* suffix : {"/git/config", "/.gitconfig"}) {
+    for (std::size_t i = 0, n = p.base_paths.size(); i < n; ++i) {
+      const policy::PathRule& r = p.base_paths[i];
+      if (r.source != kUserProfileSource || !r.path.ends_with(suffix)) continue;
+      if (std::string e = ExcludesFileOf(r.path, home); !e.empty()) excludes = std::move(e);
+    }
+  }
+  if (!excludes.empty()) AddIfFile(p, excludes);
 }
 
 }  // namespace cordon::supervisor

@@ -39,8 +39,9 @@ inline constexpr const char* kZshStartupFiles[] = {".zshenv", ".zprofile", ".zsh
 // of ~/.config; ignored unless absolute); and the shell startup files that
 // exist under `home` (kShellStartupFiles), and zsh's under `zdotdir` (the
 // caller's ZDOTDIR; ignored unless absolute). Regular files only (through
-// a symlink, as the shell reads them). Nothing of the home when `home` is
-// empty, relative or gone.
+// a symlink, as the shell reads them); and the ignore file those git
+// configs name (core.excludesFile, absolute or "~/"). Nothing of the home
+// when `home` is empty, relative or gone.
 void AddUserProfile(policy::Policy& p, const std::string& home,
                     const std::string& xdg_config_home = "", const std::string& zdotdir = "");
 

@@ -81,6 +81,30 @@ TEST_F(UserProfileTest, GitTakesTheIdentityFromAnXdgConfigHomeInsideTheHome) {
   ExpectIdentityFromXdg(home_ + "/.dotconfig");
 }
 
+// The ignore file ~/.gitconfig names (core.excludesFile) is read by git
+// under the run as outside it: what it ignores stays out of `git status`.
+// Read-only; a file beside it is not granted.
+TEST_F(UserProfileTest, GitReadsTheExcludesFileTheGitconfigNames) {
+  WriteFile(home_ + "/.gitconfig",
+            "[user]\n\tname = Canary Author\n\temail = canary@example.org\n"
+            "[core]\n\texcludesFile = ~/.gitignore_global\n");
+  WriteFile(home_ + "/.gitignore_global", "*.ignored-globally\n");
+  WriteFile(home_ + "/.gitignore_other", "OTHER-CANARY\n");
+  WriteFile(t_.Ws("kept.txt"), "k\n");
+  WriteFile(t_.Ws("junk.ignored-globally"), "j\n");
+  RunResult r =
+      RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c",
+                 "git init -q && git status --porcelain --untracked-files=all; cat " + home_ +
+                     "/.gitignore_other; echo '*' >> " + home_ + "/.gitignore_global; echo done"},
+                "", {"HOME=" + home_});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("?? kept.txt"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("junk.ignored-globally"))) << r.err;
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("OTHER-CANARY")));
+  EXPECT_THAT(r.out, HasSubstr("done"));
+  EXPECT_EQ(ReadFile(home_ + "/.gitignore_global"), "*.ignored-globally\n");
+}
+
 TEST_F(UserProfileTest, TheGitconfigIsReadOnlyAndTheRestOfTheHomeOutOfReach) {
   RunResult r =
       RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c",

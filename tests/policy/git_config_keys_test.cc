@@ -109,5 +109,17 @@ TEST(ChangedBeyondRegistration, OnlyASubmodulesRegistrationAndTheIdentityMayChan
       << "identity entries anywhere";
 }
 
+// core.excludesFile as git takes it: keys case-insensitive, the last one
+// set wins, a subsection's key is another key, a quoted value unquoted.
+TEST(GitConfigValue, TakesTheLastValueOfTheKey) {
+  EXPECT_EQ(GitConfigValue("[core]\n\texcludesFile = ~/.gi\n", "core.excludesfile"), "~/.gi");
+  EXPECT_EQ(GitConfigValue("[core]\n\texcludesfile = /a\n[Core]\nExcludesFile = \"/b c\"\n",
+                           "core.excludesfile"),
+            "/b c");
+  EXPECT_EQ(GitConfigValue("[core \"x\"]\n\texcludesFile = /a\n", "core.excludesfile"), "");
+  EXPECT_EQ(GitConfigValue("[user]\n\tname = n\n", "core.excludesfile"), "");
+  EXPECT_EQ(GitConfigValue("", "core.excludesfile"), "");
+}
+
 }  // namespace
 }  // namespace cordon::policy
