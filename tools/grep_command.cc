@@ -14,8 +14,9 @@
 #include "policy/path_admission.h"
 #include "policy/policy.h"
 #include "supervisor/exec/tool_pin.h"
-#include "supervisor/walk/tree_check.h"
 #include "supervisor/launcher.h"
+#include "supervisor/load/search_ignores.h"
+#include "supervisor/walk/tree_check.h"
 #include "tools/run_command.h"
 
 extern char** environ;
@@ -94,6 +95,7 @@ bool AdmitRoot(const policy::AdmissionTable& table, const std::string& workspace
 int Search(SearchKind kind, SearchOptions& o) {
   policy::Policy p;
   if (!BuildPolicy(o.run, p)) return kExitCordonError;
+  supervisor::AddSearchIgnores(p);
 
   const std::string& pattern = o.args.front();
   policy::AdmissionTable table;

@@ -1,6 +1,7 @@
 // cordon grep / glob and the exec allowlist end to end: the real cordon, the
 // real ripgrep, the real kernel. Ground truth is bare rg on the same tree
 // and marker files a hostile preprocessor would leave.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <regex>
 #include <sstream>
 
@@ -85,6 +87,34 @@ TEST_F(GrepTest, SearchReturnsTheSameMatchesAsBareRipgrep) {
 
   RunResult none = Cordon({"grep", "--", "absent_word"});
   EXPECT_EQ(none.status, 1) << "ripgrep's own status passes through";
+}
+
+// A workspace below a repository's root: ripgrep reads the repository's
+// ignore files above it (.gitignore up to the root, .git/info/exclude, an
+// .ignore), so the file tools print what rg prints there, with no refusal
+// line; the rest of the repository stays out of reach.
+TEST_F(GrepTest, AWorkspaceInsideARepositoryTakesItsIgnoreFiles) {
+  const std::string repo = t_.Out("repo"), sub = repo + "/sub";
+  ASSERT_EQ(::mkdir(repo.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(sub.c_str(), 0755), 0);
+  ASSERT_EQ(std::system(("git init -q '" + repo + "'").c_str()), 0);
+  WriteFile(repo + "/.gitignore", "by-gitignore.txt\n");
+  WriteFile(repo + "/.git/info/exclude", "*.by-exclude\n");
+  WriteFile(repo + "/.ignore", "by-ignore.txt\n");
+  WriteFile(repo + "/secret.txt", "hello SECRET-CANARY\n");
+  for (const char* f : {"kept.txt", "by-gitignore.txt", "x.by-exclude", "by-ignore.txt"}) {
+    WriteFile(sub + "/" + f, "hello\n");
+  }
+  RunResult r = RunCordon({"grep", "--workspace", sub, "--", "hello"}, sub);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(SortedLines(r.out), SortedLines(BareRg(sub, "--no-config -e hello --")));
+  EXPECT_EQ(SortedLines(r.out), std::vector<std::string>{"kept.txt:hello"});
+  EXPECT_THAT(r.err, ::testing::Not(::testing::HasSubstr("refused")));
+  // Only the ignore files: the repository's other files are not the tool's.
+  RunResult outside =
+      RunCordon({"grep", "--workspace", sub, "--", "hello", repo + "/secret.txt"}, sub);
+  EXPECT_NE(outside.status, 0);
+  EXPECT_THAT(outside.out, ::testing::Not(::testing::HasSubstr("SECRET-CANARY")));
 }
 
 TEST_F(GrepTest, CountGivesBareRipgrepsOutputForAnAbsoluteTree) {
