@@ -21,15 +21,15 @@ void AddIfFile(policy::Policy& p, const std::string& path) {
   p.base_paths.push_back({path, policy::Access::kReadOnly, false, kUserProfileSource});
 }
 
-// git's core.excludesFile as `config` (a file AddIfFile granted) sets it,
-// with a leading "~/" read as git does; empty when unset, unreadable or
-// relative (git would take that from its working directory).
-std::string ExcludesFileOf(const std::string& config, const std::string& home) {
+// The path `key` has in `config` (a file AddIfFile granted), with a
+// leading "~/" read as git does; empty when unset, unreadable or relative
+// (git would take that from its working directory).
+std::string GitPathOf(const std::string& config, const char* key, const std::string& home) {
   Fd fd(::open(config.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return "";
   Result<std::string> text = ReadSmallFile(fd.get(), config, 1 << 20);
   if (!text) return "";
-  std::string v = policy::GitConfigValue(text.value(), "core.excludesfile");
+  std::string v = policy::GitConfigValue(text.value(), key);
   if (v.starts_with("~/") && !home.empty()) return (home == "/" ? "" : home) + v.substr(1);
   return v.starts_with("/") ? v : "";
 }
@@ -61,18 +61,25 @@ void AddUserProfile(policy::Policy& p, const std::string& caller_home,
     AddIfFile(p, (home == "/" ? "" : home) + rel);
   }
   for (const char* rel : kShellStartupFiles) AddIfFile(p, (home == "/" ? "" : home) + "/" + rel);
-  // The ignore file git's config names (core.excludesFile), wherever it is:
-  // git reads .../git/config before ~/.gitconfig, and the last that sets it
-  // wins.
-  std::string excludes;
+  // The ignore file and the hooks directory git's config names
+  // (core.excludesFile, core.hooksPath), wherever they are: git reads
+  // .../git/config before ~/.gitconfig, and the last that sets one wins.
+  std::string excludes, hooks;
   for (const char* suffix : {"/git/config", "/.gitconfig"}) {
     for (std::size_t i = 0, n = p.base_paths.size(); i < n; ++i) {
       const policy::PathRule& r = p.base_paths[i];
       if (r.source != kUserProfileSource || !r.path.ends_with(suffix)) continue;
-      if (std::string e = ExcludesFileOf(r.path, home); !e.empty()) excludes = std::move(e);
+      if (std::string e = GitPathOf(r.path, "core.excludesfile", home); !e.empty()) excludes = e;
+      if (std::string h = GitPathOf(r.path, "core.hookspath", home); !h.empty()) hooks = h;
     }
   }
   if (!excludes.empty()) AddIfFile(p, excludes);
+  // The user's own hooks run in the run as outside it, confined: read and
+  // executed, never written.
+  struct stat st;
+  if (!hooks.empty() && ::stat(hooks.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    p.base_paths.push_back({hooks, policy::Access::kReadOnly, true, kGitHooksSource});
+  }
 }
 
 }  // namespace cordon::supervisor

@@ -28,6 +28,9 @@ inline constexpr const char* kShellStartupFiles[] = {
     ".profile", ".bash_profile", ".bash_login", ".bashrc", ".bash_aliases", ".bash_logout",
     ".zshenv",  ".zprofile",     ".zshrc",      ".zlogin", ".zlogout"};
 
+// The source of the hooks directory's rule (read and execute).
+inline constexpr const char* kGitHooksSource = "user profile: git's core.hooksPath";
+
 // zsh's, read from $ZDOTDIR in place of the home when it is set.
 inline constexpr const char* kZshStartupFiles[] = {".zshenv", ".zprofile", ".zshrc", ".zlogin",
                                                    ".zlogout"};
@@ -40,7 +43,8 @@ inline constexpr const char* kZshStartupFiles[] = {".zshenv", ".zprofile", ".zsh
 // exist under `home` (kShellStartupFiles), and zsh's under `zdotdir` (the
 // caller's ZDOTDIR; ignored unless absolute). Regular files only (through
 // a symlink, as the shell reads them); and the ignore file those git
-// configs name (core.excludesFile, absolute or "~/"). Nothing of the home
+// configs name (core.excludesFile, absolute or "~/"), and the hooks
+// directory (core.hooksPath, a directory: read and executed). Nothing of the home
 // when `home` is empty, relative or gone.
 void AddUserProfile(policy::Policy& p, const std::string& home,
                     const std::string& xdg_config_home = "", const std::string& zdotdir = "");

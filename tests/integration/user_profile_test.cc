@@ -105,6 +105,26 @@ TEST_F(UserProfileTest, GitReadsTheExcludesFileTheGitconfigNames) {
   EXPECT_EQ(ReadFile(home_ + "/.gitignore_global"), "*.ignored-globally\n");
 }
 
+// A global core.hooksPath: git runs the user's hooks in the run as outside
+// it (confined), and the tool cannot change them.
+TEST_F(UserProfileTest, GitRunsTheHooksTheGitconfigNames) {
+  WriteFile(home_ + "/.gitconfig",
+            "[user]\n\tname = Canary Author\n\temail = canary@example.org\n"
+            "[core]\n\thooksPath = ~/.githooks\n");
+  ASSERT_EQ(::mkdir((home_ + "/.githooks").c_str(), 0755), 0);
+  WriteFile(home_ + "/.githooks/pre-commit", "#!/bin/sh\necho HOOK-RAN >&2\n");
+  ASSERT_EQ(::chmod((home_ + "/.githooks/pre-commit").c_str(), 0755), 0);
+  RunResult r = RunCordon(
+      {"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c",
+       "git init -q && git commit -q --allow-empty -m first && echo COMMITTED; echo evil >> " +
+           home_ + "/.githooks/pre-commit; echo done"},
+      "", {"HOME=" + home_});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("COMMITTED")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("HOOK-RAN"));
+  EXPECT_EQ(ReadFile(home_ + "/.githooks/pre-commit"), "#!/bin/sh\necho HOOK-RAN >&2\n");
+}
+
 TEST_F(UserProfileTest, TheGitconfigIsReadOnlyAndTheRestOfTheHomeOutOfReach) {
   RunResult r =
       RunCordon({"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c",
