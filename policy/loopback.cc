@@ -210,6 +210,16 @@ NetDecision DecideNet(const NetRequest& r) {
     // The namespace is the fence: a bind or connect on a socket made there
     // reaches nothing outside it, whatever the address.
     if (r.private_loopback) {
+      // But for a connect beyond it, which could only fail there: refused
+      // with the kernel's own errno, and a line that says why (a resolver
+      // asking its name server otherwise fails with no word of cordon's).
+      if (r.op == NetOp::kConnect && r.parsed == InetParse::kInet && !IsLoopback(r.endpoint) &&
+          !IsWildcard(r.endpoint)) {
+        return refuse(ENETUNREACH,
+                      "connect to " + FormatEndpoint(r.endpoint) + " under network " +
+                          NetworkName(r.mode) + ": the tool's UDP reaches its own loopback only" +
+                          (r.endpoint.port == 53 ? " (a name server: names do not resolve)" : ""));
+      }
       d.allow = true;
       return d;
     }

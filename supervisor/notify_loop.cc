@@ -196,9 +196,11 @@ void NotifyLoop::SendResponse(const Request& req, const Reply& reply) {
     resp.error = -reply.error;
   }
   const bool delivered = ::ioctl(listener_.get(), kIoctlNotifSend, &resp) == 0;
-  // ECONNREFUSED: a loopback listener not of this run (policy/loopback.h).
+  // ECONNREFUSED: a loopback listener not of this run; ENETUNREACH: a UDP
+  // connect beyond the run's private loopback (policy/loopback.h).
   if (reply.error != 0 && !reply.continue_syscall && !reply.why.empty() &&
-      (reply.error == EACCES || reply.error == EPERM || reply.error == ECONNREFUSED)) {
+      (reply.error == EACCES || reply.error == EPERM || reply.error == ECONNREFUSED ||
+       reply.error == ENETUNREACH)) {
     spdlog::debug("denied {} by pid {}: {}{}", SyscallName(req.nr), req.tid, reply.why,
                   delivered ? "" : " (the call was gone)");
     // Told only when the tool saw it: a call interrupted by a signal (its

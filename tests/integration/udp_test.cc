@@ -158,6 +158,13 @@ elif mode == 'flags':  # SOCK_NONBLOCK and SOCK_CLOEXEC as asked
     fl = lambda s: (bool(fcntl.fcntl(s, fcntl.F_GETFL) & os.O_NONBLOCK),
                     bool(fcntl.fcntl(s, fcntl.F_GETFD) & fcntl.FD_CLOEXEC))
     print(fl(a), fl(b) if b >= 0 else ctypes.get_errno())
+elif mode == 'resolve':  # a name server beyond the run: the connect says why
+    s = udp()
+    try:
+        s.connect(('192.0.2.1', 53) if v == '4' else ('2001:db8::1', 53))
+        print('connected')
+    except OSError as e:
+        print(errno.errorcode[e.errno])
 elif mode == 'send':
     s = udp()
     port = int(sys.argv[3])
@@ -230,6 +237,22 @@ TEST_P(UdpPythonTest, TheHostsListenerGetsNothingAndAllowReachesIt) {
   r = Tool("send", {PortOf(host)}, "allow");
   EXPECT_EQ(r.out, "sent\n") << r.err;
   EXPECT_EQ(Received(host), 3);
+}
+
+// A resolver asking a name server beyond the run: the connect fails as the
+// namespace would fail it (ENETUNREACH), and cordon says why, where the
+// tool only says that names do not resolve.
+TEST_P(UdpPythonTest, AConnectToANameServerBeyondTheRunSaysWhy) {
+  RunResult r = Tool("resolve");
+  if (!private_loopback_) {  // the container pass: UDP refused whole, as the README says
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find("PermissionError"), std::string::npos) << r.err;
+    return;
+  }
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "ENETUNREACH\n") << r.err;
+  EXPECT_NE(r.err.find("names do not resolve"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--network allow"), std::string::npos) << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(V4AndV6, UdpPythonTest, ::testing::Values("4", "6"),

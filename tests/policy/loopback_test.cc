@@ -211,8 +211,10 @@ TEST(Loopback, TheWebGrantsReachTheProxyOnly) {
 }
 
 // UDP under a fenced mode: a socket of the run's private loopback may bind
-// and connect anywhere (nothing there reaches beyond it); any other UDP
-// socket, nowhere, not even to a loopback port with no TCP listener.
+// anywhere and connect to its loopback (nothing there reaches beyond it); a
+// connect beyond it is refused with the errno the namespace would give,
+// and says why (a name server's address: names do not resolve). Any other
+// UDP socket, nowhere, not even to a loopback port with no TCP listener.
 TEST(Loopback, DatagramSocketsOfThePrivateLoopbackOnly) {
   for (Network mode : {Network::kNone, Network::kPublicWeb, Network::kHosts}) {
     for (NetOp op : {NetOp::kBind, NetOp::kConnect, NetOp::kListen}) {
@@ -223,7 +225,15 @@ TEST(Loopback, DatagramSocketsOfThePrivateLoopbackOnly) {
         r.op = op;
         r.datagram = true;
         r.private_loopback = true;
-        EXPECT_TRUE(DecideNet(r).allow) << FormatEndpoint(e);
+        if (op == NetOp::kConnect && e.port == 53 && !IsLoopback(e)) {
+          NetDecision beyond = DecideNet(r);
+          EXPECT_FALSE(beyond.allow);
+          EXPECT_EQ(beyond.err, ENETUNREACH);
+          EXPECT_NE(beyond.why.find("names do not resolve"), std::string::npos) << beyond.why;
+          EXPECT_FALSE(beyond.hint.empty());
+        } else {
+          EXPECT_TRUE(DecideNet(r).allow) << FormatEndpoint(e);
+        }
         r.private_loopback = false;
         NetDecision d = DecideNet(r);
         EXPECT_FALSE(d.allow) << FormatEndpoint(e);
