@@ -416,7 +416,7 @@ int Launch(const LaunchRequest& req) {
   }
   reports.Drain(req.on_report);
   server.reset();  // its thread ends now that no task uses the filter
-  if (req.refusals) req.refusals->Finish();
+  if (req.refusals) req.refusals->Finish(waited.failed || waited.exit_code != 0);
 
   if (waited.failed) ReportChildFailure(waited.failure, req, argv[0], tmp.path());
   return waited.exit_code;

@@ -206,7 +206,12 @@ void NotifyLoop::SendResponse(const Request& req, const Reply& reply) {
     // Told only when the tool saw it: a call interrupted by a signal (its
     // notification gone, ENOENT) is restarted and decided again.
     if (refusals_ && delivered) {
-      refusals_->Refused(std::string(SyscallName(req.nr)) + ": " + reply.why, reply.hint);
+      const std::string what = std::string(SyscallName(req.nr)) + ": " + reply.why;
+      if (reply.error == ENETUNREACH) {
+        refusals_->RefusedIfFailed(what, reply.hint);
+      } else {
+        refusals_->Refused(what, reply.hint);
+      }
     }
   }
 }

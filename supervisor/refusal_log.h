@@ -13,6 +13,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 namespace cordon::supervisor {
 
@@ -24,12 +26,21 @@ class RefusalLog {
   // would allow it (policy::RefusalHint), or empty.
   void Refused(const std::string& what, const std::string& hint);
 
-  // At the run's end: how many distinct refusals were not printed.
-  void Finish();
+  // A refusal an honest tool often meets without harm (a resolver asking a
+  // name server under network none, for a name /etc/hosts answers): at the
+  // default level said at the run's end, and only when the tool failed.
+  void RefusedIfFailed(const std::string& what, const std::string& hint);
+
+  // At the run's end: the refusals held for a failure when `tool_failed`,
+  // and how many distinct refusals were not printed.
+  void Finish(bool tool_failed);
 
  private:
+  void Print(const std::string& what, const std::string& hint);  // mu_ held
+
   std::mutex mu_;
   std::unordered_set<std::string> seen_;
+  std::vector<std::pair<std::string, std::string>> if_failed_;
   std::size_t printed_ = 0;
   std::size_t held_back_ = 0;
 };

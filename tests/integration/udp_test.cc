@@ -241,8 +241,25 @@ TEST_P(UdpPythonTest, TheHostsListenerGetsNothingAndAllowReachesIt) {
 
 // A resolver asking a name server beyond the run: the connect fails as the
 // namespace would fail it (ENETUNREACH), and cordon says why, where the
-// tool only says that names do not resolve.
+// tool only says that names do not resolve: at once at info level; at the
+// default level at the run's end, and only when the tool failed (an honest
+// tool asks for names /etc/hosts answers too: RefusalHintTest).
 TEST_P(UdpPythonTest, AConnectToANameServerBeyondTheRunSaysWhy) {
+  if (private_loopback_) {
+    std::vector<std::string> args = Args("resolve");
+    args.erase(args.begin(), args.begin() + 2);  // the default level
+    RunResult quiet = RunCordon(args, "", env_, launcher_);
+    EXPECT_EQ(quiet.status, 0) << quiet.err;
+    EXPECT_EQ(quiet.err.find("refused"), std::string::npos) << quiet.err;
+    // A resolver's own steps, whatever the machine's resolv.conf names.
+    args.back() =
+        "import socket, sys\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "try:\n    s.connect(('192.0.2.1', 53))\nexcept OSError:\n    sys.exit(1)\n";
+    args.erase(args.end() - 3, args.end() - 1);  // python3 -c CODE, no mode
+    RunResult failed = RunCordon(args, "", env_, launcher_);
+    EXPECT_NE(failed.status, 0);
+    EXPECT_NE(failed.err.find("names do not resolve"), std::string::npos) << failed.err;
+  }
   RunResult r = Tool("resolve");
   if (!private_loopback_) {  // the container pass: UDP refused whole, as the README says
     EXPECT_NE(r.status, 0);

@@ -44,7 +44,7 @@ TEST(RefusalLog, SaysEachDistinctRefusalOnceWithItsHint) {
   RefusalLog refusals;
   for (int i = 0; i < 5; ++i) refusals.Refused("openat: read /opt/x (outside)", "to allow it: --ro /opt/x");
   refusals.Refused("unlinkat: delete /w/old (needs approval)", "");
-  refusals.Finish();
+  refusals.Finish(false);
   EXPECT_EQ(log.lines(), 2u) << log.text();
   EXPECT_THAT(log.text(), HasSubstr("refused openat: read /opt/x (outside); to allow it: --ro /opt/x\n"));
   EXPECT_THAT(log.text(), HasSubstr("refused unlinkat: delete /w/old (needs approval)\n"));
@@ -55,7 +55,7 @@ TEST(RefusalLog, StopsAtTenLinesAndCountsTheRestAtTheDefaultLevel) {
   RefusalLog refusals;
   for (int i = 0; i < 25; ++i) refusals.Refused("read /x/" + std::to_string(i), "");
   EXPECT_EQ(log.lines(), RefusalLog::kDefaultLines);
-  refusals.Finish();
+  refusals.Finish(false);
   EXPECT_EQ(log.lines(), RefusalLog::kDefaultLines + 1);
   EXPECT_THAT(log.text(), HasSubstr("15 more refusals not shown; --log-level info lists each"));
 }
@@ -65,8 +65,39 @@ TEST(RefusalLog, ListsEveryDistinctRefusalAtInfoLevel) {
   RefusalLog refusals;
   for (int i = 0; i < 25; ++i) refusals.Refused("read /x/" + std::to_string(i), "");
   refusals.Refused("read /x/3", "");
-  refusals.Finish();
+  refusals.Finish(false);
   EXPECT_EQ(log.lines(), 25u) << log.text();
+}
+
+// A refusal an honest tool meets without harm (a resolver's name server
+// under network none) is said at the run's end, and only when the tool
+// failed; at info level at once, as any other.
+TEST(RefusalLog, AHarmlessRefusalIsSaidOnlyWhenTheToolFailed) {
+  const std::string what = "connect: connect to 10.0.0.53:53 under network none";
+  {
+    CapturedLog log(spdlog::level::warn);
+    RefusalLog refusals;
+    refusals.RefusedIfFailed(what, "--network allow opens the network");
+    EXPECT_EQ(log.lines(), 0u);
+    refusals.Finish(false);
+    EXPECT_EQ(log.lines(), 0u) << log.text();
+  }
+  {
+    CapturedLog log(spdlog::level::warn);
+    RefusalLog refusals;
+    refusals.RefusedIfFailed(what, "--network allow opens the network");
+    refusals.RefusedIfFailed(what, "--network allow opens the network");
+    refusals.Finish(true);
+    EXPECT_EQ(log.text(), "refused " + what + "; --network allow opens the network\n");
+  }
+  {
+    CapturedLog log(spdlog::level::info);
+    RefusalLog refusals;
+    refusals.RefusedIfFailed(what, "");
+    EXPECT_EQ(log.lines(), 1u);
+    refusals.Finish(false);
+    EXPECT_EQ(log.lines(), 1u);
+  }
 }
 
 }  // namespace
