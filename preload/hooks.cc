@@ -20,6 +20,7 @@ using cordon::preload::FopenFlags;
 using cordon::preload::g_broker_reads;
 using cordon::preload::g_real;
 using cordon::preload::OpenBrokered;
+using cordon::preload::ReportListingRefused;
 using cordon::preload::ResolveLate;
 using cordon::wire::Call;
 
@@ -358,7 +359,9 @@ __attribute__((cold, noinline)) DIR* OpendirBrokered(DIR* d, const char* path) {
 
 // Not admitted here (a listing is a read the kernel decides; glibc's own
 // callers, scandir, glob and nftw, reach its internal opendir and never
-// this one): only asked of the broker after the kernel refused it.
+// this one): only asked of the broker after the kernel refused it, and a
+// refusal that stands reported, so that `ls` and os.listdir of a directory
+// out of reach get a line that says why.
 CORDON_EXPORT DIR* opendir(const char* path) {
   auto real = g_real.opendir ? g_real.opendir
                              : reinterpret_cast<decltype(g_real.opendir)>(ResolveLate("opendir"));
@@ -366,8 +369,9 @@ CORDON_EXPORT DIR* opendir(const char* path) {
     errno = ENOSYS;
     return nullptr;
   }
-  if (__builtin_expect(g_broker_reads, false)) return OpendirBrokered(real(path), path);
-  return real(path);
+  DIR* d = __builtin_expect(g_broker_reads, false) ? OpendirBrokered(real(path), path) : real(path);
+  if (__builtin_expect(d == nullptr && errno == EACCES, false)) ReportListingRefused(path);
+  return d;
 }
 
 CORDON_EXPORT int unlink(const char* path) {

@@ -375,6 +375,23 @@ __attribute__((cold)) void ReportExecRefused(const char* path) {
   errno = saved;
 }
 
+__attribute__((cold)) void ReportListingRefused(const char* path) {
+  if (t_busy || !g_config.enabled || path == nullptr || *path == '\0') return;
+  Busy busy;
+  const int saved = errno;
+  char base_buf[policy::kAdmissionMaxPath];
+  bool cached;
+  const char* base = path[0] == '/' ? nullptr : Base(AT_FDCWD, base_buf, &cached);
+  if (path[0] == '/' || base != nullptr) {
+    const policy::Admission a =
+        policy::AdmitPath(g_config.table, AdmitOp::kRead,
+                          std::string_view(path, strnlen(path, policy::kAdmissionMaxPath)), base);
+    if (a.verdict != AdmitVerdict::kAdmit)
+      Refuse(wire::Call::kOpendir, AdmitOp::kRead, path, a, base);
+  }
+  errno = saved;
+}
+
 __attribute__((hot)) AdmitOp OpenOp(int flags) {
   if ((flags & O_ACCMODE) != O_RDONLY) return AdmitOp::kMutate;
   if (flags & (O_CREAT | O_TRUNC)) return AdmitOp::kMutate;

@@ -68,6 +68,12 @@ int OpenBrokered(int fd, int dirfd, const char* path, int flags);
 // so the supervisor can say why. errno is left as it was.
 void ReportExecRefused(const char* path);
 
+// A listing of `path` the kernel refused with EACCES (opendir): reported
+// as a refusal (wire::Call::kOpendir) with the rule the path falls under,
+// when the rules do not let it be read either; nothing when they do (a
+// directory on the way to a grant). errno is left as it was.
+void ReportListingRefused(const char* path);
+
 // Resolves g_real with dlsym(RTLD_NEXT) and reads the configuration. Called
 // by the constructor; safe to call again (idempotent).
 void Initialize();

@@ -57,9 +57,25 @@ inline constexpr unsigned kReportPathMax = 256;
 
 // The interposed call. Values are wire format: append only.
 enum class Call : uint16_t {
-  kOpen = 0, kOpen64, kOpenat, kOpenat64, kOpen2, kOpen64_2, kOpenat2, kOpenat64_2,
-  kCreat, kCreat64, kFopen, kFopen64, kFreopen, kUnlink, kUnlinkat, kRemove,
-  kRename, kRenameat, kRenameat2,
+  kOpen = 0,
+  kOpen64,
+  kOpenat,
+  kOpenat64,
+  kOpen2,
+  kOpen64_2,
+  kOpenat2,
+  kOpenat64_2,
+  kCreat,
+  kCreat64,
+  kFopen,
+  kFopen64,
+  kFreopen,
+  kUnlink,
+  kUnlinkat,
+  kRemove,
+  kRename,
+  kRenameat,
+  kRenameat2,
   kExit,  // not a call: the process's last record, carrying its final counts
   // Not a call: the image's first record, sent once from the library's
   // constructor; path[] holds /proc/self/exe as the image reads it. The
@@ -71,6 +87,10 @@ enum class Call : uint16_t {
   // made beside a carve-out has no EXECUTE grant and nobody can broker one.
   kExecve,
   kFreopen64,
+  // A directory listing the kernel refused with EACCES (opendir):
+  // reported so that the user hears why (glibc opens it internally, where
+  // no hook admits it).
+  kOpendir,
   kCount,
 };
 
@@ -107,10 +127,10 @@ inline constexpr unsigned kReportDatagramMax = kReportBatchMax * sizeof(Report);
 
 inline const char* CallName(uint16_t c) {
   static constexpr const char* kNames[] = {
-      "open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2",
-      "__openat64_2", "creat", "creat64", "fopen", "fopen64", "freopen", "unlink",
-      "unlinkat", "remove", "rename", "renameat", "renameat2", "exit", "checkin", "execve",
-      "freopen64"};
+      "open",       "open64",       "openat",   "openat64", "__open_2",  "__open64_2",
+      "__openat_2", "__openat64_2", "creat",    "creat64",  "fopen",     "fopen64",
+      "freopen",    "unlink",       "unlinkat", "remove",   "rename",    "renameat",
+      "renameat2",  "exit",         "checkin",  "execve",   "freopen64", "opendir"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<unsigned>(Call::kCount));
   return c < static_cast<uint16_t>(Call::kCount) ? kNames[c] : "?";
 }

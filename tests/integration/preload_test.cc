@@ -111,6 +111,26 @@ TEST_F(PreloadRun, AnAbsentPathOutsideIsENOENTNotARefusal) {
   EXPECT_TRUE(Has(r.err, "refused")) << r.err;
 }
 
+// A listing the kernel refuses (ls, os.listdir: glibc's opendir opens the
+// directory where no hook admits it) is reported at the default level with
+// its rule and the grant that would allow it; a listing inside works and
+// says nothing.
+TEST_F(PreloadRun, ARefusedListingSaysWhy) {
+  ASSERT_EQ(::mkdir(t_.Out("dir").c_str(), 0755), 0);
+  WriteFile(t_.Out("dir/f"), "x\n");
+  RunResult r = Run({"ls", t_.Out("dir")}, "");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(Has(r.err, "refused opendir: read " + t_.Out("dir"))) << r.err;
+  EXPECT_TRUE(Has(r.err, "to allow it: --ro " + t_.Out("dir"))) << r.err;
+  r = Run({"python3", "-c", "import os; print(os.listdir('" + t_.Out("dir") + "'))"}, "");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(Has(r.err, "refused opendir: read " + t_.Out("dir"))) << r.err;
+  r = Run({"ls", t_.ws()}, "");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "inside.txt")) << r.out;
+  EXPECT_FALSE(Has(r.err, "refused")) << r.err;
+}
+
 TEST_F(PreloadRun, RipgrepReadsInsideAndIsRefusedOutside) {
   RunResult r = Run({"rg", "--no-config", "-n", "needle", "."});
   EXPECT_EQ(r.status, 0) << r.err;
