@@ -362,34 +362,43 @@ __attribute__((cold, noinline)) int OpenBrokered(int fd, int dirfd, const char* 
       ::syscall(SYS_openat, dirfd, path, flags | wire::kBrokerOpenFlag, 0));
 }
 
-__attribute__((cold)) void ReportExecRefused(const char* path) {
+namespace {
+
+// A call the kernel refused with EACCES after the hooks let it through,
+// reported as a refusal of `call` so that the supervisor can say why:
+// `judge(base)` is the admission (`base`: what a relative path is resolved
+// against, null for an absolute one or when there is none); nothing is
+// reported when it admits. errno is left as it was.
+template <class Judge>
+__attribute__((cold)) void ReportKernelRefusal(wire::Call call, const char* path, Judge judge) {
   if (t_busy || !g_config.enabled || path == nullptr || *path == '\0') return;
   Busy busy;
   const int saved = errno;
   char base_buf[policy::kAdmissionMaxPath];
   bool cached;
   const char* base = path[0] == '/' ? nullptr : Base(AT_FDCWD, base_buf, &cached);
-  Refuse(wire::Call::kExecve, AdmitOp::kRead, path,
-         {AdmitVerdict::kRefuse, PathClass::kWorkspace, EACCES, "the kernel refused to execute it"},
-         base);
+  const policy::Admission a = judge(base);
+  if (a.verdict != AdmitVerdict::kAdmit) Refuse(call, AdmitOp::kRead, path, a, base);
   errno = saved;
 }
 
+}  // namespace
+
+__attribute__((cold)) void ReportExecRefused(const char* path) {
+  ReportKernelRefusal(wire::Call::kExecve, path, [](const char*) {
+    return policy::Admission{AdmitVerdict::kRefuse, PathClass::kWorkspace, EACCES,
+                             "the kernel refused to execute it"};
+  });
+}
+
 __attribute__((cold)) void ReportListingRefused(const char* path) {
-  if (t_busy || !g_config.enabled || path == nullptr || *path == '\0') return;
-  Busy busy;
-  const int saved = errno;
-  char base_buf[policy::kAdmissionMaxPath];
-  bool cached;
-  const char* base = path[0] == '/' ? nullptr : Base(AT_FDCWD, base_buf, &cached);
-  if (path[0] == '/' || base != nullptr) {
-    const policy::Admission a =
-        policy::AdmitPath(g_config.table, AdmitOp::kRead,
-                          std::string_view(path, strnlen(path, policy::kAdmissionMaxPath)), base);
-    if (a.verdict != AdmitVerdict::kAdmit)
-      Refuse(wire::Call::kOpendir, AdmitOp::kRead, path, a, base);
-  }
-  errno = saved;
+  ReportKernelRefusal(wire::Call::kOpendir, path, [path](const char* base) {
+    // A relative path with no base to read it against: nothing to say.
+    if (path[0] != '/' && base == nullptr) return policy::Admission{AdmitVerdict::kAdmit};
+    return policy::AdmitPath(g_config.table, AdmitOp::kRead,
+                             std::string_view(path, strnlen(path, policy::kAdmissionMaxPath)),
+                             base);
+  });
 }
 
 __attribute__((hot)) AdmitOp OpenOp(int flags) {
