@@ -35,6 +35,13 @@ Decision Keeping(Decision d, Keep keep) {
 
 Decision OpenWrite(const FileRequest& r, const Settings& s) {
   if (r.place.deny_glob) return DenyGlob();
+  if (r.place.new_worktree_link && !Exists(r.entry) && !r.tmpfile) {
+    // git worktree add writes "../.." there: that content, whatever the
+    // tool's bytes, so the link leads to the repository's own config.
+    Decision d = Decision::Allow("a new worktree's commondir, made with the content git writes");
+    d.make_link = true;
+    return d;
+  }
   if (r.place.protected_path) return ProtectedPath();
   if (r.place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
   if (!r.tmpfile && r.entry.kind != EntryKind::kDirectory) {
@@ -76,7 +83,9 @@ Decision Create(const FileRequest& r) {
 Decision Delete(const FileRequest& r, const Settings& s) {
   if (r.place.root) return Decision::Refuse(EACCES, "a writable root");
   if (r.place.deny_glob) return DenyGlob();
-  if (r.place.protected_path) {
+  // A new worktree's commondir redirects nothing once it is gone (git
+  // worktree remove, prune): the run's own file, as any other.
+  if (r.place.protected_path && !r.place.new_worktree_link) {
     // rmdir of a protected directory the tool sees holding entries: it
     // would not be removed anyway, and git's rmdir(".git") (git stash)
     // expects ENOTEMPTY. An empty one is refused by the rule.

@@ -87,6 +87,14 @@ struct PlaceFacts {
   // That pre-existing config: also a protected path, which git's rename of
   // checked content onto it (only) passes.
   bool users_config = false;
+  // The commondir of a worktree's admin directory this run made
+  // (.git/worktrees/NAME, by git worktree add: policy/git_worktree.h,
+  // WorktreeAdminDir). Also a protected path: it names where git reads
+  // config and hooks from. Made by an open where there is none, it is
+  // made by the supervisor with the one content git writes
+  // (kWorktreeCommonDir: the repository's own common dir), never the
+  // tool's bytes (Decision::make_link); removed, it is the run's own file.
+  bool new_worktree_link = false;
   // The run's journal covers it (the workspace): under sensitive.delete
   // recoverable a file of the user's is kept there before it changes.
   bool journaled = false;
@@ -181,6 +189,11 @@ struct Decision {
   // place (a new file), not the source inode, which the tool may still
   // hold open for writing; then remove the source, as a rename would.
   bool copy_checked = false;
+  // kOpenWrite of a new worktree's commondir (PlaceFacts::new_worktree_link)
+  // where there is none: the supervisor makes it with the content git
+  // writes, and what the tool writes goes to a file of its own that no
+  // name reaches.
+  bool make_link = false;
   Keep keep = Keep::kNothing;
   // kRefuse: which kind of rule refused.
   RefusedBy by = RefusedBy::kOther;

@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "policy/fd_alias.h"
+#include "policy/git_worktree.h"
 #include "policy/protected_paths.h"
 #include "policy/refusal_hint.h"
 #include "supervisor/exec/tool_pin.h"
@@ -404,7 +405,10 @@ Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
     // directory the run made (.git/modules/NAME, cloned into by
     // update --init) is the tool's own, as a new repository is.
     if (rel == git_rel + "/config") return {false, true, true};
-    std::string module = ModuleDir(rel, git_rel);
+    // So is a worktree's admin dir the run made (git worktree add:
+    // .git/worktrees/NAME), a submodule's included.
+    std::string module = policy::WorktreeAdminDir(rel);
+    if (module.empty()) module = ModuleDir(rel, git_rel);
     if (module.empty() || made_in_run(module) != std::optional<bool>(true)) return kProtected;
     git_rel = std::move(module);
   }
@@ -416,8 +420,16 @@ Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
   // commondir names where git reads config from: pointed at a directory of
   // the tool's, it would bring a config no check saw. Its config: guarded
   // (git's lock-file rename of checked content only).
+  // A new worktree's (the admin dir the run made) is made by the
+  // supervisor with the content git writes, which names this repository.
   std::string_view base = std::string_view(rel).substr(rel.rfind('/') + 1);
-  if (base == "commondir") return kProtected;
+  if (base == "commondir") {
+    const std::string admin = policy::WorktreeAdminDir(rel);
+    if (!admin.empty() && made_in_run(admin) == std::optional<bool>(true)) {
+      return {true, false, false, true};
+    }
+    return kProtected;
+  }
   return {false, base == "config" || base == "config.worktree", false};
 }
 

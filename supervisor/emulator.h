@@ -394,6 +394,8 @@ class Emulator {
     bool protected_path = false;
     bool guarded_config = false;
     bool users_config = false;  // guarded, and the user's before the run
+    // protected too: the commondir of a worktree admin dir the run made
+    bool new_worktree_link = false;
   };
   RepoFacts RepoPlace(const Located& loc) const;
   // A file about to take a guarded config's place, as read and checked
@@ -408,6 +410,12 @@ class Emulator {
   // `users`: `loc` takes the place of a config the user had, at `target`;
   // its content is checked against that one's.
   CheckedFile ReadChecked(const Located& loc, const Located* users = nullptr) const;
+  // open(O_CREAT) of a new worktree's commondir (Decision::make_link):
+  // made beneath its parent with policy::kWorktreeCommonDir and no other
+  // content, under its name only if none is there; the tool gets a memfd
+  // for its bytes. An existing one is refused as the protected path it is.
+  Reply MakeWorktreeLink(const Request& req, const Path& p, policy::FileRequest q, uint64_t flags,
+                         uint64_t mode, const std::function<bool()>& valid);
   // A name beside `name` for a file the supervisor makes before it takes
   // `name`'s place: "NAME.cordon-" and 16 random hex digits (empty when no
   // randomness could be had).

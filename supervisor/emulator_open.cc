@@ -274,6 +274,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   const policy::Settings settings = DecideSettings();
   std::string rel;
   policy::Decision place_refusal;
+  bool make_link = false;
   // What the place alone refuses; again for the name a followed link gives.
   auto admit_place = [&]() -> std::optional<Reply> {
     what = "open for writing " + p.abs;
@@ -281,6 +282,8 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     if (auto d = policy::Decide(q, settings); !d.allowed()) {
       place_refusal = d;
       return Reply::Refused(d, what, p.abs);
+    } else {
+      make_link = d.make_link;
     }
     rel = p.rel();  // with the tool's trailing slash, for the kernel to judge
     return std::nullopt;
@@ -292,6 +295,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     if (!at || p.slash) return std::move(*refused);
     return BypassOpen(req, *at, flags, mode, place_refusal.rule, std::move(*refused), valid);
   }
+  if (make_link && !p.slash) return MakeWorktreeLink(req, p, q, flags, mode, valid);
   uint64_t perm = 0;
   std::optional<CreationUmask> creation;
   if (flags & (O_CREAT | kBareTmpfile)) {
