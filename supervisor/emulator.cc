@@ -375,17 +375,10 @@ Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
   if (!loc.root->workspace || rules().protected_patterns.empty() || loc.rel.empty()) return {};
   if (!policy::MatchesProtected(rules().protected_patterns, loc.rel)) return {};
   constexpr RepoFacts kProtected{true, false, false};
-  // A repository created in this run is the tool's own: git init and
-  // commit must write its config. Its hooks that would run stay protected.
   const std::string& rel = loc.rel;
-  size_t pos = rel == ".git" || rel.rfind(".git/", 0) == 0 ? 0 : rel.find("/.git");
-  if (pos == std::string::npos) return kProtected;
-  if (pos != 0) pos += 1;
-  std::string git_rel = rel.substr(0, pos + 4);
-  if (rel.size() > git_rel.size() && rel[git_rel.size()] != '/') return kProtected;  // ".gitx"
   // Made by this supervisor (known without a clock), or born after the run
   // began: a .git made in the run's first milliseconds may carry a coarse
-  // birth time before run_start_ns_ (BornInRun).
+  // birth time before run_start_ns_ (BornInRun). nullopt: nothing there.
   auto made_in_run = [&](const std::string& dir) -> std::optional<bool> {
     auto fd = WriteRoots::OpenBeneath(*loc.root, dir, O_PATH | O_NOFOLLOW, 0);
     if (!fd) return fd.error().err == ENOENT ? std::nullopt : std::optional<bool>(false);
@@ -396,6 +389,18 @@ Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
     int64_t born = static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
     return (stx.stx_mask & STATX_BTIME) && born >= run_start_ns_;
   };
+  // .gitmodules (git submodule add): the user's stays protected; where
+  // there is none, or one this run made, it is the run's own.
+  if (policy::ProtectedOnlyOnceUsers(rules().protected_patterns, rel)) {
+    return made_in_run(rel) == std::optional<bool>(false) ? kProtected : RepoFacts{};
+  }
+  // A repository created in this run is the tool's own: git init and
+  // commit must write its config. Its hooks that would run stay protected.
+  size_t pos = rel == ".git" || rel.rfind(".git/", 0) == 0 ? 0 : rel.find("/.git");
+  if (pos == std::string::npos) return kProtected;
+  if (pos != 0) pos += 1;
+  std::string git_rel = rel.substr(0, pos + 4);
+  if (rel.size() > git_rel.size() && rel[git_rel.size()] != '/') return kProtected;  // ".gitx"
   std::optional<bool> git_made = made_in_run(git_rel);
   if (!git_made) return rel == git_rel ? RepoFacts{} : kProtected;  // a new repository
   if (!*git_made) {
