@@ -16,6 +16,14 @@ constexpr const char* kDenyGlobRule = "matches a deny glob";
 constexpr const char* kGuardedConfigRule =
     "a repository's config: only git's rename of checked content writes it";
 
+// A FIFO this run made, by one name: opened by the run's own processes at
+// both ends (the other end may be the user's only if the user opens a FIFO
+// the run made). One the user had may have a reader outside the sandbox.
+constexpr const char* kRunsFifoRule = "a FIFO this run made";
+bool RunsFifo(const EntryFacts& e) {
+  return e.kind == EntryKind::kFifo && e.born_in_run && e.nlink == 1 && !e.pinned;
+}
+
 // Refusals by the policy's own rules (Decision::by; policy/bypass.h).
 Decision DenyGlob() { return Decision::RefuseBy(RefusedBy::kDenyGlob, EACCES, kDenyGlobRule); }
 Decision ProtectedPath() {
@@ -44,6 +52,7 @@ Decision OpenWrite(const FileRequest& r, const Settings& s) {
   }
   if (r.place.protected_path) return ProtectedPath();
   if (r.place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
+  if (RunsFifo(r.entry)) return Decision::Allow(kRunsFifoRule);
   if (!r.tmpfile && r.entry.kind != EntryKind::kDirectory) {
     if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
   }
@@ -76,6 +85,10 @@ Decision Create(const FileRequest& r) {
                             : ProtectedPath();
   }
   if (r.place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
+  // A FIFO holds no content and acts on nothing: made where a file may be
+  // (GNU make's jobserver, mkfifo). A device acts on hardware, and mknod
+  // of a socket makes one nothing can listen on.
+  if (r.create == EntryKind::kFifo) return Decision::Allow("a FIFO, where a file may be made");
   if (IsSpecial(r.create)) return Decision::Refuse(EACCES, "special file");
   return Decision::Allow("a new name in a writable path");
 }
@@ -244,6 +257,7 @@ Decision Read(const FileRequest& r) {
     return Decision::Refuse(EACCES,
                             "a directory holding an unlisted denial (cordon's own records)");
   }
+  if (RunsFifo(r.entry)) return Decision::Allow(kRunsFifoRule);
   if (r.entry.kind != EntryKind::kRegular && r.entry.kind != EntryKind::kDirectory) {
     if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
   }

@@ -48,7 +48,8 @@ enum class EntryKind : std::uint8_t {
   kSymlink,
   kSpecial,  // a device (character or block): opening one acts on hardware
   // A FIFO or a socket: no content of its own. Refused where a special
-  // file is (writes, reads, deletes of the user's); its metadata may change.
+  // file is (writes, reads, deletes of the user's); its metadata may change,
+  // and a FIFO the run made may be opened at either end.
   kFifo,
   kSocket,
 };
@@ -111,7 +112,9 @@ struct EntryFacts {
   // A denied or protected path's inode, or one on the way to it (for
   // kRead: a denied path's only, as the read fence pins them).
   bool pinned = false;
-  bool born_in_run = false;  // the run's own (made by it, not laundered over the user's)
+  // The run's own (made by it, not laundered over the user's). For a
+  // FIFO: made by this supervisor (kOpenWrite, kRead may then open it).
+  bool born_in_run = false;
   bool own = true;           // in a shared directory: made by this run
   // A directory with an entry besides "." and "..": the kernel's ENOTEMPTY
   // for rmdir and a rename over it comes before any rule. Looked at only
@@ -134,8 +137,8 @@ struct FileRequest {
   bool tmpfile = false;     // open(O_TMPFILE): no name, nothing to check
   bool created = false;     // open: this call made the file
   bool nofollow = false;    // metadata: AT_SYMLINK_NOFOLLOW (the link itself)
-  // kCreate: what is made; a special file is refused (mknod(2) of a device
-  // or FIFO is made a regular file only when its type says so).
+  // kCreate: what is made. A FIFO is made where a regular file may be; a
+  // device or a socket (mknod(2)) is refused.
   EntryKind create = EntryKind::kRegular;
   // kCreate: the tool could stat the name (an EEXIST answer gives nothing
   // away). kDelete of a directory: the tool could stat it and list an
