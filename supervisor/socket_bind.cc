@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -20,6 +19,7 @@
 
 #include "base/fd.h"
 #include "supervisor/caps.h"
+#include "supervisor/fd_passing.h"
 
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
@@ -198,19 +198,12 @@ Result<int> BindAsWritten(int sock, int parent, const std::string& written,
   if (pid < 0) return Errno("fork");
   theirs.reset();
   ChildStatus st;
-  pollfd p{ours.get(), POLLIN, 0};
-  int ready;
-  do {
-    ready = ::poll(&p, 1, 10000);
-  } while (ready < 0 && errno == EINTR);
-  ssize_t n = ready > 0 ? ::read(ours.get(), &st, sizeof st) : -1;
-  if (n != static_cast<ssize_t>(sizeof st)) ::kill(pid, SIGKILL);
+  const int err = ReadChildStatus(ours.get(), &st, sizeof st, 10000);
+  if (err != 0) ::kill(pid, SIGKILL);
   // ECHILD if the launcher's reaping took it first (tool_wait.cc): its
   // status came through the pipe.
   ::waitpid(pid, nullptr, 0);
-  if (n != static_cast<ssize_t>(sizeof st)) {
-    return SysError{ready == 0 ? ETIMEDOUT : EPIPE, "the bind's child"};
-  }
+  if (err != 0) return SysError{err, "the bind's child"};
   if (st.step == kBound) return 0;
   if (st.step == kBind) return st.err;
   return SysError{st.err, StepName(st.step)};

@@ -8,7 +8,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -21,19 +20,9 @@ using ::testing::HasSubstr;
 
 const std::vector<std::string> kEnv = GitTestEnv();
 
-// Runs `cmd` with sh in `dir` outside the sandbox, git's test identity set;
-// its output, trailing newlines cut.
+// `cmd` run with sh in `dir` outside the sandbox, git's test identity set.
 std::string Sh(const std::string& dir, const std::string& cmd) {
-  std::string env;
-  for (const auto& e : kEnv) env += "'" + e + "' ";
-  FILE* f = ::popen(("cd '" + dir + "' && env " + env + "sh -c '" + cmd + "' 2>&1").c_str(), "r");
-  if (f == nullptr) return "<popen failed>";
-  std::string out;
-  char buf[512];
-  while (size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
-  ::pclose(f);
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
+  return ShOutput("cd '" + dir + "' && " + cmd, kEnv);
 }
 
 class GitWorktreeAddTest : public ::testing::Test {

@@ -64,6 +64,11 @@ RunResult RunCordonTestBuild(const std::vector<std::string>& args, const std::st
 // or user config (HOME=/nonexistent).
 std::vector<std::string> GitTestEnv();
 
+// Runs `cmd` with sh outside the sandbox, with `env` (NAME=VALUE each)
+// added: its stdout and stderr, trailing newlines cut. For the ground truth
+// a test reads with real tools (git log).
+std::string ShOutput(const std::string& cmd, const std::vector<std::string>& env = {});
+
 // Small file helpers for ground-truth checks from outside the sandbox.
 void WriteFile(const std::string& path, const std::string& content);
 std::string ReadFile(const std::string& path);  // "<missing>" when absent
