@@ -121,7 +121,9 @@ int BindNamed(int sock, int parent, const std::string& written, const std::strin
     if (r) return r.value();
     static std::atomic<bool> said{false};
     if (!said.exchange(true)) {
-      spdlog::warn(
+      // At info, as the other fallbacks in a container are: most programs
+      // never ask (Python's forkserver keeps the name it bound).
+      spdlog::info(
           "a Unix socket bound in this run shows /proc/self/fd/N/NAME as its address "
           "(getsockname), not the path it was bound to: {} failed ({}); programs that "
           "pass their listener's address on (Python's multiprocessing) then fail",

@@ -187,7 +187,7 @@ INSTANTIATE_TEST_SUITE_P(Probes, UnixSocketTest, ProbeParams(), ProbeParamName);
 // under the default profile (the run's TMPDIR). A name reached through a
 // link to outside stays refused. In a container with Docker's default
 // seccomp profile no namespace can be made: the address is the old one,
-// and cordon says so once.
+// and cordon says so once a run at --log-level info.
 TEST(UnixSocketNameTest, PythonsMultiprocessingConnectsToItsListener) {
   if (!HavePython()) GTEST_SKIP() << "no /usr/bin/python3";
   ScratchTree t;
@@ -209,7 +209,7 @@ TEST(UnixSocketNameTest, PythonsMultiprocessingConnectsToItsListener) {
   ASSERT_EQ(::symlink(t.outside().c_str(), t.Ws("out").c_str()), 0);
   for (bool write : {true, false}) {
     SCOPED_TRACE(write ? "workspace-write" : "default profile");
-    std::vector<std::string> args = {"run", "--workspace", t.ws()};
+    std::vector<std::string> args = {"--log-level", "info", "run", "--workspace", t.ws()};
     if (write) args.insert(args.end(), {"--profile", "workspace-write"});
     args.insert(args.end(), {"--", "/usr/bin/python3", "-c", script});
     if (write) args.push_back("names");
