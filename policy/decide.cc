@@ -16,6 +16,14 @@ constexpr const char* kDenyGlobRule = "matches a deny glob";
 constexpr const char* kGuardedConfigRule =
     "a repository's config: only git's rename of checked content writes it";
 
+// A FIFO this run made, by one name: opened by the run's own processes at
+// both ends (the other end may be the user's only if the user opens a FIFO
+// the run made). One the user had may have a reader outside the sandbox.
+constexpr const char* kRunsFifoRule = "a FIFO this run made";
+bool RunsFifo(const EntryFacts& e) {
+  return e.kind == EntryKind::kFifo && e.born_in_run && e.nlink == 1 && !e.pinned;
+}
+
 // Refusals by the policy's own rules (Decision::by; policy/bypass.h).
 Decision DenyGlob() { return Decision::RefuseBy(RefusedBy::kDenyGlob, EACCES, kDenyGlobRule); }
 Decision ProtectedPath() {
@@ -35,8 +43,16 @@ Decision Keeping(Decision d, Keep keep) {
 
 Decision OpenWrite(const FileRequest& r, const Settings& s) {
   if (r.place.deny_glob) return DenyGlob();
+  if (r.place.new_worktree_link && !Exists(r.entry) && !r.tmpfile) {
+    // git worktree add writes "../.." there: that content, whatever the
+    // tool's bytes, so the link leads to the repository's own config.
+    Decision d = Decision::Allow("a new worktree's commondir, made with the content git writes");
+    d.make_link = true;
+    return d;
+  }
   if (r.place.protected_path) return ProtectedPath();
   if (r.place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
+  if (RunsFifo(r.entry)) return Decision::Allow(kRunsFifoRule);
   if (!r.tmpfile && r.entry.kind != EntryKind::kDirectory) {
     if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
   }
@@ -69,6 +85,10 @@ Decision Create(const FileRequest& r) {
                             : ProtectedPath();
   }
   if (r.place.guarded_config) return Decision::Refuse(EACCES, kGuardedConfigRule);
+  // A FIFO holds no content and acts on nothing: made where a file may be
+  // (GNU make's jobserver, mkfifo). A device acts on hardware, and mknod
+  // of a socket makes one nothing can listen on.
+  if (r.create == EntryKind::kFifo) return Decision::Allow("a FIFO, where a file may be made");
   if (IsSpecial(r.create)) return Decision::Refuse(EACCES, "special file");
   return Decision::Allow("a new name in a writable path");
 }
@@ -76,7 +96,9 @@ Decision Create(const FileRequest& r) {
 Decision Delete(const FileRequest& r, const Settings& s) {
   if (r.place.root) return Decision::Refuse(EACCES, "a writable root");
   if (r.place.deny_glob) return DenyGlob();
-  if (r.place.protected_path) {
+  // A new worktree's commondir redirects nothing once it is gone (git
+  // worktree remove, prune): the run's own file, as any other.
+  if (r.place.protected_path && !r.place.new_worktree_link) {
     // rmdir of a protected directory the tool sees holding entries: it
     // would not be removed anyway, and git's rmdir(".git") (git stash)
     // expects ENOTEMPTY. An empty one is refused by the rule.
@@ -235,6 +257,7 @@ Decision Read(const FileRequest& r) {
     return Decision::Refuse(EACCES,
                             "a directory holding an unlisted denial (cordon's own records)");
   }
+  if (RunsFifo(r.entry)) return Decision::Allow(kRunsFifoRule);
   if (r.entry.kind != EntryKind::kRegular && r.entry.kind != EntryKind::kDirectory) {
     if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
   }

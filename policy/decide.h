@@ -48,7 +48,8 @@ enum class EntryKind : std::uint8_t {
   kSymlink,
   kSpecial,  // a device (character or block): opening one acts on hardware
   // A FIFO or a socket: no content of its own. Refused where a special
-  // file is (writes, reads, deletes of the user's); its metadata may change.
+  // file is (writes, reads, deletes of the user's); its metadata may change,
+  // and a FIFO the run made may be opened at either end.
   kFifo,
   kSocket,
 };
@@ -87,6 +88,14 @@ struct PlaceFacts {
   // That pre-existing config: also a protected path, which git's rename of
   // checked content onto it (only) passes.
   bool users_config = false;
+  // The commondir of a worktree's admin directory this run made
+  // (.git/worktrees/NAME, by git worktree add: policy/git_worktree.h,
+  // WorktreeAdminDir). Also a protected path: it names where git reads
+  // config and hooks from. Made by an open where there is none, it is
+  // made by the supervisor with the one content git writes
+  // (kWorktreeCommonDir: the repository's own common dir), never the
+  // tool's bytes (Decision::make_link); removed, it is the run's own file.
+  bool new_worktree_link = false;
   // The run's journal covers it (the workspace): under sensitive.delete
   // recoverable a file of the user's is kept there before it changes.
   bool journaled = false;
@@ -103,7 +112,9 @@ struct EntryFacts {
   // A denied or protected path's inode, or one on the way to it (for
   // kRead: a denied path's only, as the read fence pins them).
   bool pinned = false;
-  bool born_in_run = false;  // the run's own (made by it, not laundered over the user's)
+  // The run's own (made by it, not laundered over the user's). For a
+  // FIFO: made by this supervisor (kOpenWrite, kRead may then open it).
+  bool born_in_run = false;
   bool own = true;           // in a shared directory: made by this run
   // A directory with an entry besides "." and "..": the kernel's ENOTEMPTY
   // for rmdir and a rename over it comes before any rule. Looked at only
@@ -126,8 +137,8 @@ struct FileRequest {
   bool tmpfile = false;     // open(O_TMPFILE): no name, nothing to check
   bool created = false;     // open: this call made the file
   bool nofollow = false;    // metadata: AT_SYMLINK_NOFOLLOW (the link itself)
-  // kCreate: what is made; a special file is refused (mknod(2) of a device
-  // or FIFO is made a regular file only when its type says so).
+  // kCreate: what is made. A FIFO is made where a regular file may be; a
+  // device or a socket (mknod(2)) is refused.
   EntryKind create = EntryKind::kRegular;
   // kCreate: the tool could stat the name (an EEXIST answer gives nothing
   // away). kDelete of a directory: the tool could stat it and list an
@@ -181,6 +192,11 @@ struct Decision {
   // place (a new file), not the source inode, which the tool may still
   // hold open for writing; then remove the source, as a rename would.
   bool copy_checked = false;
+  // kOpenWrite of a new worktree's commondir (PlaceFacts::new_worktree_link)
+  // where there is none: the supervisor makes it with the content git
+  // writes, and what the tool writes goes to a file of its own that no
+  // name reaches.
+  bool make_link = false;
   Keep keep = Keep::kNothing;
   // kRefuse: which kind of rule refused.
   RefusedBy by = RefusedBy::kOther;

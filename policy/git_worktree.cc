@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "policy/ci_runner.h"
+#include "policy/path_segments.h"
 
 namespace cordon::policy {
 namespace {
@@ -15,6 +16,19 @@ std::string_view TrimEnd(std::string_view s) {
 }
 
 }  // namespace
+
+std::string WorktreeAdminDir(std::string_view rel) {
+  std::vector<std::string_view> segs = SplitSegments(rel);
+  const std::size_t n = segs.size();
+  if (n < 4 || (segs[n - 1] != "commondir" && segs[n - 1] != "config.worktree") ||
+      segs[n - 3] != "worktrees" || segs[n - 2].empty() || segs[n - 2] == "." ||
+      segs[n - 2] == "..") {
+    return {};
+  }
+  // Within a git dir: a ".git" segment above "worktrees".
+  if (std::find(segs.begin(), segs.end() - 3, ".git") == segs.end() - 3) return {};
+  return std::string(rel.substr(0, rel.size() - segs[n - 1].size() - 1));
+}
 
 std::string ParseGitFile(std::string_view content) {
   constexpr std::string_view kPrefix = "gitdir: ";

@@ -37,6 +37,21 @@ struct GitWorktreeFacts {
   bool has_logs = false;        // common has a logs/ directory
 };
 
+// A worktree the tool adds to a repository in the workspace (git worktree
+// add wt2): git makes its admin directory, .git/worktrees/NAME (a
+// submodule's: .git/modules/SUB/worktrees/NAME), and writes NAME/commondir
+// with "../..", the repository's own git dir, where git in the new
+// worktree reads config and hooks from.
+
+// The one content of a new worktree's commondir: what git writes (git
+// 2.39, worktree.c add_worktree), the repository's common dir.
+inline constexpr std::string_view kWorktreeCommonDir = "../..\n";
+
+// The admin directory of a worktree (".git/worktrees/NAME", or one within
+// a submodule's git dir) that the workspace-relative `rel` names the
+// commondir or config.worktree of; empty for any other path.
+std::string WorktreeAdminDir(std::string_view rel);
+
 // The path a .git file's content names ("gitdir: X", trailing whitespace
 // dropped, as git's read_gitfile reads it); empty when it is not that form.
 std::string ParseGitFile(std::string_view content);

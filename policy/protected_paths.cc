@@ -81,6 +81,20 @@ bool MatchesProtected(const std::vector<std::string>& patterns, std::string_view
                      [&](const std::string& pat) { return Matches(pat, rel); });
 }
 
+bool ProtectedOnlyOnceUsers(const std::vector<std::string>& patterns, std::string_view rel_path) {
+  constexpr std::string_view kGitModules = ".gitmodules";
+  if (rel_path.empty()) return false;
+  std::vector<std::string_view> rel = SplitSegments(rel_path);
+  if (rel.back() != kGitModules) return false;
+  bool by_gitmodules = false;
+  for (const std::string& pat : patterns) {
+    if (!Matches(pat, rel)) continue;
+    if (pat != kGitModules) return false;
+    by_gitmodules = true;
+  }
+  return by_gitmodules;
+}
+
 bool LeadsToProtected(const std::vector<std::string>& patterns, std::string_view rel_path,
                       bool any_depth) {
   if (rel_path.empty()) return false;

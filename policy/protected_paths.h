@@ -30,6 +30,15 @@ namespace cordon::policy {
 bool IsProtected(const Policy& p, std::string_view rel_path);
 bool MatchesProtected(const std::vector<std::string>& patterns, std::string_view rel_path);
 
+// True when `rel_path` is protected only as a `.gitmodules` (its last
+// segment, matched by the pattern ".gitmodules" and by no other pattern):
+// a file that is protected once it is the user's. .gitmodules can point a
+// later `git submodule update` at another URL, so one the user had stays
+// read-only; where there was none, `git submodule add` makes it (by
+// renaming its lock file into place, once per key it sets), and one the run
+// made is the tool's own, as a new repository is. Pure.
+bool ProtectedOnlyOnceUsers(const std::vector<std::string>& patterns, std::string_view rel_path);
+
 // True when a protected path could lie beneath `rel_path` by a name that
 // runs through its last component: that component ends a leading part of a
 // pattern (".git" of ".git/hooks", "ci" of "ci/deploy.sh"). Renaming such a

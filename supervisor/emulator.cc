@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "policy/fd_alias.h"
+#include "policy/git_worktree.h"
 #include "policy/protected_paths.h"
 #include "policy/refusal_hint.h"
 #include "supervisor/exec/tool_pin.h"
@@ -106,6 +107,7 @@ Emulator::Emulator(std::shared_ptr<LiveRules> rules, int64_t run_start_ns, Emula
 }
 
 Emulator::~Emulator() {
+  RemoveFifosLeft();
   if (!made_shared_.load()) return;
   for (const WriteRoot& root : rules().roots.roots()) {
     if (!root.own_entries_only) continue;
@@ -374,17 +376,10 @@ Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
   if (!loc.root->workspace || rules().protected_patterns.empty() || loc.rel.empty()) return {};
   if (!policy::MatchesProtected(rules().protected_patterns, loc.rel)) return {};
   constexpr RepoFacts kProtected{true, false, false};
-  // A repository created in this run is the tool's own: git init and
-  // commit must write its config. Its hooks that would run stay protected.
   const std::string& rel = loc.rel;
-  size_t pos = rel == ".git" || rel.rfind(".git/", 0) == 0 ? 0 : rel.find("/.git");
-  if (pos == std::string::npos) return kProtected;
-  if (pos != 0) pos += 1;
-  std::string git_rel = rel.substr(0, pos + 4);
-  if (rel.size() > git_rel.size() && rel[git_rel.size()] != '/') return kProtected;  // ".gitx"
   // Made by this supervisor (known without a clock), or born after the run
   // began: a .git made in the run's first milliseconds may carry a coarse
-  // birth time before run_start_ns_ (BornInRun).
+  // birth time before run_start_ns_ (BornInRun). nullopt: nothing there.
   auto made_in_run = [&](const std::string& dir) -> std::optional<bool> {
     auto fd = WriteRoots::OpenBeneath(*loc.root, dir, O_PATH | O_NOFOLLOW, 0);
     if (!fd) return fd.error().err == ENOENT ? std::nullopt : std::optional<bool>(false);
@@ -395,6 +390,18 @@ Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
     int64_t born = static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
     return (stx.stx_mask & STATX_BTIME) && born >= run_start_ns_;
   };
+  // .gitmodules (git submodule add): the user's stays protected; where
+  // there is none, or one this run made, it is the run's own.
+  if (policy::ProtectedOnlyOnceUsers(rules().protected_patterns, rel)) {
+    return made_in_run(rel) == std::optional<bool>(false) ? kProtected : RepoFacts{};
+  }
+  // A repository created in this run is the tool's own: git init and
+  // commit must write its config. Its hooks that would run stay protected.
+  size_t pos = rel == ".git" || rel.rfind(".git/", 0) == 0 ? 0 : rel.find("/.git");
+  if (pos == std::string::npos) return kProtected;
+  if (pos != 0) pos += 1;
+  std::string git_rel = rel.substr(0, pos + 4);
+  if (rel.size() > git_rel.size() && rel[git_rel.size()] != '/') return kProtected;  // ".gitx"
   std::optional<bool> git_made = made_in_run(git_rel);
   if (!git_made) return rel == git_rel ? RepoFacts{} : kProtected;  // a new repository
   if (!*git_made) {
@@ -404,7 +411,10 @@ Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
     // directory the run made (.git/modules/NAME, cloned into by
     // update --init) is the tool's own, as a new repository is.
     if (rel == git_rel + "/config") return {false, true, true};
-    std::string module = ModuleDir(rel, git_rel);
+    // So is a worktree's admin dir the run made (git worktree add:
+    // .git/worktrees/NAME), a submodule's included.
+    std::string module = policy::WorktreeAdminDir(rel);
+    if (module.empty()) module = ModuleDir(rel, git_rel);
     if (module.empty() || made_in_run(module) != std::optional<bool>(true)) return kProtected;
     git_rel = std::move(module);
   }
@@ -416,8 +426,16 @@ Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
   // commondir names where git reads config from: pointed at a directory of
   // the tool's, it would bring a config no check saw. Its config: guarded
   // (git's lock-file rename of checked content only).
+  // A new worktree's (the admin dir the run made) is made by the
+  // supervisor with the content git writes, which names this repository.
   std::string_view base = std::string_view(rel).substr(rel.rfind('/') + 1);
-  if (base == "commondir") return kProtected;
+  if (base == "commondir") {
+    const std::string admin = policy::WorktreeAdminDir(rel);
+    if (!admin.empty() && made_in_run(admin) == std::optional<bool>(true)) {
+      return {true, false, false, true};
+    }
+    return kProtected;
+  }
   return {false, base == "config" || base == "config.worktree", false};
 }
 

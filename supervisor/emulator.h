@@ -46,6 +46,7 @@
 #include "policy/terminal.h"
 #include "policy/tool_pin.h"
 #include "supervisor/blocking_calls.h"
+#include "supervisor/inode_set.h"
 #include "supervisor/journal/journal.h"
 #include "supervisor/net/loopback_netns.h"
 #include "supervisor/read_fence.h"
@@ -394,6 +395,8 @@ class Emulator {
     bool protected_path = false;
     bool guarded_config = false;
     bool users_config = false;  // guarded, and the user's before the run
+    // protected too: the commondir of a worktree admin dir the run made
+    bool new_worktree_link = false;
   };
   RepoFacts RepoPlace(const Located& loc) const;
   // A file about to take a guarded config's place, as read and checked
@@ -408,6 +411,26 @@ class Emulator {
   // `users`: `loc` takes the place of a config the user had, at `target`;
   // its content is checked against that one's.
   CheckedFile ReadChecked(const Located& loc, const Located* users = nullptr) const;
+  // open(O_CREAT) of a new worktree's commondir (Decision::make_link):
+  // made beneath its parent with policy::kWorktreeCommonDir and no other
+  // content, under its name only if none is there; the tool gets a memfd
+  // for its bytes. An existing one is refused as the protected path it is.
+  Reply MakeWorktreeLink(const Request& req, const Path& p, policy::FileRequest q, uint64_t flags,
+                         uint64_t mode, const std::function<bool()>& valid);
+  // FIFOs (emulator_fifo.cc). MadeFifo: one this supervisor made for the
+  // tool (mknod), not laundered. OpenFifo: the inode `held` names opened
+  // with the tool's `flags`; an open that would wait for the other end
+  // waits on a deferred thread, cut short when the run stops. MadeFifoAt
+  // records one made at `abs`, and RemoveFifosLeft removes those still
+  // there at the run's end: a rendezvous of the run's processes, which end
+  // with it, and left behind it would hold whoever opens it next.
+  bool MadeFifo(const struct stat& st) const;
+  Reply OpenFifo(std::shared_ptr<Fd> held, uint64_t flags);
+  // The notify-all rung's read of `target` (`abs`), if it is a FIFO: looked
+  // at before it is opened. nullopt for anything else.
+  std::optional<Reply> ReadFifo(const std::string& target, const std::string& abs, uint64_t flags);
+  void MadeFifoAt(const std::string& abs, const struct stat& st);
+  void RemoveFifosLeft();
   // A name beside `name` for a file the supervisor makes before it takes
   // `name`'s place: "NAME.cordon-" and 16 random hex digits (empty when no
   // randomness could be had).
@@ -435,26 +458,6 @@ class Emulator {
   std::unique_ptr<ReadFence> watch_fence_;  // Readable() on the Landlock rung
   int64_t run_start_ns_;
   EmulatorOptions opts_;
-  // A set of inodes the notify threads share.
-  class InodeSet {
-   public:
-    bool Contains(dev_t dev, ino_t ino) const {
-      std::lock_guard<std::mutex> l(mu_);
-      return set_.count({dev, ino}) > 0;
-    }
-    void Insert(dev_t dev, ino_t ino) {
-      std::lock_guard<std::mutex> l(mu_);
-      set_.insert({dev, ino});
-    }
-    void Erase(dev_t dev, ino_t ino) {
-      std::lock_guard<std::mutex> l(mu_);
-      set_.erase({dev, ino});
-    }
-
-   private:
-    mutable std::mutex mu_;
-    std::set<std::pair<dev_t, ino_t>> set_;
-  };
   // Run-born inodes moved over a file of the user's: not freely deletable.
   InodeSet laundered_;
   // Inodes this supervisor created for the tool: the run's own whatever
@@ -468,6 +471,8 @@ class Emulator {
   std::set<int> ptys_;
   // Whether a file was made in a shared directory (the destructor's sweep).
   std::atomic<bool> made_shared_{false};
+  std::mutex fifos_mu_;
+  std::vector<std::pair<std::string, std::pair<dev_t, ino_t>>> fifos_;  // MadeFifoAt
   // Both sets name inodes by number, and a filesystem gives a freed number
   // to its next new file (git's index.lock, made and renamed over index
   // again and again). An inode the supervisor creates is new whatever its

@@ -25,6 +25,7 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
   f.protected_path = repo.protected_path || repo.users_config;
   f.guarded_config = repo.guarded_config;
   f.users_config = repo.users_config;
+  f.new_worktree_link = repo.new_worktree_link;
   // Deny globs hold in the whole workspace, beneath a root of a grant
   // inside it (--rw WS/sub) too: matched by the workspace-relative path.
   const std::string& ws = rules().deny_globs_workspace;

@@ -2,7 +2,11 @@
 // over it; the supervisor reads what would take its place, policy decides
 // from the keys it sets (policy/git_config_keys.h, policy/decide.h), and
 // the checked bytes, not the lock file's inode, are put in place.
+// A new worktree's commondir (git worktree add): made by the supervisor
+// with the content git writes (policy/git_worktree.h).
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -10,6 +14,8 @@
 #include <cstdio>
 
 #include "policy/git_config_keys.h"
+#include "policy/git_worktree.h"
+#include "supervisor/creation_umask.h"
 #include "supervisor/emulator.h"
 
 namespace cordon::supervisor {
@@ -104,6 +110,66 @@ Reply Emulator::PutChecked(const CheckedFile& c, int from_dir, const std::string
     (void)::unlinkat(from_dir, from_name.c_str(), 0);
   }
   return Reply{};
+}
+
+Reply Emulator::MakeWorktreeLink(const Request& req, const Path& p, policy::FileRequest q,
+                                 uint64_t flags, uint64_t mode,
+                                 const std::function<bool()>& valid) {
+  const std::string what = "open for writing " + p.abs;
+  auto parent = WriteRoots::OpenParent(p.loc);
+  if (!parent) return Reply::Errno(parent.error().err);
+  const std::string& name = p.loc.name;
+  // One that is there already: the protected path it is, unless the
+  // kernel's own answer comes first.
+  auto existing = [&]() -> Reply {
+    struct stat st;
+    if (::fstatat(parent->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return Reply::Errno(errno);
+    }
+    if ((flags & O_CREAT) && (flags & O_EXCL)) return Reply::Errno(EEXIST);
+    q.entry = Facts(st, p.loc);
+    return Reply::Refused(policy::Decide(q, DecideSettings()), what, p.abs);
+  };
+  if (!(flags & O_CREAT)) return existing();
+  auto umask = umask_.Get(req.tid, valid);
+  if (!umask) return Reply::Errno(EACCES, "stale");
+  CreationUmask creation(umask.value());
+  const std::string tmp = TempSibling(name);
+  if (tmp.empty()) return Reply::Errno(EIO);
+  Fd out(::openat(parent->get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  creation.Mode(static_cast<mode_t>(mode))));
+  if (!out) return Reply::Errno(errno);
+  auto fail = [&](int err) {
+    (void)::unlinkat(parent->get(), tmp.c_str(), 0);
+    return Reply::Errno(err);
+  };
+  const std::string_view text = policy::kWorktreeCommonDir;
+  if (!creation.FixMode(out.get(), static_cast<mode_t>(mode)) ||
+      ::write(out.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    return fail(errno);
+  }
+  struct stat made;
+  if (::fstat(out.get(), &made) != 0) return fail(errno);
+  // Under the name only if none is there: the tool's own file, had it made
+  // one meanwhile, is not replaced.
+  if (::renameat2(parent->get(), tmp.c_str(), parent->get(), name.c_str(), RENAME_NOREPLACE) != 0) {
+    const int err = errno;
+    (void)::unlinkat(parent->get(), tmp.c_str(), 0);
+    return err == EEXIST ? existing() : Reply::Errno(err);
+  }
+  Born(made);
+  NoteCreated(p.loc, made);
+  // What the tool writes goes here, read by nobody.
+  Reply r;
+  r.install = Fd(::memfd_create("cordon-commondir", MFD_CLOEXEC));
+  r.undo = UndoCreate(p.loc, made);
+  if (!r.install) {
+    const int err = errno;
+    r.undo();
+    return Reply::Errno(err);
+  }
+  r.install_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+  return r;
 }
 
 }  // namespace cordon::supervisor

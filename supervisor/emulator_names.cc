@@ -216,7 +216,7 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   q.create = kind == S_IFLNK                ? policy::EntryKind::kSymlink
              : kind == S_IFDIR              ? policy::EntryKind::kDirectory
              : type == 0 || type == S_IFREG ? policy::EntryKind::kRegular
-                                            : policy::EntryKind::kSpecial;
+                                            : KindOf(type);
   q.tool_sees_name = q.place.protected_path && ToolSeesEntry(p->abs);
   if (auto d = policy::Decide(q, DecideSettings()); !d.allowed()) {
     Reply refused = Reply::Refused(d, "create " + p->abs, p->abs);
@@ -238,7 +238,8 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   } else if (kind == S_IFDIR) {
     rc = ::mkdirat(parent->get(), p->name().c_str(), creation.Mode(mode));
   } else {
-    rc = ::mknodat(parent->get(), p->name().c_str(), S_IFREG | creation.Mode(mode), 0);
+    const mode_t made = q.create == policy::EntryKind::kFifo ? S_IFIFO : S_IFREG;
+    rc = ::mknodat(parent->get(), p->name().c_str(), made | creation.Mode(mode), 0);
   }
   if (rc != 0) return Reply::Errno(errno);
   if (kind != S_IFLNK && !creation.exact()) {
@@ -251,6 +252,7 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     Born(st);
     NoteCreated(p->loc, st);
+    if (S_ISFIFO(st.st_mode)) MadeFifoAt(p->abs, st);
   }
   if (p->loc.root->own_entries_only) made_shared_ = true;
   return Reply{};

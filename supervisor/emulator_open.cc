@@ -104,6 +104,7 @@ bool RestoreStatusFlags(int fd, uint64_t flags) {
 
 Reply Emulator::OpenForRead(const Request& req, const std::string& abs, uint64_t flags) {
   const std::string target = ForTool(abs, req.tid);
+  if (auto fifo = ReadFifo(target, abs, flags)) return std::move(*fifo);
   bool probed = false;
   Located where;
   auto fd = OpenWithoutWaiting(
@@ -141,6 +142,7 @@ std::optional<Reply> Emulator::RefuseRead(const ReadFence& fence, const Located&
   q.entry.kind = KindOf(st.st_mode);
   q.entry.nlink = static_cast<std::uint32_t>(st.st_nlink);
   q.entry.pinned = fence.readable.IsPinned(st.st_dev, st.st_ino);
+  q.entry.born_in_run = MadeFifo(st);
   q.entry.holds_unlisted =
       S_ISDIR(st.st_mode) && fence.unlisted_parents.count({st.st_dev, st.st_ino}) > 0;
   const policy::Decision d = policy::Decide(q, DecideSettings());
@@ -179,6 +181,9 @@ Reply Emulator::OpenBrokered(const Request& req, const std::string& abs, uint64_
     return r;
   };
   if (flags & O_PATH) return brokered(InstallReply(std::move(held.value()), flags));
+  if (S_ISFIFO(st.st_mode)) {
+    return brokered(OpenFifo(std::make_shared<Fd>(std::move(*held)), flags));
+  }
   // The inode decided is the one opened: through the held descriptor,
   // with the tool's flags (its link is resolved already).
   const uint64_t reopen = NoCtty(flags) & ~static_cast<uint64_t>(O_NOFOLLOW);
@@ -274,6 +279,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   const policy::Settings settings = DecideSettings();
   std::string rel;
   policy::Decision place_refusal;
+  bool make_link = false;
   // What the place alone refuses; again for the name a followed link gives.
   auto admit_place = [&]() -> std::optional<Reply> {
     what = "open for writing " + p.abs;
@@ -281,6 +287,8 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     if (auto d = policy::Decide(q, settings); !d.allowed()) {
       place_refusal = d;
       return Reply::Refused(d, what, p.abs);
+    } else {
+      make_link = d.make_link;
     }
     rel = p.rel();  // with the tool's trailing slash, for the kernel to judge
     return std::nullopt;
@@ -292,6 +300,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     if (!at || p.slash) return std::move(*refused);
     return BypassOpen(req, *at, flags, mode, place_refusal.rule, std::move(*refused), valid);
   }
+  if (make_link && !p.slash) return MakeWorktreeLink(req, p, q, flags, mode, valid);
   uint64_t perm = 0;
   std::optional<CreationUmask> creation;
   if (flags & (O_CREAT | kBareTmpfile)) {
@@ -344,6 +353,16 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
     if (auto refused = admit_place()) return std::move(*refused);
   }
   if (!fd && probed && fd.error().err == ENXIO) {  // a FIFO with no reader, a socket
+    // The run's own FIFO: opened as the tool asked, waiting for a reader.
+    auto held = WriteRoots::OpenBeneath(*loc->root, rel, O_PATH | O_NOFOLLOW, 0);
+    struct stat fst;
+    if (held && ::fstat(held->get(), &fst) == 0 && S_ISFIFO(fst.st_mode)) {
+      q.entry = Facts(fst, *loc);
+      q.entry.born_in_run = MadeFifo(fst);
+      const policy::Decision d = policy::Decide(q, settings);
+      if (!d.allowed()) return Reply::Errno(d.err, what + ": " + d.rule);
+      return OpenFifo(std::make_shared<Fd>(std::move(held.value())), open_flags);
+    }
     q.entry.kind = policy::EntryKind::kSpecial;
     return Reply::Errno(EACCES, what + ": " + policy::Decide(q, settings).rule);
   }
@@ -358,6 +377,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Reply::Errno(errno);
   q.entry = Facts(st, *loc);
+  q.entry.born_in_run = MadeFifo(st);  // a FIFO's (a file's: below)
   q.created = created;
   q.truncate = flags & O_TRUNC;
   if (!created && Journals(*loc) && S_ISREG(st.st_mode)) {

@@ -14,7 +14,8 @@
 //     /proc/self/fd to that very inode: a name swapped for a symlink
 //     meanwhile is never followed;
 //   - bind creates the name in the parent directory held open beneath its
-//     root, after the protected-path check, with the tool's umask.
+//     root, after the protected-path check, with the tool's umask, and
+//     with the tool's string for the socket's address (socket_bind.h).
 // Abstract names are refused: nothing fences them off the host's without
 // Landlock's scope, and the supervisor's own calls are not scoped. The
 // unnamed autobind (an address of the family alone) is made as asked.
@@ -47,9 +48,11 @@
 
 #include "supervisor/caps.h"
 #include "policy/loopback.h"
+#include "policy/socket_name.h"
 #include "supervisor/emulator.h"
 #include "supervisor/loopback_facts.h"
 #include "supervisor/net/proxy_peers.h"
+#include "supervisor/socket_bind.h"
 #include "supervisor/socket_stand_in.h"
 #include "supervisor/tool_creds.h"
 #include "supervisor/tool_fd.h"
@@ -106,6 +109,28 @@ int ToolProxyPort(int s, int domain) {
   if (::getsockname(s, reinterpret_cast<sockaddr*>(&name), &nlen) != 0) return -errno;
   if (policy::ParseInetEndpoint(&name, nlen, &e) != policy::InetParse::kInet) return -EINVAL;
   return e.port;
+}
+
+// bind(2) of `sock` to the name the tool wrote, `written`, made as `name`
+// in the held directory `parent`: 0 or an errno. Where the scratch root
+// cannot be made (supervisor/socket_bind.h), through /proc/self/fd: the
+// same name in the same place, with that path for its address.
+int BindNamed(int sock, int parent, const std::string& written, const std::string& name) {
+  if (auto layout = policy::MirrorSocketName(written, name)) {
+    Result<int> r = BindAsWritten(sock, parent, written, *layout);
+    if (r) return r.value();
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+      // At info, as the other fallbacks in a container are: most programs
+      // never ask (Python's forkserver keeps the name it bound).
+      spdlog::info(
+          "a Unix socket bound in this run shows /proc/self/fd/N/NAME as its address "
+          "(getsockname), not the path it was bound to: {} failed ({}); programs that "
+          "pass their listener's address on (Python's multiprocessing) then fail",
+          r.error().op, std::strerror(r.error().err));
+    }
+  }
+  return CallOnSocket(sock, ProcPath(parent) + "/" + name, true) == 0 ? 0 : errno;
 }
 
 Reply AbstractRefused(const std::string& what) {
@@ -320,8 +345,8 @@ Reply Emulator::UnixName(const Request& req, int sock, const std::string& path, 
   if (::fstat(sock, &sst) == 0) {
     (void)::fchmod(sock, sst.st_mode & 0777 & ~tool_umask.value());
   }
-  if (CallOnSocket(sock, ProcPath(parent->get()) + "/" + p->loc.name, true) != 0) {
-    return Reply::Errno(errno);
+  if (int err = BindNamed(sock, parent->get(), path, p->loc.name); err != 0) {
+    return Reply::Errno(err);
   }
   struct stat st;
   if (::fstatat(parent->get(), p->loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {

@@ -1,6 +1,8 @@
 #include "supervisor/fd_passing.h"
 
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -52,6 +54,20 @@ Result<Fd> RecvFd(int sock, void* data, std::size_t len) {
   int fd;
   std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
   return Fd(fd);
+}
+
+int ReadChildStatus(int fd, void* data, std::size_t len, int timeout_ms) {
+  pollfd p{fd, POLLIN, 0};
+  int ready;
+  do {
+    ready = ::poll(&p, 1, timeout_ms);
+  } while (ready < 0 && errno == EINTR);
+  if (ready == 0) return ETIMEDOUT;
+  ssize_t n;
+  do {
+    n = ready > 0 ? ::read(fd, data, len) : -1;
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(len) ? 0 : EPIPE;
 }
 
 }  // namespace cordon::supervisor

@@ -1,8 +1,10 @@
 // One descriptor passed over a Unix socket (SCM_RIGHTS) with a small
 // fixed payload beside it: the seccomp listener from the tool's first
 // process (child.cc -> launcher.cc), a socket from the private loopback's
-// child (net/loopback_netns.cc). The JSON protocols' transport is
-// seqpacket.h; this is for the forked children, which may not allocate.
+// child (net/loopback_netns.cc); and a forked child's status read with a
+// deadline (the loopback's, socket_bind.cc's). The JSON protocols'
+// transport is seqpacket.h; this is for the forked children, which may
+// not allocate.
 #pragma once
 
 #include <cstddef>
@@ -23,5 +25,11 @@ int SendFdRawErrno(int sock, const void* data, std::size_t len, int fd);
 // message came without a descriptor (the payload says why, for protocols
 // that send one then).
 Result<Fd> RecvFd(int sock, void* data, std::size_t len);
+
+// Reads a forked child's status: one message of exactly `len` bytes from
+// `fd` (a pipe or socket), waiting `timeout_ms` at most (EINTR retried).
+// 0, ETIMEDOUT (nothing in time) or EPIPE (it ended first, or sent less);
+// the caller then kills and reaps the child.
+int ReadChildStatus(int fd, void* data, std::size_t len, int timeout_ms);
 
 }  // namespace cordon::supervisor

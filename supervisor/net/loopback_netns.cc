@@ -3,7 +3,6 @@
 #include <linux/capability.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -148,16 +147,10 @@ Result<ChildStatus> Fork(bool make_only, Fd* channel, pid_t* pid) {
   if (*pid < 0) return Errno("fork");
   theirs.reset();
   ChildStatus st;
-  pollfd p{ours.get(), POLLIN, 0};
-  int ready;
-  do {
-    ready = ::poll(&p, 1, 10000);
-  } while (ready < 0 && errno == EINTR);
-  ssize_t n = ready > 0 ? ::recv(ours.get(), &st, sizeof st, 0) : -1;
-  if (n != static_cast<ssize_t>(sizeof st)) {
+  if (int err = ReadChildStatus(ours.get(), &st, sizeof st, 10000); err != 0) {
     ::kill(*pid, SIGKILL);
     ::waitpid(*pid, nullptr, 0);
-    return SysError{ready == 0 ? ETIMEDOUT : EPIPE, "the namespace's child"};
+    return SysError{err, "the namespace's child"};
   }
   if (st.err != 0 || make_only) {
     ::waitpid(*pid, nullptr, 0);

@@ -5,7 +5,7 @@ Runs the modules below with `python3 -m test -jN --junit-xml` twice, each in a
 fresh workspace: once bare, once under `cordon run --profile workspace-write
 --approvals deny`. A case that passes bare and fails, never runs or skips
 under cordon is a divergence (a test skips when cordon refuses what it
-probes: mkfifo, xattrs). Divergences that pass on one retry under cordon are
+probes: xattrs). Divergences that pass on one retry under cordon are
 reported as flaky; the rest must match an entry of the allowlist
 (allowlist.ini beside this file) or the run fails.
 
@@ -193,7 +193,7 @@ def main():
         under, cordon_s, cordon_log = run_pass(
             "cord", cordon + [ws, "--"], a.python, modules, a.jobs, root)
         # Skipped counts as not passed: a test skips when cordon refuses what
-        # it probes (mkfifo, xattrs), and that refusal must be listed too.
+        # it probes (xattrs), and that refusal must be listed too.
         diverged = sorted(c for c, r in bare.items()
                           if r == "pass" and under.get(c, "missing") != "pass")
 

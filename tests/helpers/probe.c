@@ -6,6 +6,7 @@
  *   probe read PATH | write PATH | create PATH | append PATH | trunc PATH | overwrite PATH
  *   probe unlink PATH | rmdir PATH | mkdir PATH | rename A B | link A B
  *   probe symlink TARGET PATH | chmod PATH | chown PATH | utimens PATH
+ *   probe mknod PATH (a FIFO) | mknod-chr PATH (a character device: /dev/null's 1,3)
  *   probe setxattr PATH | fchmod-ro PATH | exec PATH [ARG...] | memfd-exec PATH
  *   probe shm-cycle PREFIX
  *   probe connect PORT | io_uring | ptrace-parent | mount | unshare-user
@@ -89,6 +90,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -272,6 +274,7 @@ int main(int argc, char** argv) {
   if (!strcmp(op, "link")) return result(link(a, b));
   if (!strcmp(op, "symlink")) return result(symlink(a, b));
   if (!strcmp(op, "mknod")) return result(mknod(a, S_IFIFO | 0644, 0));
+  if (!strcmp(op, "mknod-chr")) return result(mknod(a, S_IFCHR | 0666, makedev(1, 3)));
   if (!strcmp(op, "chmod")) return result(chmod(a, 0777));
   if (!strcmp(op, "chown")) return result(chown(a, getuid(), getgid()));
   if (!strcmp(op, "utimens")) return result(utimensat(AT_FDCWD, a, NULL, 0));

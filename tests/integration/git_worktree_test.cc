@@ -24,18 +24,11 @@ const std::vector<std::string> kIdentity = {
     "GIT_COMMITTER_NAME=Tess Ter", "GIT_COMMITTER_EMAIL=tess@example.org",
     "GIT_CONFIG_NOSYSTEM=1"};
 
-// Runs `cmd` with sh outside the sandbox; its stdout, trailing newline cut.
+// `cmd` run with sh outside the sandbox, git's test identity set.
 std::string Sh(const std::string& cmd) {
-  std::string env;
-  for (const auto& e : kIdentity) env += "\"" + e + "\" ";
-  FILE* f = ::popen(("env " + env + "HOME=/nonexistent sh -c '" + cmd + "' 2>&1").c_str(), "r");
-  if (f == nullptr) return "<popen failed>";
-  std::string out;
-  char buf[512];
-  while (size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
-  ::pclose(f);
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
+  std::vector<std::string> env = kIdentity;
+  env.push_back("HOME=/nonexistent");
+  return ShOutput(cmd, env);
 }
 
 class GitWorktreeTest : public ::testing::Test {

@@ -373,13 +373,17 @@ TEST_P(PolicyRunTest, ARenameCannotMakeAProtectedPathWithApprovalsOff) {
   Mkdirs({"sub"});
   WriteFile(t_.Ws("x"), "export EVIL=1\n");
   WriteFile(t_.Ws("y"), "y\n");
+  // The user's .gitmodules (where there is none, git submodule add makes
+  // one: SubmoduleTest.SubmoduleAddMakesANewGitmodules).
+  WriteFile(t_.Ws("sub/.gitmodules"), "[submodule \"s\"]\n");
   Policy(R"({"sensitive":{"delete":"allow"}})");
   std::vector<std::string> a = {"--policy", policy_, "--profile", "workspace-write"};
   EXPECT_EQ(Run(a, {"rename", "x", ".envrc"}), EACCES) << last_.err;
   EXPECT_EQ(Run(a, {"rename", "x", "sub/.envrc"}), EACCES);
+  EXPECT_EQ(Run(a, {"rename", "x", "sub/.gitmodules"}), EACCES);
   EXPECT_EQ(Run(a, {"create", "sub/.gitmodules"}), EACCES);
-  EXPECT_FALSE(Exists(t_.Ws(".envrc")) || Exists(t_.Ws("sub/.envrc")) ||
-               Exists(t_.Ws("sub/.gitmodules")));
+  EXPECT_FALSE(Exists(t_.Ws(".envrc")) || Exists(t_.Ws("sub/.envrc")));
+  EXPECT_EQ(ReadFile(t_.Ws("sub/.gitmodules")), "[submodule \"s\"]\n");
   // The honest rename, and a delete with no approval asked.
   EXPECT_EQ(Run(a, {"rename", "x", "sub/envrc.txt"}), 0) << last_.err;
   EXPECT_EQ(Run(a, {"unlink", "y"}), 0) << last_.err;

@@ -85,9 +85,9 @@ TEST_F(SpecialMetadataTest, ASocketBoundInTheWorkspaceTakesAModeAndTimes) {
   EXPECT_EQ(st.st_mtime, 1000000000);
 }
 
-// A FIFO cannot be made by the tool (mknod of one is refused) and one the
-// workspace held at launch is carved out of it; one that appears during
-// the run (made by another process of the user's) takes a mode.
+// A FIFO the workspace held at launch is carved out of it; one that
+// appears during the run (made by another process of the user's, so not
+// the run's own, FifoTest) takes a mode.
 TEST_F(SpecialMetadataTest, AFifoMadeDuringTheRunTakesAMode) {
   const std::string fifo = t_.Ws("fifo");
   std::thread maker([&] {

@@ -6,7 +6,9 @@
 // or user.name/email passes, checked against the user's config; the
 // submodule's git directory the run clones (.git/modules/NAME) is the
 // tool's own, as a new repository is: its hooks that would run stay
-// protected. Real git, the real cordon binary, the disk afterwards.
+// protected. `git submodule add` makes a .gitmodules where there is none;
+// the user's stays protected. Real git, the real cordon binary, the disk
+// afterwards.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -99,6 +101,40 @@ TEST_F(SubmoduleTest, TheClonedSubmodulesHooksStayProtected) {
   RunResult h = Run("echo x > .git/hooks/pre-commit");
   EXPECT_NE(h.status, 0);
   EXPECT_FALSE(Exists(t_.Ws("proj/.git/hooks/pre-commit")));
+}
+
+// git submodule add in a repository with no .gitmodules: git makes it (its
+// lock file renamed into place, once per key), and one the run made is the
+// tool's own. The user's .gitmodules, which could point a later `git
+// submodule update` at another URL, stays protected.
+TEST_F(SubmoduleTest, SubmoduleAddMakesANewGitmodules) {
+  std::string env;
+  for (const auto& e : kEnv) env += " '" + e + "'";
+  const std::string app = t_.Ws("app");
+  ASSERT_EQ(std::system(("env" + env + " sh -c \"git init -q -b main '" + app + "' && cd '" + app +
+                         "' && git commit -q --allow-empty -m app\" >/dev/null 2>&1")
+                            .c_str()),
+            0);
+  RunResult r = Run("cd ../app && git submodule -q add '" + t_.Out("lib") +
+                    "' lib && git commit -qm add-lib && git submodule status && echo done");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(" lib (heads/main)\ndone"));
+  EXPECT_THAT(ReadFile(app + "/.gitmodules"), HasSubstr("url = " + t_.Out("lib")));
+  EXPECT_THAT(ReadFile(app + "/.git/config"), HasSubstr("[submodule \"lib\"]"));
+  EXPECT_EQ(ReadFile(app + "/lib/lib.txt"), "lib\n");
+}
+
+TEST_F(SubmoduleTest, TheUsersGitmodulesStaysProtected) {
+  const std::string before = ReadFile(t_.Ws("proj/.gitmodules"));
+  for (const std::string& change :
+       {"git submodule -q add '" + t_.Out("lib") + "' lib2",
+        std::string("git config -f .gitmodules submodule.lib.url /tmp/evil"),
+        std::string("rm .gitmodules"), std::string("echo x >> .gitmodules")}) {
+    RunResult r = Run(change);
+    EXPECT_NE(r.status, 0) << change;
+    EXPECT_THAT(r.err, HasSubstr(".gitmodules: protected path")) << change;
+    EXPECT_EQ(ReadFile(t_.Ws("proj/.gitmodules")), before) << change;
+  }
 }
 
 }  // namespace

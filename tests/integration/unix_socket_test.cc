@@ -4,6 +4,7 @@
 // docker, cordon policyd) could act outside the sandbox through them.
 // Ground truth is the listener's side: whether a connection arrived, and
 // whether a name appeared on disk.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -21,6 +22,8 @@
 
 namespace cordon::testing {
 namespace {
+
+using ::testing::HasSubstr;
 
 // A listening AF_UNIX stream socket at `name` (a leading '@' makes it
 // abstract), non-blocking so a test can ask whether anyone connected.
@@ -176,6 +179,56 @@ void UnixSocketTest::BlockingConnectHoldsUpNothing() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Probes, UnixSocketTest, ProbeParams(), ProbeParamName);
+
+// A bound socket's address is the path the tool wrote (getsockname), not
+// the supervisor's /proc/self/fd/N/NAME (supervisor/socket_bind.h):
+// Python's multiprocessing hands its listener's address to the processes
+// that connect, so a Manager and a Listener work, under workspace-write and
+// under the default profile (the run's TMPDIR). A name reached through a
+// link to outside stays refused. In a container with Docker's default
+// seccomp profile no namespace can be made: the address is the old one,
+// and cordon says so once a run at --log-level info.
+TEST(UnixSocketNameTest, PythonsMultiprocessingConnectsToItsListener) {
+  if (!HavePython()) GTEST_SKIP() << "no /usr/bin/python3";
+  ScratchTree t;
+  const std::string script =
+      "import multiprocessing as m, os, socket, sys\n"
+      "from multiprocessing.connection import Listener, Client\n"
+      "import threading\n"
+      "if __name__ == '__main__':\n"
+      "  if len(sys.argv) > 1:\n"
+      "    s = socket.socket(socket.AF_UNIX); s.bind(os.getcwd() + '/s.sock')\n"
+      "    print('name', s.getsockname())\n"
+      "    try:\n"
+      "      socket.socket(socket.AF_UNIX).bind('out/s.sock'); print('bound out')\n"
+      "    except OSError as e: print('out', e.errno)\n"
+      "  mgr = m.Manager(); d = mgr.dict(); d[1] = 2; print('manager', d[1])\n"
+      "  l = Listener()\n"
+      "  threading.Thread(target=lambda: Client(l.address).send(5)).start()\n"
+      "  print('listener', l.accept().recv())\n";
+  ASSERT_EQ(::symlink(t.outside().c_str(), t.Ws("out").c_str()), 0);
+  for (bool write : {true, false}) {
+    SCOPED_TRACE(write ? "workspace-write" : "default profile");
+    std::vector<std::string> args = {"--log-level", "info", "run", "--workspace", t.ws()};
+    if (write) args.insert(args.end(), {"--profile", "workspace-write"});
+    args.insert(args.end(), {"--", "/usr/bin/python3", "-c", script});
+    if (write) args.push_back("names");
+    RunResult r = RunCordon(args);
+    if (InContainerPass()) {
+      EXPECT_THAT(r.err, HasSubstr("shows /proc/self/fd/N/NAME as its address")) << r.err;
+      continue;
+    }
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("manager 2")) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("listener 5")) << r.err;
+    if (write) {
+      EXPECT_THAT(r.out, HasSubstr("name " + t.Ws("s.sock") + "\n")) << r.err;
+      EXPECT_TRUE(Exists(t.Ws("s.sock")));
+      EXPECT_THAT(r.out, HasSubstr("out 13")) << r.err;
+      EXPECT_FALSE(Exists(t.Out("s.sock")));
+    }
+  }
+}
 
 }  // namespace
 }  // namespace cordon::testing

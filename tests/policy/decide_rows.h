@@ -124,6 +124,16 @@ struct R {
     q.other_place.protected_path = true;
     return *this;
   }
+  // A new worktree's commondir, as the supervisor's facts say it (protected
+  // too).
+  R& new_wt() {
+    q.place.new_worktree_link = q.place.protected_path = true;
+    return *this;
+  }
+  R& onew_wt() {
+    q.other_place.new_worktree_link = q.other_place.protected_path = true;
+    return *this;
+  }
   R& content(ContentFact f) {
     q.source_content = f;
     return *this;

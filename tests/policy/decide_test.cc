@@ -259,6 +259,23 @@ std::vector<Row> Rows() {
             R(kRen).born().oguarded().to(K::kRegular).oborn().content(ContentFact::kSafe)),
       Allow("config: its metadata (chmod)", R(kMeta).guarded()),
       Allow("config: renamed away", R(kRen).guarded().born()),
+      // --- a new worktree's commondir (git worktree add; policy/git_worktree.h) ---
+      Allow("worktree link: made by an open where there is none",
+            R(kOpen, K::kUnknown).new_wt()),
+      Allow("worktree link: made by an open, none there", R(kOpen, K::kAbsent).new_wt()),
+      Refuse("worktree link: one there is not written again", R(kOpen).new_wt().born(), EACCES),
+      Refuse("worktree link: nor is a symlink there followed", R(kOpen, K::kSymlink).new_wt(),
+             EACCES),
+      Refuse("worktree link: O_TMPFILE has no name to make it",
+             R(kOpen, K::kAbsent).new_wt().tmpfile(), EACCES),
+      Refuse("worktree link: made as a symlink", R(kCreate, K::kAbsent).new_wt().make(K::kSymlink),
+             EACCES),
+      Refuse("worktree link: renamed into place", R(kRen).born().onew_wt(), EACCES),
+      Refuse("worktree link: linked into place", R(kLink).onew_wt(), EACCES),
+      Refuse("worktree link: renamed away", R(kRen).new_wt().born(), EACCES),
+      Refuse("worktree link: its metadata", R(kMeta).new_wt().born(), EACCES),
+      Allow("worktree link: removed (git worktree remove)", R(kDel).new_wt().born()),
+      Refuse("worktree link: an existing worktree's, removed", R(kDel).prot().born(), EACCES),
       // --- the config of a repository the user had (git submodule init) ---
       Allow("user's config: renamed into place, only a registration changed",
             R(kRen).born().ousers_cfg().to(K::kRegular).content(ContentFact::kSafe)),
@@ -331,6 +348,17 @@ std::vector<Row> EveryOpRows() {
                        : Allow("every op: a symlink's own name moves or goes", sym));
   }
   return rows;
+}
+
+// The one open that makes a new worktree's commondir says so; no other
+// open does.
+TEST(Decide, ANewWorktreeLinkIsMadeByTheSupervisor) {
+  R made = R(kOpen, K::kAbsent).new_wt();
+  EXPECT_TRUE(Decide(made.q, made.s).make_link);
+  R file = R(kOpen, K::kAbsent);
+  EXPECT_FALSE(Decide(file.q, file.s).make_link);
+  R there = R(kOpen).new_wt();
+  EXPECT_FALSE(Decide(there.q, there.s).make_link);
 }
 
 TEST(Decide, CheckedConfigIsPutInPlaceAsACopy) {

@@ -38,6 +38,27 @@ TEST(GitWorktreeTest, ParsesTheGitFileAsGitDoes) {
   EXPECT_EQ(ResolveGitLink("/srv/wt", ""), "");
 }
 
+TEST(GitWorktreeTest, WorktreeAdminDirIsTheDirOfANewWorktreesLinks) {
+  struct Case {
+    const char* rel;
+    const char* admin;
+  } cases[] = {
+      {".git/worktrees/wt2/commondir", ".git/worktrees/wt2"},
+      {".git/worktrees/wt2/config.worktree", ".git/worktrees/wt2"},
+      {"sub/.git/worktrees/x/commondir", "sub/.git/worktrees/x"},
+      {".git/modules/s/worktrees/x/commondir", ".git/modules/s/worktrees/x"},
+      {".git/worktrees/wt2/gitdir", ""},     // not a link that redirects config
+      {".git/worktrees/commondir", ""},      // no NAME
+      {".git/commondir", ""},                // the repository's own
+      {"worktrees/wt2/commondir", ""},       // not in a git dir
+      {"x/worktrees/wt2/commondir", ""},
+      {".git/worktrees/../commondir", ""},   // ".." is no NAME
+      {".git/worktrees/wt2/hooks/commondir", ""},
+  };
+  for (const Case& c : cases) EXPECT_EQ(WorktreeAdminDir(c.rel), c.admin) << c.rel;
+  EXPECT_EQ(kWorktreeCommonDir, "../..\n");
+}
+
 TEST(GitWorktreeTest, AcceptsOnlyAWorktreeThatLinksBack) {
   EXPECT_EQ(CheckGitWorktree(Good(), "/home/u"), "");
   struct Case {

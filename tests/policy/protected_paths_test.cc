@@ -19,6 +19,20 @@ using ::cordon::testing::WriteFile;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
+TEST(ProtectedOnlyOnceUsers, OnlyAGitmodulesByItsOwnPattern) {
+  const std::vector<std::string> d = DefaultProtectedPatterns();
+  EXPECT_TRUE(ProtectedOnlyOnceUsers(d, ".gitmodules"));
+  EXPECT_TRUE(ProtectedOnlyOnceUsers(d, "sub/.gitmodules"));          // a nested repository's
+  EXPECT_FALSE(ProtectedOnlyOnceUsers(d, ".git/hooks/.gitmodules"));  // the hooks' rule holds
+  EXPECT_FALSE(ProtectedOnlyOnceUsers(d, ".envrc/.gitmodules"));
+  EXPECT_FALSE(ProtectedOnlyOnceUsers(d, ".gitmodules.lock"));  // not protected at all
+  EXPECT_FALSE(ProtectedOnlyOnceUsers(d, ".gitmodules/x"));     // beneath it: protected whole
+  EXPECT_FALSE(ProtectedOnlyOnceUsers(d, ".envrc"));
+  EXPECT_FALSE(ProtectedOnlyOnceUsers(d, ""));
+  // Removed from the list, nothing is left to relax.
+  EXPECT_FALSE(ProtectedOnlyOnceUsers({".envrc"}, ".gitmodules"));
+}
+
 TEST(IsProtected, DefaultPatternsTable) {
   Policy p;
   struct Case {

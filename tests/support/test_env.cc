@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -136,6 +137,25 @@ std::vector<std::string> GitTestEnv() {
 }
 
 int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+std::string ShOutput(const std::string& cmd, const std::vector<std::string>& env) {
+  auto quoted = [](const std::string& w) {
+    std::string q = "'";
+    for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  std::string line = "env";
+  for (const auto& e : env) line += " " + quoted(e);
+  line += " sh -c " + quoted(cmd) + " 2>&1";
+  FILE* f = ::popen(line.c_str(), "r");
+  if (f == nullptr) return "<popen failed>";
+  std::string out;
+  char buf[512];
+  while (size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
+  ::pclose(f);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

@@ -68,6 +68,11 @@ std::vector<std::string> GitTestEnv();
 // one line each, and tests count them on stderr.
 int Lines(const std::string& s);
 
+// Runs `cmd` with sh outside the sandbox, with `env` (NAME=VALUE each)
+// added: its stdout and stderr, trailing newlines cut. For the ground truth
+// a test reads with real tools (git log).
+std::string ShOutput(const std::string& cmd, const std::vector<std::string>& env = {});
+
 // Small file helpers for ground-truth checks from outside the sandbox.
 void WriteFile(const std::string& path, const std::string& content);
 std::string ReadFile(const std::string& path);  // "<missing>" when absent
