@@ -21,15 +21,19 @@ void AddIfFile(policy::Policy& p, const std::string& path) {
   p.base_paths.push_back({path, policy::Access::kReadOnly, false, kUserProfileSource});
 }
 
-// The path `key` has in `config` (a file AddIfFile granted), with a
-// leading "~/" read as git does; empty when unset, unreadable or relative
-// (git would take that from its working directory).
-std::string GitPathOf(const std::string& config, const char* key, const std::string& home) {
+// The text of `config` (a file AddIfFile granted); empty when unreadable.
+std::string ConfigText(const std::string& config) {
   Fd fd(::open(config.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return "";
   Result<std::string> text = ReadSmallFile(fd.get(), config, 1 << 20);
-  if (!text) return "";
-  std::string v = policy::GitConfigValue(text.value(), key);
+  return text ? std::move(text.value()) : std::string();
+}
+
+// The path `key` has in a config's `text`, with a leading "~/" read as git
+// does; empty when unset or relative (git would take that from its working
+// directory).
+std::string GitPathOf(const std::string& text, const char* key, const std::string& home) {
+  std::string v = policy::GitConfigValue(text, key);
   if (v.starts_with("~/") && !home.empty()) return (home == "/" ? "" : home) + v.substr(1);
   return v.starts_with("/") ? v : "";
 }
@@ -69,8 +73,9 @@ void AddUserProfile(policy::Policy& p, const std::string& caller_home,
     for (std::size_t i = 0, n = p.base_paths.size(); i < n; ++i) {
       const policy::PathRule& r = p.base_paths[i];
       if (r.source != kUserProfileSource || !r.path.ends_with(suffix)) continue;
-      if (std::string e = GitPathOf(r.path, "core.excludesfile", home); !e.empty()) excludes = e;
-      if (std::string h = GitPathOf(r.path, "core.hookspath", home); !h.empty()) hooks = h;
+      const std::string text = ConfigText(r.path);  // read once for both keys
+      if (std::string e = GitPathOf(text, "core.excludesfile", home); !e.empty()) excludes = e;
+      if (std::string h = GitPathOf(text, "core.hookspath", home); !h.empty()) hooks = h;
     }
   }
   if (!excludes.empty()) AddIfFile(p, excludes);

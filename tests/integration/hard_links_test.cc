@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -232,17 +231,10 @@ TEST_F(HardLinksPolicyTest, AWorkspacePastTheScanBoundIsRefusedWhole) {
   EXPECT_FALSE(Exists(t_.Ws("made.txt")));
 }
 
-
-// Runs `cmd` with sh outside the sandbox; its stdout and stderr.
+// Runs `cmd` with sh outside the sandbox, with no user or system git
+// config; its stdout and stderr.
 std::string Sh(const std::string& cmd) {
-  FILE* f = ::popen(("HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 sh -c '" + cmd + "' 2>&1").c_str(), "r");
-  if (f == nullptr) return "<popen failed>";
-  std::string out;
-  char buf[512];
-  while (size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
-  ::pclose(f);
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
+  return ShOutput(cmd, {"HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1"});
 }
 
 // The launch scan's cache across real runs (policy/scan_cache.h): the
