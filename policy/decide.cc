@@ -97,8 +97,15 @@ Decision Delete(const FileRequest& r, const Settings& s) {
   if (r.place.root) return Decision::Refuse(EACCES, "a writable root");
   if (r.place.deny_glob) return DenyGlob();
   // A new worktree's commondir redirects nothing once it is gone (git
-  // worktree remove, prune): the run's own file, as any other.
-  if (r.place.protected_path && !r.place.new_worktree_link) {
+  // worktree remove, prune): the run's own file, as any other. Nor does a
+  // gitfile or an older worktree's commondir (PlaceFacts::removable_link),
+  // an unlink of a regular file; kUnknown: the place alone is asked, the
+  // entry next.
+  const bool removable =
+      r.place.new_worktree_link ||
+      (r.place.removable_link && !r.want_dir &&
+       (r.entry.kind == EntryKind::kRegular || r.entry.kind == EntryKind::kUnknown));
+  if (r.place.protected_path && !removable) {
     // rmdir of a protected directory the tool sees holding entries: it
     // would not be removed anyway, and git's rmdir(".git") (git stash)
     // expects ENOTEMPTY. An empty one is refused by the rule.

@@ -96,6 +96,14 @@ struct PlaceFacts {
   // (kWorktreeCommonDir: the repository's own common dir), never the
   // tool's bytes (Decision::make_link); removed, it is the run's own file.
   bool new_worktree_link = false;
+  // Protected too: a link file of the user's repository that git removes
+  // (git worktree remove, prune): a `.git` entry (a worktree's or a
+  // submodule's gitfile) or a worktree admin dir's commondir. Removing a
+  // regular file there redirects nothing: making or writing one again is
+  // still refused, and an admin dir's config and hooks are protected
+  // paths (policy/protected_paths.h). Removed, it is a file of the user's
+  // like any other (kept in the journal, asked, or refused).
+  bool removable_link = false;
   // The run's journal covers it (the workspace): under sensitive.delete
   // recoverable a file of the user's is kept there before it changes.
   bool journaled = false;

@@ -43,7 +43,10 @@ std::vector<std::string> DefaultProtectedPatterns() {
   // pointed elsewhere in the workspace, it brings a config of the tool's.
   // A submodule's git directory is .git/modules/NAME (NAME may hold
   // slashes, and nest further modules), a worktree's .git/worktrees/NAME:
-  // each has a config or hooks git obeys when run there.
+  // each has a config or hooks git obeys when run there. A worktree's
+  // admin dir has neither (git writes config.worktree), but without its
+  // commondir (removed by git worktree remove) git takes it for a git dir
+  // of its own and would obey a config or hooks made in it.
   // Of info/ (gitrepository-layout(5)), the files git reads to decide what
   // you see and check out: exclude hides untracked files from status,
   // attributes picks drivers and marks files binary (no diff), grafts
@@ -68,6 +71,8 @@ std::vector<std::string> DefaultProtectedPatterns() {
           ".git/modules/**/commondir",
           ".git/worktrees/**/config.worktree",
           ".git/worktrees/**/commondir",
+          ".git/worktrees/**/config",
+          ".git/worktrees/**/hooks",
           ".git",
           ".gitmodules",
           ".envrc",

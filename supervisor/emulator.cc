@@ -411,17 +411,28 @@ Emulator::RepoFacts Emulator::RepoPlace(const Located& loc) const {
     // directory the run made (.git/modules/NAME, cloned into by
     // update --init) is the tool's own, as a new repository is.
     if (rel == git_rel + "/config") return {false, true, true};
+    // Its gitfile (a worktree's, a submodule's) and a worktree's commondir
+    // may go (git worktree remove): nothing is made or written there.
+    constexpr RepoFacts kRemovable{true, false, false, false, true};
+    if (rel == git_rel) return kRemovable;
     // So is a worktree's admin dir the run made (git worktree add:
     // .git/worktrees/NAME), a submodule's included.
     std::string module = policy::WorktreeAdminDir(rel);
+    const bool worktree = !module.empty();
     if (module.empty()) module = ModuleDir(rel, git_rel);
-    if (module.empty() || made_in_run(module) != std::optional<bool>(true)) return kProtected;
+    if (module.empty()) return kProtected;
+    if (made_in_run(module) != std::optional<bool>(true)) {
+      return worktree && rel.ends_with("/commondir") ? kRemovable : kProtected;
+    }
     git_rel = std::move(module);
   }
-  // Its hooks, and those of the submodules it holds (.git/modules/NAME/hooks).
+  // Its hooks, and those of the submodules and worktrees it holds
+  // (.git/modules/NAME/hooks; .git/worktrees/NAME/hooks, obeyed once the
+  // admin dir's commondir is gone).
   std::string_view tail = std::string_view(rel).substr(git_rel.size());
   bool hook = tail.starts_with("/hooks/") ||
-              (tail.starts_with("/modules/") && tail.find("/hooks/") != std::string_view::npos);
+              ((tail.starts_with("/modules/") || tail.starts_with("/worktrees/")) &&
+               tail.find("/hooks/") != std::string_view::npos);
   if (hook && !rel.ends_with(".sample")) return kProtected;
   // commondir names where git reads config from: pointed at a directory of
   // the tool's, it would bring a config no check saw. Its config: guarded

@@ -397,6 +397,9 @@ class Emulator {
     bool users_config = false;  // guarded, and the user's before the run
     // protected too: the commondir of a worktree admin dir the run made
     bool new_worktree_link = false;
+    // protected too: a gitfile or an older worktree's commondir
+    // (policy::PlaceFacts::removable_link)
+    bool removable_link = false;
   };
   RepoFacts RepoPlace(const Located& loc) const;
   // A file about to take a guarded config's place, as read and checked

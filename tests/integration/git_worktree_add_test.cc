@@ -72,5 +72,50 @@ TEST_F(GitWorktreeAddTest, AWorktreesLinksAreNotWrittenByTheTool) {
   EXPECT_EQ(ReadFile(t_.Ws(".git/worktrees/forged/commondir")), "../..\n");
 }
 
+// git worktree remove of a worktree the run did not make (yours, or an
+// earlier run's): its gitfile and its admin dir's commondir go, as files
+// of yours (kept in the run's journal).
+TEST_F(GitWorktreeAddTest, AWorktreeMadeBeforeTheRunIsRemoved) {
+  ASSERT_EQ(Sh(t_.ws(), "git worktree add -q old && echo ok"), "ok");
+  RunResult r = Run("git worktree remove old && echo done");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("done")) << r.err;
+  EXPECT_FALSE(Exists(t_.Ws("old")));
+  EXPECT_FALSE(Exists(t_.Ws(".git/worktrees/old")));
+  EXPECT_EQ(Sh(t_.ws(), "git worktree list | wc -l"), "1");
+}
+
+// Without its commondir git takes an admin dir for a git dir of its own:
+// a config or hooks made there would run when you use git in that worktree
+// later. They are refused, in your repository and in one the run made; a
+// commondir once removed is not made again by the tool.
+TEST_F(GitWorktreeAddTest, AnAdminDirWithoutItsCommondirTakesNoConfigOrHooks) {
+  ASSERT_EQ(Sh(t_.ws(), "git worktree add -q old && echo ok"), "ok");
+  RunResult r = Run(
+      "git worktree add -q wt2 && rm .git/worktrees/wt2/commondir && "
+      "printf '[core]\\n\\tfsmonitor = touch ../PWNED\\n' > .git/worktrees/wt2/config; "
+      "echo cfg=$?; mkdir -p .git/worktrees/wt2/hooks; "
+      "printf '#!/bin/sh\\ntouch ../PWNED\\n' > .git/worktrees/wt2/hooks/post-checkout; "
+      "echo hook=$?; rm .git/worktrees/old/commondir; echo rm=$?; "
+      "printf '../../evil\\n' > .git/worktrees/old/commondir; echo again=$?; "
+      "printf '[core]\\n' > .git/worktrees/old/config; echo oldcfg=$?; "
+      "git init -q -b main new && cd new && git commit -q --allow-empty -m x && "
+      "git worktree add -q w && rm .git/worktrees/w/commondir && mkdir .git/worktrees/w/hooks && "
+      "printf '#!/bin/sh\\n' > .git/worktrees/w/hooks/post-checkout; echo newhook=$?");
+  EXPECT_THAT(r.out, HasSubstr("cfg=2")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("hook=2")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("rm=0")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("again=2")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("oldcfg=2")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("newhook=2")) << r.err;
+  EXPECT_FALSE(Exists(t_.Ws(".git/worktrees/wt2/config")));
+  EXPECT_FALSE(Exists(t_.Ws(".git/worktrees/wt2/hooks/post-checkout")));
+  EXPECT_FALSE(Exists(t_.Ws(".git/worktrees/old/commondir")));
+  EXPECT_FALSE(Exists(t_.Ws(".git/worktrees/old/config")));
+  EXPECT_FALSE(Exists(t_.Ws("new/.git/worktrees/w/hooks/post-checkout")));
+  Sh(t_.Ws("wt2"), "git status >/dev/null 2>&1; echo");
+  EXPECT_FALSE(Exists(t_.Ws("PWNED"))) << "a config the tool made ran";
+}
+
 }  // namespace
 }  // namespace cordon::testing

@@ -134,6 +134,12 @@ struct R {
     q.other_place.new_worktree_link = q.other_place.protected_path = true;
     return *this;
   }
+  // A gitfile or an older worktree's commondir, as the supervisor's facts
+  // say it (protected too).
+  R& removable() {
+    q.place.removable_link = q.place.protected_path = true;
+    return *this;
+  }
   R& content(ContentFact f) {
     q.source_content = f;
     return *this;
