@@ -20,6 +20,8 @@ constexpr const char* kGuardedConfigRule =
 // both ends (the other end may be the user's only if the user opens a FIFO
 // the run made). One the user had may have a reader outside the sandbox.
 constexpr const char* kRunsFifoRule = "a FIFO this run made";
+constexpr const char* kGitEntryRule =
+    "a .git made by a link or a rename would lead git to a directory no rule protects";
 bool RunsFifo(const EntryFacts& e) {
   return e.kind == EntryKind::kFifo && e.born_in_run && e.nlink == 1 && !e.pinned;
 }
@@ -88,6 +90,9 @@ Decision Create(const FileRequest& r) {
   // A FIFO holds no content and acts on nothing: made where a file may be
   // (GNU make's jobserver, mkfifo). A device acts on hardware, and mknod
   // of a socket makes one nothing can listen on.
+  if (r.place.git_entry && r.create == EntryKind::kSymlink) {
+    return Decision::Refuse(EACCES, kGitEntryRule);
+  }
   if (r.create == EntryKind::kFifo) return Decision::Allow("a FIFO, where a file may be made");
   if (IsSpecial(r.create)) return Decision::Refuse(EACCES, "special file");
   return Decision::Allow("a new name in a writable path");
@@ -141,6 +146,11 @@ Decision Rename(const FileRequest& r, const Settings& s) {
   const bool onto_users_config = r.other_place.users_config && r.op == FileOp::kRename;
   if (r.place.protected_path || (r.other_place.protected_path && !onto_users_config)) {
     return ProtectedPath();
+  }
+  // Onto a .git: only another .git (a repository's git dir moved with it).
+  if (r.place.git_entry != r.other_place.git_entry &&
+      (r.other_place.git_entry || r.op == FileOp::kExchange)) {
+    return Decision::Refuse(EACCES, kGitEntryRule);
   }
   // Renaming a directory renames what lies beneath it: a protected path
   // moved away loses its name. EXDEV: tools copy, each file decided by name.
@@ -208,6 +218,7 @@ Decision Rename(const FileRequest& r, const Settings& s) {
 
 Decision Link(const FileRequest& r) {
   if (!r.same_root) return Decision::Refuse(EXDEV, "across writable roots");
+  if (r.other_place.git_entry) return Decision::Refuse(EACCES, kGitEntryRule);
   if (r.place.root || r.other_place.root) return Decision::Refuse(EPERM, "a writable root");
   if (r.place.deny_glob || r.other_place.deny_glob) return DenyGlob();
   if (r.other_place.protected_path) return ProtectedPath();

@@ -104,6 +104,13 @@ struct PlaceFacts {
   // paths (policy/protected_paths.h). Removed, it is a file of the user's
   // like any other (kept in the journal, asked, or refused).
   bool removable_link = false;
+  // Its name is `.git`, in the workspace: what git takes for a repository
+  // (a directory) or a link to one (a gitfile, a symbolic link). Only a
+  // directory or a gitfile may be made there, a gitfile by an open the
+  // supervisor checks at the run's end (policy::GitFileLeadsSafely): a
+  // symbolic link, a hard link or a rename of anything but another `.git`
+  // onto the name would lead git to a directory no rule protects.
+  bool git_entry = false;
   // The run's journal covers it (the workspace): under sensitive.delete
   // recoverable a file of the user's is kept there before it changes.
   bool journaled = false;

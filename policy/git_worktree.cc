@@ -30,6 +30,28 @@ std::string WorktreeAdminDir(std::string_view rel) {
   return std::string(rel.substr(0, rel.size() - segs[n - 1].size() - 1));
 }
 
+bool GitFileLeadsSafely(std::string_view target, std::string_view workspace,
+                        const std::vector<std::string>& writable) {
+  if (target.empty() || target.front() != '/') return false;
+  const bool in_workspace = IsWithin(std::string(target), std::string(workspace));
+  if (!in_workspace) {
+    for (const std::string& root : writable) {
+      if (IsWithin(std::string(target), root)) return false;
+    }
+    return true;
+  }
+  std::vector<std::string_view> segs = SplitSegments(target);
+  for (std::size_t i = 0; i < segs.size(); ++i) {
+    if (segs[i] != ".git") continue;
+    const std::size_t rest = segs.size() - i - 1;
+    if (rest == 0) return true;                                // X/.git
+    if (segs[i + 1] == "worktrees" && rest == 2) return true;  // X/.git/worktrees/NAME
+    if (segs[i + 1] == "modules" && rest >= 2) return true;    // X/.git/modules/SUB...
+    return false;
+  }
+  return false;
+}
+
 std::string ParseGitFile(std::string_view content) {
   constexpr std::string_view kPrefix = "gitdir: ";
   if (content.substr(0, kPrefix.size()) != kPrefix) return {};

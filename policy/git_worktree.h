@@ -56,6 +56,17 @@ std::string WorktreeAdminDir(std::string_view rel);
 // dropped, as git's read_gitfile reads it); empty when it is not that form.
 std::string ParseGitFile(std::string_view content);
 
+// Whether a gitfile the run wrote (a `.git` file whose "gitdir: X" names
+// `target`, resolved: no link, no "..") leads git to a git dir whose config
+// and hooks the protected paths cover (protected_paths.h): a `.git`
+// directory, a worktree's admin dir in one (.git/worktrees/NAME) or a
+// submodule's (.git/modules/...), inside the workspace, or a directory in
+// none of the run's writable roots (`writable`), which the tool could not
+// have filled. Anything else (a directory of the tool's own, named as it
+// likes) would have git obey a config or hooks the tool wrote.
+bool GitFileLeadsSafely(std::string_view target, std::string_view workspace,
+                        const std::vector<std::string>& writable);
+
 // The first line of a link file (commondir, gitdir), trailing whitespace
 // dropped; empty when there is none.
 std::string FirstLine(std::string_view content);

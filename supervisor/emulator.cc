@@ -108,6 +108,7 @@ Emulator::Emulator(std::shared_ptr<LiveRules> rules, int64_t run_start_ns, Emula
 
 Emulator::~Emulator() {
   RemoveFifosLeft();
+  CheckGitFilesLeft();
   if (!made_shared_.load()) return;
   for (const WriteRoot& root : rules().roots.roots()) {
     if (!root.own_entries_only) continue;

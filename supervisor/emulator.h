@@ -434,6 +434,10 @@ class Emulator {
   std::optional<Reply> ReadFifo(const std::string& target, const std::string& abs, uint64_t flags);
   void MadeFifoAt(const std::string& abs, const struct stat& st);
   void RemoveFifosLeft();
+  // Gitfiles the tool wrote (emulator_gitfile.cc), read at the run's end:
+  // one leading where no rule protects is moved aside.
+  void NoteGitFile(const std::string& abs);
+  void CheckGitFilesLeft();
   // A name beside `name` for a file the supervisor makes before it takes
   // `name`'s place: "NAME.cordon-" and 16 random hex digits (empty when no
   // randomness could be had).
@@ -476,6 +480,7 @@ class Emulator {
   std::atomic<bool> made_shared_{false};
   std::mutex fifos_mu_;
   std::vector<std::pair<std::string, std::pair<dev_t, ino_t>>> fifos_;  // MadeFifoAt
+  std::vector<std::string> gitfiles_;  // NoteGitFile, under fifos_mu_
   // Both sets name inodes by number, and a filesystem gives a freed number
   // to its next new file (git's index.lock, made and renamed over index
   // again and again). An inode the supervisor creates is new whatever its

@@ -27,6 +27,7 @@ policy::PlaceFacts Emulator::Place(const Located& loc, bool leads) const {
   f.users_config = repo.users_config;
   f.new_worktree_link = repo.new_worktree_link;
   f.removable_link = repo.removable_link;
+  f.git_entry = loc.root->workspace && loc.name == ".git";
   // Deny globs hold in the whole workspace, beneath a root of a grant
   // inside it (--rw WS/sub) too: matched by the workspace-relative path.
   const std::string& ws = rules().deny_globs_workspace;

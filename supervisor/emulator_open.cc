@@ -388,6 +388,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   }
   const policy::Decision decided = policy::Decide(q, settings);
   if (!decided.allowed()) return Reply::Errno(decided.err, what + ": " + decided.rule);
+  if (q.place.git_entry && S_ISREG(st.st_mode)) NoteGitFile(p.abs);
   if (probed && !RestoreStatusFlags(fd->get(), open_flags)) return Reply::Errno(errno);
   if (decided.keep == policy::Keep::kMove) return TruncateKept(*loc, flags, st);
   if (decided.keep == policy::Keep::kCopy) {

@@ -117,5 +117,35 @@ TEST_F(GitWorktreeAddTest, AnAdminDirWithoutItsCommondirTakesNoConfigOrHooks) {
   EXPECT_FALSE(Exists(t_.Ws("PWNED"))) << "a config the tool made ran";
 }
 
+// A .git the tool makes that leads git to a directory of its own (any
+// name, so no protected path covers its config and hooks): a gitfile is
+// moved aside at the run's end; a symbolic link, a hard link or a rename
+// onto the name is refused. git worktree add's gitfile stays.
+TEST_F(GitWorktreeAddTest, AGitFileLeadingToTheToolsOwnDirectoryIsMovedAside) {
+  RunResult r =
+      Run("mkdir -p sub gd/objects gd/refs && echo 'ref: refs/heads/main' > gd/HEAD && "
+          "printf '[core]\\n\\tfsmonitor = touch ../PWNED\\n' > gd/config && "
+          "echo 'gitdir: ../gd' > sub/.git; echo file=$?; "
+          "mkdir s2 && ln -s ../gd s2/.git; echo sym=$?; "
+          "mkdir s3 && cp -r gd s3/gd3 && mv s3/gd3 s3/.git; echo mv=$?; "
+          "mkdir s4 && echo 'gitdir: ../gd' > s4/x && ln s4/x s4/.git; echo ln=$?; "
+          "git worktree add -q wt2; echo wt=$?");
+  EXPECT_THAT(r.out, HasSubstr("file=0")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("sym=1")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("mv=1")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ln=1")) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("wt=0")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("moved aside")) << r.err;
+  EXPECT_FALSE(Exists(t_.Ws("sub/.git")));
+  EXPECT_EQ(Sh(t_.Ws("sub"), "ls -a | grep -c '^.git.cordon-'"), "1");
+  EXPECT_FALSE(Exists(t_.Ws("s2/.git")));
+  EXPECT_FALSE(Exists(t_.Ws("s3/.git")));
+  EXPECT_FALSE(Exists(t_.Ws("s4/.git")));
+  EXPECT_TRUE(Exists(t_.Ws("wt2/.git")));
+  EXPECT_EQ(Sh(t_.Ws("wt2"), "git rev-parse --git-common-dir"), t_.Ws(".git"));
+  Sh(t_.Ws("sub"), "git status >/dev/null 2>&1; echo");
+  EXPECT_FALSE(Exists(t_.Ws("PWNED"))) << "a config the tool made ran";
+}
+
 }  // namespace
 }  // namespace cordon::testing

@@ -140,6 +140,14 @@ struct R {
     q.place.removable_link = q.place.protected_path = true;
     return *this;
   }
+  R& git_entry() {
+    q.place.git_entry = true;
+    return *this;
+  }
+  R& ogit_entry() {
+    q.other_place.git_entry = true;
+    return *this;
+  }
   R& content(ContentFact f) {
     q.source_content = f;
     return *this;

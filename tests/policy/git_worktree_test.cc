@@ -59,6 +59,34 @@ TEST(GitWorktreeTest, WorktreeAdminDirIsTheDirOfANewWorktreesLinks) {
   EXPECT_EQ(kWorktreeCommonDir, "../..\n");
 }
 
+TEST(GitWorktreeTest, AGitFileLeadsSafelyOnlyToAGitDirTheRulesCover) {
+  const std::vector<std::string> writable = {"/ws", "/home/u/.cache/cordon/x"};
+  struct Row {
+    const char* target;
+    bool safe;
+  } rows[] = {
+      {"/ws/.git", true},
+      {"/ws/sub/.git", true},
+      {"/ws/.git/worktrees/wt2", true},
+      {"/ws/.git/modules/sub", true},
+      {"/ws/.git/modules/a/b/worktrees/w", true},
+      {"/elsewhere/repo/.git", true},  // in no writable root: the tool could not fill it
+      {"/elsewhere/gd", true},
+      {"/ws/gd", false},  // a directory of the tool's, any name
+      {"/ws/.git/worktrees", false},
+      {"/ws/.git/worktrees/w/x", false},
+      {"/ws/.git/modules", false},
+      {"/ws/.git/objects", false},
+      {"/ws/.gitx", false},
+      {"/home/u/.cache/cordon/x/r/.git", false},  // a writable root outside the workspace
+      {"relative/.git", false},
+      {"", false},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(GitFileLeadsSafely(r.target, "/ws", writable), r.safe) << r.target;
+  }
+}
+
 TEST(GitWorktreeTest, AcceptsOnlyAWorktreeThatLinksBack) {
   EXPECT_EQ(CheckGitWorktree(Good(), "/home/u"), "");
   struct Case {
