@@ -395,11 +395,8 @@ class Emulator {
     bool protected_path = false;
     bool guarded_config = false;
     bool users_config = false;  // guarded, and the user's before the run
-    // protected too: the commondir of a worktree admin dir the run made
-    bool new_worktree_link = false;
-    // protected too: a gitfile or an older worktree's commondir
-    // (policy::PlaceFacts::removable_link)
-    bool removable_link = false;
+    bool new_worktree_link = false;  // protected too (policy::PlaceFacts)
+    bool removable_link = false;     // protected too (policy::PlaceFacts)
   };
   RepoFacts RepoPlace(const Located& loc) const;
   // A file about to take a guarded config's place, as read and checked
@@ -422,11 +419,9 @@ class Emulator {
                          uint64_t mode, const std::function<bool()>& valid);
   // FIFOs (emulator_fifo.cc). MadeFifo: one this supervisor made for the
   // tool (mknod), not laundered. OpenFifo: the inode `held` names opened
-  // with the tool's `flags`; an open that would wait for the other end
-  // waits on a deferred thread, cut short when the run stops. MadeFifoAt
-  // records one made at `abs`, and RemoveFifosLeft removes those still
-  // there at the run's end: a rendezvous of the run's processes, which end
-  // with it, and left behind it would hold whoever opens it next.
+  // with the tool's `flags`, on a deferred thread when it would wait.
+  // MadeFifoAt records one made at `abs`; RemoveFifosLeft removes those
+  // still there at the run's end (left, it would hold whoever opens it).
   bool MadeFifo(const struct stat& st) const;
   Reply OpenFifo(std::shared_ptr<Fd> held, uint64_t flags);
   // The notify-all rung's read of `target` (`abs`), if it is a FIFO: looked
@@ -434,8 +429,7 @@ class Emulator {
   std::optional<Reply> ReadFifo(const std::string& target, const std::string& abs, uint64_t flags);
   void MadeFifoAt(const std::string& abs, const struct stat& st);
   void RemoveFifosLeft();
-  // Gitfiles the tool wrote (emulator_gitfile.cc), read at the run's end:
-  // one leading where no rule protects is moved aside.
+  // Gitfiles the tool wrote, read at the run's end (emulator_gitfile.cc).
   void NoteGitFile(const std::string& abs);
   void CheckGitFilesLeft();
   // A name beside `name` for a file the supervisor makes before it takes
