@@ -420,14 +420,14 @@ class Emulator {
   // FIFOs (emulator_fifo.cc). MadeFifo: one this supervisor made for the
   // tool (mknod), not laundered. OpenFifo: the inode `held` names opened
   // with the tool's `flags`, on a deferred thread when it would wait.
-  // MadeFifoAt records one made at `abs`; RemoveFifosLeft removes those
-  // still there at the run's end (left, it would hold whoever opens it).
+  // MadeFifoAt records one made at `abs` (MovedFifo: renamed there);
+  // RemoveFifosLeft removes them at the run's end.
   bool MadeFifo(const struct stat& st) const;
   Reply OpenFifo(std::shared_ptr<Fd> held, uint64_t flags);
-  // The notify-all rung's read of `target` (`abs`), if it is a FIFO: looked
-  // at before it is opened. nullopt for anything else.
+  // The notify-all rung's read of `target` (`abs`) if a FIFO, else nullopt.
   std::optional<Reply> ReadFifo(const std::string& target, const std::string& abs, uint64_t flags);
   void MadeFifoAt(const std::string& abs, const struct stat& st);
+  void MovedFifo(const struct stat& st, const std::string& abs);
   void RemoveFifosLeft();
   // Gitfiles the tool wrote, read at the run's end (emulator_gitfile.cc).
   void NoteGitFile(const std::string& abs);

@@ -61,6 +61,13 @@ void Emulator::MadeFifoAt(const std::string& abs, const struct stat& st) {
   fifos_.push_back({abs, {st.st_dev, st.st_ino}});
 }
 
+void Emulator::MovedFifo(const struct stat& st, const std::string& abs) {
+  std::lock_guard<std::mutex> l(fifos_mu_);
+  for (auto& [at, id] : fifos_) {
+    if (id.first == st.st_dev && id.second == st.st_ino) at = abs;
+  }
+}
+
 void Emulator::RemoveFifosLeft() {
   std::lock_guard<std::mutex> l(fifos_mu_);
   for (const auto& [abs, id] : fifos_) {

@@ -159,6 +159,9 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
   if (::renameat2(pf->get(), from->name().c_str(), pt, to->name().c_str(), flags) != 0) {
     return Reply::Errno(errno);
   }
+  // The run's FIFOs are removed at its end by the name they have then.
+  if (S_ISFIFO(src.st_mode)) MovedFifo(src, to->abs);
+  if ((flags & RENAME_EXCHANGE) && S_ISFIFO(dst.st.st_mode)) MovedFifo(dst.st, from->abs);
   if (Journals(from->loc) && !same_inode) {
     if (flags & RENAME_EXCHANGE) {
       NoteExchanged(from->loc, to->loc, src, dst.st);

@@ -46,6 +46,16 @@ TEST_P(FifoTest, MkfifoWorksInTheWorkspaceAndTheRunsTmpdir) {
   EXPECT_FALSE(Exists(t_.Ws("f"))) << "a FIFO the run made is removed at its end";
 }
 
+TEST_P(FifoTest, AFifoRenamedInTheRunIsRemovedByItsNewName) {
+  RunResult r =
+      Run({"sh", "-c", "mkfifo f && mv f g && mkdir d && mkfifo h && mv h d/i && echo moved"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("moved")) << r.err;
+  EXPECT_FALSE(Exists(t_.Ws("g")));
+  EXPECT_FALSE(Exists(t_.Ws("d/i")));
+  EXPECT_TRUE(Exists(t_.Ws("d"))) << "only the FIFOs go";
+}
+
 TEST_P(FifoTest, PythonsMkfifoWaitsForTheOtherEnd) {
   if (!HavePython()) GTEST_SKIP() << "no /usr/bin/python3";
   RunResult r = Run({"/usr/bin/python3", "-c",
