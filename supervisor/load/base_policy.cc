@@ -1,5 +1,7 @@
 #include "supervisor/load/base_policy.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 
 #include "policy/tool_roots.h"
@@ -10,6 +12,15 @@
 #include "supervisor/load/user_profile.h"
 
 namespace cordon::supervisor {
+
+void AddReadOnlyFile(policy::Policy& p, const std::string& path, const char* source, bool follow) {
+  struct stat st;
+  if ((follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st)) != 0 ||
+      !S_ISREG(st.st_mode)) {
+    return;
+  }
+  p.base_paths.push_back({path, policy::Access::kReadOnly, false, source});
+}
 namespace {
 
 std::string Env(const char* name) {

@@ -18,6 +18,12 @@ namespace cordon::supervisor {
 // process's environment; appends one line per value not granted.
 void AddMachineBase(policy::Policy& p, std::vector<std::string>& warnings);
 
+// A read-only base rule for `path`, with `source`, when it is a regular
+// file: through a symbolic link when `follow` (as git and the shell read
+// their configs), else only the file itself (as rg reads its ignore
+// files' names). A directory or device there grants nothing.
+void AddReadOnlyFile(policy::Policy& p, const std::string& path, const char* source, bool follow);
+
 // Tool paths for `command` (argv[0]; empty: PATH only), after
 // NormalisePolicy, from this process's PATH, HOME and RUNNER_TOOL_CACHE.
 // Returns the entries skipped with a reason (AddToolRoots).

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "policy/path_segments.h"
+#include "supervisor/load/base_policy.h"
 
 namespace cordon::supervisor {
 namespace {
@@ -17,12 +18,6 @@ bool IsFile(const std::string& path) {
 bool IsDir(const std::string& path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-void AddIfFile(policy::Policy& p, const std::string& path) {
-  if (IsFile(path)) {
-    p.base_paths.push_back({path, policy::Access::kReadOnly, false, kSearchIgnoresSource});
-  }
 }
 
 }  // namespace
@@ -49,12 +44,12 @@ void AddSearchIgnores(policy::Policy& p) {
   bool in_repo = !root.empty();
   for (std::string dir(policy::ParentOf(p.workspace));; dir = std::string(policy::ParentOf(dir))) {
     const std::string base = dir == "/" ? "" : dir;
-    AddIfFile(p, base + "/.ignore");
-    AddIfFile(p, base + "/.rgignore");
+    AddReadOnlyFile(p, base + "/.ignore", kSearchIgnoresSource, false);
+    AddReadOnlyFile(p, base + "/.rgignore", kSearchIgnoresSource, false);
     if (in_repo) {
-      AddIfFile(p, base + "/.gitignore");
+      AddReadOnlyFile(p, base + "/.gitignore", kSearchIgnoresSource, false);
       if (dir == root) {
-        AddIfFile(p, base + "/.git/info/exclude");
+        AddReadOnlyFile(p, base + "/.git/info/exclude", kSearchIgnoresSource, false);
         in_repo = false;
       }
     }

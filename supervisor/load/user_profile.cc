@@ -5,6 +5,7 @@
 
 #include "base/fd.h"
 #include "policy/git_config_keys.h"
+#include "supervisor/load/base_policy.h"
 #include "supervisor/load/normalise.h"
 #include "supervisor/owned_dir.h"
 
@@ -12,16 +13,12 @@ namespace cordon::supervisor {
 
 namespace {
 
-// A read-only rule for `path` when it is a regular file (through a
-// symlink, as git and the shell read it): a directory or device there is
-// not what they would read, and grants nothing.
-void AddIfFile(policy::Policy& p, const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
-  p.base_paths.push_back({path, policy::Access::kReadOnly, false, kUserProfileSource});
+// As git and the shell read them: through a symbolic link.
+void AddProfileFile(policy::Policy& p, const std::string& path) {
+  AddReadOnlyFile(p, path, kUserProfileSource, /*follow=*/true);
 }
 
-// The text of `config` (a file AddIfFile granted); empty when unreadable.
+// The text of `config` (a file AddProfileFile granted); empty when unreadable.
 std::string ConfigText(const std::string& config) {
   Fd fd(::open(config.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return "";
@@ -46,13 +43,13 @@ void AddUserProfile(policy::Policy& p, const std::string& caller_home,
   // variable is set (absolute): a user's identity may live there alone.
   if (xdg_config_home.size() > 1 && xdg_config_home[0] == '/') {
     for (const char* rel : {"/git/config", "/git/ignore", "/git/attributes"}) {
-      AddIfFile(p, xdg_config_home + rel);
+      AddProfileFile(p, xdg_config_home + rel);
     }
   }
   // zsh reads its startup files from $ZDOTDIR when set (absolute): a user
   // who keeps them in ~/.config/zsh has none in the home.
   if (zdotdir.size() > 1 && zdotdir[0] == '/') {
-    for (const char* rel : kZshStartupFiles) AddIfFile(p, zdotdir + "/" + rel);
+    for (const char* rel : kZshStartupFiles) AddProfileFile(p, zdotdir + "/" + rel);
   }
   // The home by its canonical name, as the private HOME's links are made
   // (tool_env.cc); the file's own name is kept, so that a ~/.gitconfig that
@@ -62,9 +59,10 @@ void AddUserProfile(policy::Policy& p, const std::string& caller_home,
   if (home.empty()) return;
   for (const char* rel :
        {"/.gitconfig", "/.config/git/config", "/.config/git/ignore", "/.config/git/attributes"}) {
-    AddIfFile(p, (home == "/" ? "" : home) + rel);
+    AddProfileFile(p, (home == "/" ? "" : home) + rel);
   }
-  for (const char* rel : kShellStartupFiles) AddIfFile(p, (home == "/" ? "" : home) + "/" + rel);
+  for (const char* rel : kShellStartupFiles)
+    AddProfileFile(p, (home == "/" ? "" : home) + "/" + rel);
   // The ignore file and the hooks directory git's config names
   // (core.excludesFile, core.hooksPath), wherever they are: git reads
   // .../git/config before ~/.gitconfig, and the last that sets one wins.
@@ -78,7 +76,7 @@ void AddUserProfile(policy::Policy& p, const std::string& caller_home,
       if (std::string h = GitPathOf(text, "core.hookspath", home); !h.empty()) hooks = h;
     }
   }
-  if (!excludes.empty()) AddIfFile(p, excludes);
+  if (!excludes.empty()) AddProfileFile(p, excludes);
   // The user's own hooks run in the run as outside it, confined: read and
   // executed, never written.
   struct stat st;
