@@ -65,16 +65,7 @@ std::vector<Row> Rows() {
   return rows;
 }
 
-TEST(DecideGit, Table) {
-  for (const Row& row : Rows()) {
-    Decision d = Decide(row.req.q, row.req.s);
-    EXPECT_EQ(d.verdict, row.verdict) << row.rule << ": got " << Describe(d);
-    if (row.verdict == Verdict::kRefuse) {
-      EXPECT_EQ(d.err, row.err) << row.rule << ": " << Describe(d);
-    }
-    EXPECT_NE(std::string(d.rule), "") << row.rule;
-  }
-}
+TEST(DecideGit, Table) { ExpectRows(Rows()); }
 
 }  // namespace
 }  // namespace cordon::policy

@@ -3,8 +3,11 @@
 // names the rule it is about and what Decide must answer.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cerrno>
 #include <string>
+#include <vector>
 
 #include "policy/decide.h"
 
@@ -245,6 +248,19 @@ inline std::string Describe(const Decision& d) {
                   : d.verdict == Verdict::kAsk ? "ask"
                                                : "refuse";
   return std::string(v) + " errno " + std::to_string(d.err) + " (" + d.rule + ")";
+}
+
+// Each row's request decided: the verdict, a refusal's errno, and a rule
+// named.
+inline void ExpectRows(const std::vector<Row>& rows) {
+  for (const Row& row : rows) {
+    Decision d = Decide(row.req.q, row.req.s);
+    EXPECT_EQ(d.verdict, row.verdict) << row.rule << ": got " << Describe(d);
+    if (row.verdict == Verdict::kRefuse) {
+      EXPECT_EQ(d.err, row.err) << row.rule << ": " << Describe(d);
+    }
+    EXPECT_NE(std::string(d.rule), "") << row.rule;
+  }
 }
 
 }  // namespace cordon::policy::decide_rows

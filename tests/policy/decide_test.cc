@@ -354,14 +354,7 @@ TEST(Decide, Table) {
   std::vector<Row> rows = Rows();
   for (Row& r : EveryOpRows()) rows.push_back(r);
   EXPECT_GE(rows.size(), 150u);
-  for (const Row& row : rows) {
-    Decision d = Decide(row.req.q, row.req.s);
-    EXPECT_EQ(d.verdict, row.verdict) << row.rule << ": got " << Describe(d);
-    if (row.verdict == Verdict::kRefuse) {
-      EXPECT_EQ(d.err, row.err) << row.rule << ": " << Describe(d);
-    }
-    EXPECT_NE(std::string(d.rule), "") << row.rule;
-  }
+  ExpectRows(rows);
 }
 
 // A rename over a file of the user's marks the moved inode: deleting it
