@@ -254,8 +254,11 @@ class Emulator {
   Reply BypassLink(const Request& req, const Located& from, const Located& to,
                    const std::string& rule, Reply refused, const std::function<bool()>& valid);
   // The metadata call `kind` at `path` (never followed through a link).
+  // `fd_file`: an fd form's (fchmod...): `path` is where the tool's
+  // descriptor leads, and what is held there must be that file (`fd_file`).
   Reply BypassAttr(const Request& req, const Named& path, int kind, policy::RefusedBy by,
-                   const std::string& rule, Reply refused, const std::function<bool()>& valid);
+                   const std::string& rule, Reply refused, const std::function<bool()>& valid,
+                   const struct stat* fd_file = nullptr);
 
   // The facts policy::Decide needs, gathered here (emulator_facts.cc).
   policy::PlaceFacts Place(const Located& loc, bool leads = false) const;
