@@ -61,6 +61,7 @@
 namespace cordon::supervisor {
 
 class ProxyPeers;
+struct AttrArgs;  // attr_apply.h
 
 // The mechanisms a run's decisions use; what is decided is the policy's
 // (Rules, supervisor/rules.h), read from the run's LiveRules.
@@ -318,6 +319,14 @@ class Emulator {
                                      const char* why, bool* moved = nullptr);
   std::optional<Reply> Keep(const Located& loc, int parent, const std::string& name,
                             const struct stat& st, const char* why);
+  // Before a metadata change: whether the entry `target` (`st`) at `loc`
+  // is the run's own (EntryFacts::born_in_run), and policy::MetadataKeep
+  // on its facts. KeepAttrs then records the old value of each attribute
+  // `args` alters (policy::AttrsAltered) in the journal; nullopt, or the
+  // refusal when it cannot (the change is then not made).
+  bool EntryBornInRun(int target);
+  policy::Keep AttrKeep(const Located& loc, int target, const struct stat& st);
+  std::optional<Reply> KeepAttrs(const Located& loc, int target, const AttrArgs& args);
   // Keeps a copy of the file `fd` (at `loc`) before it is written in
   // place, then runs `then`, the rest of the call. One the journal cannot
   // keep (larger than limits.journalCopyBytes, no reflink) is asked about

@@ -118,11 +118,18 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
     if (!StatEntry(fd->get(), "", e)) return Reply::Errno(errno);
     q.entry.born_in_run = BornInRun(e);
     st = e.st;
+  } else if (Journals(p->loc)) {
+    q.entry.born_in_run = EntryBornInRun(fd->get());
   }
   const policy::Decision d = policy::Decide(q, settings);
   if (!d.allowed()) return Reply::Refused(d, "change metadata of " + p->abs, p->abs);
-  // The change itself, on the file checked (`target`, O_PATH).
+  // The change itself, on the file checked (`target`, O_PATH); in a
+  // recoverable run, after the journal keeps what it alters.
   auto target = std::make_shared<Fd>(std::move(fd.value()));
+  if (d.keep == policy::Keep::kAttr) {
+    return ChangeAttr(req, kind, target->get(), st, p->abs, nullptr, valid,
+                      [&](const AttrArgs& a) { return KeepAttrs(p->loc, target->get(), a); });
+  }
   auto change = [req, valid, target, st, kind, abs = p->abs]() -> Reply {
     return ChangeAttr(req, kind, target->get(), st, abs, nullptr, valid);
   };
@@ -173,6 +180,7 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   q.op = policy::FileOp::kMetadata;
   q.place = Place(*loc);
   q.entry = Facts(st, *loc);
+  if (Journals(*loc)) q.entry.born_in_run = EntryBornInRun(fd.get());
   const policy::Decision d = policy::Decide(q, DecideSettings());
   if (!d.allowed()) {
     Reply refused = Reply::Refused(d, "change metadata of " + path, path);
@@ -181,6 +189,9 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   }
   auto args = ReadAttrArgs(req, valid);
   if (!args) return Reply::Errno(args.error().err, args.error().detail);
+  if (d.keep == policy::Keep::kAttr) {
+    if (std::optional<Reply> no = KeepAttrs(*loc, fd.get(), args.value())) return std::move(*no);
+  }
   return ApplyAttr(req, args.value(), fd.get(), true, valid);
 }
 

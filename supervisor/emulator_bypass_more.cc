@@ -76,7 +76,13 @@ Reply Emulator::BypassAttr(const Request& req, const Named& path, int kind, poli
       return Reply::Errno(
           EACCES, what + ": changed after the preview (" + Describe(s.error()) + "): not bypassed");
     }
-    Reply done = ChangeAttr(req, kind, held->get(), st, abs, &args, valid);
+    // As an allowed change: a recoverable run's journal keeps what it
+    // alters first (policy::MetadataKeep).
+    BeforeAttr keep;
+    if (AttrKeep(loc, held->get(), st) == policy::Keep::kAttr) {
+      keep = [&](const AttrArgs& a) { return KeepAttrs(loc, held->get(), a); };
+    }
+    Reply done = ChangeAttr(req, kind, held->get(), st, abs, &args, valid, keep);
     if (done.error != 0) return done;
     return Bypassed(what + ": " + policy::BypassOperation(preview.value()) + " (" + rule + ")");
   });
