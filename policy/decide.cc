@@ -292,6 +292,8 @@ const char* EntryRefusal(const EntryFacts& e) {
 }
 
 Keep MetadataKeep(const EntryFacts& e, const PlaceFacts& p, const Settings& s) {
+  // The workspace itself has no name in it for a record to hold.
+  if (p.root) return Keep::kNothing;
   return Journaled(e, p, s) ? Keep::kAttr : Keep::kNothing;
 }
 

@@ -230,8 +230,9 @@ const char* EntryRefusal(const EntryFacts& e);
 // What the run's journal keeps before a metadata change (kMetadata, not a
 // truncate) of the entry `e` at `p`, allowed or bypassed once: the old
 // value of what it alters (kAttr) for an entry of the user's (existing
-// before the run, not the run's own) in a recoverable run's workspace;
-// else nothing. Decide's keep for an allowed change; a bypass asks it too.
+// before the run, not the run's own) in a recoverable run's workspace, not
+// the workspace directory itself (a record names an entry in it); else
+// nothing. Decide's keep for an allowed change; a bypass asks it too.
 Keep MetadataKeep(const EntryFacts& e, const PlaceFacts& p, const Settings& s);
 
 }  // namespace cordon::policy

@@ -152,6 +152,20 @@ TEST_P(UndoMetadataTest, TheFirstOldValueOnlyAndNothingOfTheRunsOwnFiles) {
   EXPECT_THAT(undo.out, Not(HasSubstr("new.txt")));
 }
 
+// The workspace directory itself has no name in it a record could hold:
+// its mode is not kept, and the journal stays one undo reads.
+TEST_P(UndoMetadataTest, TheWorkspaceItselfIsNotKept) {
+  const mode_t ws_mode = Stat(".").st_mode & 07777;
+  ASSERT_EQ(RunScript(kWrite, "deny", "$P sys chmod . 700 && $P sys chmod notes.txt 600", Env()), 0)
+      << last_.err;
+  EXPECT_EQ(Stat(".").st_mode & 07777, 0700u);
+  RunResult undo = Undo();
+  EXPECT_EQ(undo.status, 0) << undo.out << undo.err;
+  EXPECT_EQ(Stat("notes.txt").st_mode & 07777, 0644u);
+  EXPECT_EQ(Stat(".").st_mode & 07777, 0700u) << "not kept";
+  ASSERT_EQ(::chmod(t_.ws().c_str(), ws_mode), 0);
+}
+
 // A file put in the name's place after the run is another inode: undo
 // leaves it as it is, says so and what it did not set back, and exits 1.
 TEST_P(UndoMetadataTest, AFileReplacedAfterTheRunIsLeftAlone) {

@@ -438,6 +438,9 @@ TEST(Decide, ARecoverableRunKeepsTheUsersFileFirst) {
   EXPECT_EQ(keep(R(kMeta, K::kDirectory).kept()), Keep::kAttr);
   EXPECT_EQ(keep(R(kMeta).kept().born()), Keep::kNothing);
   EXPECT_EQ(keep(R(kMeta).kept().cache()), Keep::kNothing);
+  R meta_root = R(kMeta, K::kDirectory).kept();
+  meta_root.q.place.root = true;
+  EXPECT_EQ(keep(meta_root), Keep::kNothing) << "the workspace itself: no name to record";
   R meta_outside = R(kMeta);
   meta_outside.s.recoverable = true;
   EXPECT_EQ(keep(meta_outside), Keep::kNothing);
