@@ -10,6 +10,7 @@
 #include "policy/bypass.h"
 #include "policy/journal_change.h"
 #include "policy/undo_plan.h"
+#include "tests/policy/decide_rows.h"
 
 namespace cordon::policy {
 namespace {
@@ -45,6 +46,26 @@ TEST(AttrKeepTest, WhatEachChangeAlters) {
             (std::vector<K>{K::kMode, K::kXattr}))
       << "the access ACL holds the permission bits";
   EXPECT_TRUE(AttrsAltered(AttrOp::kOther, "", true).empty()) << "truncate, inode flags";
+}
+
+// Decide keeps the old values (Keep::kAttr) for the user's entry where the
+// journal covers it, not the run's own, the private cache, a place no
+// journal covers or the workspace itself; a bypass asks the same rule.
+TEST(AttrKeepTest, DecideKeepsForTheUsersEntriesOnly) {
+  using namespace decide_rows;
+  auto keep = [](const R& r) { return Decide(r.q, r.s).keep; };
+  EXPECT_EQ(keep(R(kMeta).kept()), Keep::kAttr);
+  EXPECT_EQ(keep(R(kMeta, EntryKind::kDirectory).kept()), Keep::kAttr);
+  EXPECT_EQ(keep(R(kMeta).kept().born()), Keep::kNothing);
+  EXPECT_EQ(keep(R(kMeta).kept().cache()), Keep::kNothing);
+  EXPECT_EQ(keep(R(kMeta, EntryKind::kDirectory).kept().root()), Keep::kNothing)
+      << "the workspace itself: no name to record";
+  R outside = R(kMeta);
+  outside.s.recoverable = true;
+  EXPECT_EQ(keep(outside), Keep::kNothing);
+  EXPECT_FALSE(Decide(R(kMeta).prot().kept().q, R(kMeta).kept().s).allowed());
+  R refused = R(kMeta).prot().kept();
+  EXPECT_EQ(MetadataKeep(refused.q.entry, refused.q.place, refused.s), Keep::kAttr);
 }
 
 TEST(AttrKeepTest, RecordsRoundTrip) {

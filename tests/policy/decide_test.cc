@@ -432,23 +432,9 @@ TEST(Decide, ARecoverableRunKeepsTheUsersFileFirst) {
   EXPECT_EQ(keep(R(kOpen).kept().born()), Keep::kNothing);
   EXPECT_FALSE(allowed(R(kOpen).nlink(2).kept())) << "a hard-linked file stays refused";
   // truncate(2) copies; other metadata keeps the old value of what it
-  // alters (issue 27), of the user's file only, where the journal covers.
+  // alters (issue 27; more in attr_keep_test.cc).
   EXPECT_EQ(keep(R(kMeta).kept().trunc()), Keep::kCopy);
   EXPECT_EQ(keep(R(kMeta).kept()), Keep::kAttr);
-  EXPECT_EQ(keep(R(kMeta, K::kDirectory).kept()), Keep::kAttr);
-  EXPECT_EQ(keep(R(kMeta).kept().born()), Keep::kNothing);
-  EXPECT_EQ(keep(R(kMeta).kept().cache()), Keep::kNothing);
-  R meta_root = R(kMeta, K::kDirectory).kept();
-  meta_root.q.place.root = true;
-  EXPECT_EQ(keep(meta_root), Keep::kNothing) << "the workspace itself: no name to record";
-  R meta_outside = R(kMeta);
-  meta_outside.s.recoverable = true;
-  EXPECT_EQ(keep(meta_outside), Keep::kNothing);
-  EXPECT_FALSE(allowed(R(kMeta).prot().kept()));
-  // The bypass asks the same rule (the place refused, the entry the user's).
-  EXPECT_EQ(MetadataKeep(R(kMeta).prot().kept().q.entry, R(kMeta).prot().kept().q.place,
-                         R(kMeta).kept().s),
-            Keep::kAttr);
 }
 
 // The path step before Decide: the one rule lookup must grant read-write,
