@@ -233,7 +233,17 @@ Decision Link(const FileRequest& r) {
   return Decision::Allow("a second name in one writable root");
 }
 
+Decision MetadataAllowed(const FileRequest& r, const Settings& s);
+
+// An allowed change keeps, in a recoverable run, the old value of what it
+// alters (MetadataKeep); a truncate keeps a copy instead (MetadataAllowed).
 Decision Metadata(const FileRequest& r, const Settings& s) {
+  Decision d = MetadataAllowed(r, s);
+  if (d.allowed() && !r.truncate) d.keep = MetadataKeep(r.entry, r.place, s);
+  return d;
+}
+
+Decision MetadataAllowed(const FileRequest& r, const Settings& s) {
   if (r.place.deny_glob) return DenyGlob();
   if (r.place.protected_path) return ProtectedPath();
   if (NotOwn(r.place, r.entry)) return Decision::Refuse(EACCES, "not made by this run (shared directory)");
@@ -297,6 +307,12 @@ const char* EntryRefusal(const EntryFacts& e) {
     case EntryKind::kDirectory: return nullptr;
   }
   return "unknown entry";
+}
+
+Keep MetadataKeep(const EntryFacts& e, const PlaceFacts& p, const Settings& s) {
+  // The workspace itself has no name in it for a record to hold.
+  if (p.root) return Keep::kNothing;
+  return Journaled(e, p, s) ? Keep::kAttr : Keep::kNothing;
 }
 
 Decision Decide(const FileRequest& req, const Settings& settings) {

@@ -193,8 +193,9 @@ enum class RefusedBy : std::uint8_t {
 // What the run's journal keeps before an allowed change is made: nothing,
 // the entry itself (moved there: a delete, the destination a rename
 // replaces, a file opened O_TRUNC), or a copy of its bytes (a file written
-// in place or truncated, whose inode stays).
-enum class Keep : std::uint8_t { kNothing, kMove, kCopy };
+// in place or truncated, whose inode stays), or the old value of what a
+// metadata change alters (its mode, owner, times or xattr: policy/attr_keep.h).
+enum class Keep : std::uint8_t { kNothing, kMove, kCopy, kAttr };
 
 struct Decision {
   Verdict verdict = Verdict::kAllow;
@@ -240,5 +241,13 @@ Decision DecideAt(const std::vector<PathRule>& rules, std::string_view abs,
 // name: a symbolic link, a hard-linked regular file (nlink > 1), a special
 // file; null when none of these.
 const char* EntryRefusal(const EntryFacts& e);
+
+// What the run's journal keeps before a metadata change (kMetadata, not a
+// truncate) of the entry `e` at `p`, allowed or bypassed once: the old
+// value of what it alters (kAttr) for an entry of the user's (existing
+// before the run, not the run's own) in a recoverable run's workspace, not
+// the workspace directory itself (a record names an entry in it); else
+// nothing. Decide's keep for an allowed change; a bypass asks it too.
+Keep MetadataKeep(const EntryFacts& e, const PlaceFacts& p, const Settings& s);
 
 }  // namespace cordon::policy

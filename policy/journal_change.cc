@@ -11,7 +11,7 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxPath = 4096;
 
-constexpr const char* kOps[] = {"save", "copy", "create", "move", "drop", "swap"};
+constexpr const char* kOps[] = {"save", "copy", "create", "move", "drop", "swap", "attr"};
 constexpr const char* kTypes[] = {"file", "dir", "link", "other"};
 
 template <std::size_t N>
@@ -31,6 +31,94 @@ bool Unsigned(const json& j, const char* key, std::uint64_t& out, std::string* e
   if (!j.contains(key)) return true;
   if (!j[key].is_number_unsigned()) return Fail(error, std::string(key) + " is not a count");
   out = j[key].get<std::uint64_t>();
+  return true;
+}
+
+bool Signed(const json& j, const char* key, std::int64_t& out, std::string* error) {
+  if (!j.contains(key) || !j[key].is_number_integer()) {
+    return Fail(error, std::string(key) + " is not a number");
+  }
+  out = j[key].get<std::int64_t>();
+  return true;
+}
+
+bool Required(const json& j, const char* key, std::uint64_t& out, std::string* error) {
+  if (!j.contains(key)) return Fail(error, std::string(key) + " is missing");
+  return Unsigned(j, key, out, error);
+}
+
+// An attr record's old value: its kind's fields beside the record's own.
+void PutAttr(json& j, const OldAttr& a) {
+  j["attr"] = AttrKindName(a.kind);
+  switch (a.kind) {
+    case AttrKind::kMode:
+      j["mode"] = a.mode;
+      return;
+    case AttrKind::kOwner:
+      j["uid"] = a.uid;
+      j["gid"] = a.gid;
+      return;
+    case AttrKind::kTimes:
+      j["atime_sec"] = a.atime_sec;
+      j["atime_nsec"] = a.atime_nsec;
+      j["mtime_sec"] = a.mtime_sec;
+      j["mtime_nsec"] = a.mtime_nsec;
+      return;
+    case AttrKind::kXattr:
+      j["name"] = EscapeBytes(a.name);
+      j["present"] = a.present;
+      if (a.present) j["value"] = EscapeBytes(a.value);
+      return;
+  }
+}
+
+bool GetAttr(const json& j, OldAttr& a, std::string* error) {
+  if (!j.contains("attr") || !j["attr"].is_string()) return Fail(error, "attr is missing");
+  auto kind = AttrKindNamed(j["attr"].get<std::string>());
+  if (!kind) return Fail(error, "unknown attr " + j["attr"].get<std::string>());
+  a.kind = *kind;
+  std::uint64_t u = 0, g = 0;
+  auto bytes = [&](const char* key, std::string& out) {
+    if (!j.contains(key) || !j[key].is_string()) {
+      return Fail(error, std::string(key) + " is missing");
+    }
+    auto raw = UnescapeBytes(j[key].get<std::string>());
+    if (!raw) return Fail(error, std::string(key) + " has a malformed escape");
+    out = std::move(*raw);
+    return true;
+  };
+  switch (a.kind) {
+    case AttrKind::kMode:
+      if (!Required(j, "mode", u, error)) return false;
+      if (u > 07777) return Fail(error, "mode has more than permission bits");
+      a.mode = static_cast<std::uint32_t>(u);
+      break;
+    case AttrKind::kOwner:
+      if (!Required(j, "uid", u, error) || !Required(j, "gid", g, error)) return false;
+      if (u >= 0xffffffffu || g >= 0xffffffffu) return Fail(error, "owner out of range");
+      a.uid = static_cast<std::uint32_t>(u);
+      a.gid = static_cast<std::uint32_t>(g);
+      break;
+    case AttrKind::kTimes:
+      if (!Signed(j, "atime_sec", a.atime_sec, error) ||
+          !Signed(j, "atime_nsec", a.atime_nsec, error) ||
+          !Signed(j, "mtime_sec", a.mtime_sec, error) ||
+          !Signed(j, "mtime_nsec", a.mtime_nsec, error)) {
+        return false;
+      }
+      break;
+    case AttrKind::kXattr:
+      if (!bytes("name", a.name)) return false;
+      if (!j.contains("present") || !j["present"].is_boolean()) {
+        return Fail(error, "present is missing");
+      }
+      a.present = j["present"].get<bool>();
+      if (a.present && !bytes("value", a.value)) return false;
+      break;
+  }
+  if (!ValidOldAttr(a)) {
+    return Fail(error, std::string("not a value undo may set back: ") + AttrKindName(a.kind));
+  }
   return true;
 }
 
@@ -94,6 +182,10 @@ std::string ChangeLine(const Change& c) {
     j["slot"] = c.slot;
     j["size"] = c.size;
   }
+  if (c.op == ChangeOp::kAttr) {
+    j["dev"] = c.dev;
+    PutAttr(j, c.attr);
+  }
   if (!c.why.empty()) j["why"] = EscapeBytes(c.why);
   return j.dump();
 }
@@ -135,6 +227,9 @@ std::optional<Change> ParseChangeLine(std::string_view line, std::string* error)
     if (!Unsigned(j, "slot", c.slot, error) || !Unsigned(j, "size", c.size, error)) {
       return std::nullopt;
     }
+  }
+  if (c.op == ChangeOp::kAttr) {
+    if (!Required(j, "dev", c.dev, error) || !GetAttr(j, c.attr, error)) return std::nullopt;
   }
   if (j.contains("why") && !str("why", c.why)) return std::nullopt;
   return c;

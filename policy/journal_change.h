@@ -13,6 +13,13 @@
 //   drop    the run's own entry `ino` at `path` was removed (nothing to keep)
 //   swap    `path` and `to` were exchanged (renameat2 RENAME_EXCHANGE): `ino`
 //           is now at `to`, `other_ino` at `path`
+//   attr    before a metadata change of the entry `ino` on `dev` at `path`
+//           (existing before the run), the old value of one attribute it
+//           altered (`attr`: policy/attr_keep.h); once per file and
+//           attribute a run. Added with issue 27: a journal without such
+//           lines reads as before; a cordon older than them refuses a
+//           journal that has them as damaged (an unknown op), touching
+//           nothing.
 //
 // Paths are relative to the workspace, normal, with no "." or ".." segment:
 // a record that names anything else is refused as a whole (the journal was
@@ -24,9 +31,11 @@
 #include <string>
 #include <string_view>
 
+#include "policy/attr_keep.h"
+
 namespace cordon::policy {
 
-enum class ChangeOp : std::uint8_t { kSave, kCopy, kCreate, kMove, kDrop, kSwap };
+enum class ChangeOp : std::uint8_t { kSave, kCopy, kCreate, kMove, kDrop, kSwap, kAttr };
 
 enum class KeptType : std::uint8_t { kFile, kDir, kLink, kOther };
 
@@ -41,6 +50,8 @@ struct Change {
   // kSave: why the entry left its name ("delete", "replace", "truncate").
   std::string why;
   std::uint64_t other_ino = 0;  // kSwap: the entry now at `path`
+  std::uint64_t dev = 0;        // kAttr: the file's device (with `ino`, its identity)
+  OldAttr attr;                 // kAttr: what the change altered, as it was
 };
 
 const char* ChangeOpName(ChangeOp op);

@@ -76,6 +76,7 @@ class Planner {
       case ChangeOp::kSave: return BackSave(c);
       case ChangeOp::kCopy: return BackCopy(c);
       case ChangeOp::kSwap: return BackSwap(c);
+      case ChangeOp::kAttr: return BackAttr(c);
     }
   }
 
@@ -148,6 +149,23 @@ class Planner {
     if (!Holds(c.path, c.ino, c.slot)) return;
     if (view_[c.path].ghost) return Conflict(c.path, "missing", c.slot);
     plan_.steps.push_back({UndoAct::kPutCopy, c.path, {}, c.ino, c.slot, c.type});
+  }
+
+  // The old value back on the same entry, where the walk back has put it
+  // (a rename after the change is taken back first); an entry changed since
+  // the run, or another there, keeps what it has.
+  void BackAttr(const Change& c) {
+    const std::size_t before = plan_.conflicts.size();
+    const bool held = Holds(c.path, c.ino);
+    if (held && view_[c.path].ghost) Conflict(c.path, "missing");
+    if (plan_.conflicts.size() > before) {
+      plan_.conflicts.back().why += ": " + OldAttrText(c.attr) + " not set back";
+    }
+    if (!held || view_[c.path].ghost) return;
+    UndoStep s{UndoAct::kSetAttr, c.path, {}, c.ino, 0, c.type};
+    s.dev = c.dev;
+    s.attr = c.attr;
+    plan_.steps.push_back(std::move(s));
   }
 
   void BackSwap(const Change& c) {

@@ -4,6 +4,10 @@
 // name stood when the run ended; the undo command looks at each name now;
 // this decides the steps, and the undo command performs them.
 //
+// A metadata change is taken back in its place among the others (the
+// attribute's first old value set back on the same inode, still at that
+// name).
+//
 // A name the user changed after the run (another inode there, or the same
 // one with another size or mtime, or something where the run left nothing)
 // is never clobbered: every step that would remove, replace or restore over
@@ -41,6 +45,7 @@ enum class UndoAct : std::uint8_t {
   kRestore,  // slot `slot` back to `path` (no replace)
   kPutCopy,  // slot `slot` over the file `ino` at `path` (the copy kept before an in-place write)
   kSwap,     // exchange `path` (holding `other_ino`) and `to` (holding `ino`)
+  kSetAttr,  // `attr` back on the entry `ino` on `dev` at `path` (a metadata change)
 };
 
 struct UndoStep {
@@ -51,6 +56,8 @@ struct UndoStep {
   std::uint64_t slot = 0;
   KeptType type = KeptType::kFile;
   std::uint64_t other_ino = 0;
+  std::uint64_t dev = 0;  // kSetAttr
+  OldAttr attr;           // kSetAttr
 };
 
 struct UndoConflict {

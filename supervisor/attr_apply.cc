@@ -270,7 +270,8 @@ Reply ApplyAttr(const Request& r, const AttrArgs& args, int target, bool by_fd,
 }
 
 Reply ChangeAttr(const Request& r, int kind, int target, const struct stat& st,
-                 const std::string& abs, const AttrArgs* held, const std::function<bool()>& valid) {
+                 const std::string& abs, const AttrArgs* held, const std::function<bool()>& valid,
+                 const BeforeAttr& before) {
   if (S_ISLNK(st.st_mode)) {
     if (kind == SCMP_SYS(fchmodat) || kind == uapi::kNrFchmodat2) return Reply::Errno(EOPNOTSUPP);
     if (kind != SCMP_SYS(lchown) && kind != SCMP_SYS(fchownat) && kind != SCMP_SYS(utimensat)) {
@@ -278,6 +279,9 @@ Reply ChangeAttr(const Request& r, int kind, int target, const struct stat& st,
     }
   }
   Result<AttrArgs> read = held ? Result<AttrArgs>(*held) : ReadAttrArgs(r, valid);
+  std::optional<Reply> not_kept;
+  if (read && before) not_kept = before(read.value());
+  if (not_kept) return std::move(*not_kept);
   Reply rep = read ? ApplyAttr(r, read.value(), target, false, valid)
                    : Reply::Errno(read.error().err, read.error().detail);
   if (rep.error == EACCES || rep.error == EPERM) {

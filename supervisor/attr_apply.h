@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "base/result.h"
@@ -74,8 +75,13 @@ Reply ApplyAttr(const Request& r, const AttrArgs& args, int target, bool by_fd,
 // its owner and times; a link has no mode and takes no user xattr, as the
 // kernel answers), then ApplyAttr with `held` (a bypass's, read before it
 // was asked), or with the arguments read now (null). What an allowed call
-// and a bypassed one both run.
+// and a bypassed one both run. `before`, when given, runs once the
+// arguments are known and right before the change (a recoverable run's
+// journal keeps the old values: Emulator::KeepAttrs); a reply from it is
+// the answer, and nothing is changed.
+using BeforeAttr = std::function<std::optional<Reply>(const AttrArgs&)>;
 Reply ChangeAttr(const Request& r, int kind, int target, const struct stat& st,
-                 const std::string& abs, const AttrArgs* held, const std::function<bool()>& valid);
+                 const std::string& abs, const AttrArgs* held, const std::function<bool()>& valid,
+                 const BeforeAttr& before = nullptr);
 
 }  // namespace cordon::supervisor

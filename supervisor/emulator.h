@@ -46,6 +46,7 @@
 #include "policy/terminal.h"
 #include "policy/tool_pin.h"
 #include "supervisor/blocking_calls.h"
+#include "supervisor/emulator_reply.h"
 #include "supervisor/inode_set.h"
 #include "supervisor/journal/journal.h"
 #include "supervisor/net/loopback_netns.h"
@@ -59,67 +60,8 @@
 
 namespace cordon::supervisor {
 
-struct Request {
-  uint64_t id = 0;
-  pid_t tid = 0;
-  int nr = 0;
-  uint64_t args[6] = {};
-};
-
-struct Reply {
-  int64_t val = 0;
-  int error = 0;               // errno for the tool; 0 on success
-  Fd install;                  // an fd to install in the tool (opens)
-  uint32_t install_flags = 0;  // O_CLOEXEC or 0
-  // >= 0: `install` goes in at this descriptor number, over what the tool
-  // holds there (as dup2), and the call returns `val`, not the number.
-  int install_at = -1;
-  // O_TRUNC of an existing file: done once `install` is in the tool and
-  // before its call returns, so a call that fails to install (EMFILE)
-  // leaves the file as it was.
-  bool truncate_installed = false;
-  // Run instead, once `install` is in the tool and before its call
-  // returns: 0, or the errno the call fails with.
-  std::function<int()> after_install;
-  bool continue_syscall = false;  // execve and umask only
-  // Run outside the policy, once: the policy refused it and the approver
-  // allowed this one operation (policy/bypass.h). The audit record says
-  // "bypassed".
-  bool bypassed = false;
-  // The checked rest of a call that may wait (a question to a person, a
-  // blocking connect), holding what was resolved: the notify loop runs it
-  // once on a worker of the kind named and answers with what it returns.
-  // Empty: this is the answer.
-  enum class Worker {
-    kTool,     // a thread of its own with the tool's permissions (ToolPermissions)
-    kCapless,  // the capless pool (network connect and bind: capless_pool.h)
-  };
-  std::function<Reply()> later;
-  Worker later_on = Worker::kTool;
-  // Run when `install` could not be installed (no room in the tool, or the
-  // call interrupted): takes back what the call did, a file it created.
-  std::function<void()> undo;
-  // For the log: what was refused and the rule; for an allowed call, what
-  // the audit log should name (a bypass, a brokered read), else empty.
-  std::string why;
-  std::string hint;  // for the user: the grant that would allow it (policy/refusal_hint.h)
-  static Reply Errno(int e, std::string why = {}, std::string hint = {}) {
-    Reply r;
-    r.error = e;
-    r.why = std::move(why);
-    r.hint = std::move(hint);
-    return r;
-  }
-  // The path step refused `what` (policy::CoverPath's reason in e.op, the
-  // path in e.detail), or policy::Decide did (`d`, on `path`): the
-  // refusal, with the grant or the policy edit that would allow it.
-  static Reply PathRefused(const std::string& what, const SysError& e);
-  // The same, with the hint naming `hint_path` in place of the path.
-  static Reply PathRefused(const std::string& what, const SysError& e, std::string_view hint_path);
-  static Reply Refused(const policy::Decision& d, const std::string& what, std::string_view path);
-};
-
 class ProxyPeers;
+struct AttrArgs;  // attr_apply.h
 
 // The mechanisms a run's decisions use; what is decided is the policy's
 // (Rules, supervisor/rules.h), read from the run's LiveRules.
@@ -313,8 +255,11 @@ class Emulator {
   Reply BypassLink(const Request& req, const Located& from, const Located& to,
                    const std::string& rule, Reply refused, const std::function<bool()>& valid);
   // The metadata call `kind` at `path` (never followed through a link).
+  // `fd_file`: an fd form's (fchmod...): `path` is where the tool's
+  // descriptor leads, and what is held there must be that file (`fd_file`).
   Reply BypassAttr(const Request& req, const Named& path, int kind, policy::RefusedBy by,
-                   const std::string& rule, Reply refused, const std::function<bool()>& valid);
+                   const std::string& rule, Reply refused, const std::function<bool()>& valid,
+                   const struct stat* fd_file = nullptr);
 
   // The facts policy::Decide needs, gathered here (emulator_facts.cc).
   policy::PlaceFacts Place(const Located& loc, bool leads = false) const;
@@ -374,6 +319,14 @@ class Emulator {
                                      const char* why, bool* moved = nullptr);
   std::optional<Reply> Keep(const Located& loc, int parent, const std::string& name,
                             const struct stat& st, const char* why);
+  // Before a metadata change: whether the entry `target` (`st`) at `loc`
+  // is the run's own (EntryFacts::born_in_run), and policy::MetadataKeep
+  // on its facts. KeepAttrs then records the old value of each attribute
+  // `args` alters (policy::AttrsAltered) in the journal; nullopt, or the
+  // refusal when it cannot (the change is then not made).
+  bool EntryBornInRun(int target);
+  policy::Keep AttrKeep(const Located& loc, int target, const struct stat& st);
+  std::optional<Reply> KeepAttrs(const Located& loc, int target, const AttrArgs& args);
   // Keeps a copy of the file `fd` (at `loc`) before it is written in
   // place, then runs `then`, the rest of the call. One the journal cannot
   // keep (larger than limits.journalCopyBytes, no reflink) is asked about

@@ -118,11 +118,18 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
     if (!StatEntry(fd->get(), "", e)) return Reply::Errno(errno);
     q.entry.born_in_run = BornInRun(e);
     st = e.st;
+  } else if (Journals(p->loc)) {
+    q.entry.born_in_run = EntryBornInRun(fd->get());
   }
   const policy::Decision d = policy::Decide(q, settings);
   if (!d.allowed()) return Reply::Refused(d, "change metadata of " + p->abs, p->abs);
-  // The change itself, on the file checked (`target`, O_PATH).
+  // The change itself, on the file checked (`target`, O_PATH); in a
+  // recoverable run, after the journal keeps what it alters.
   auto target = std::make_shared<Fd>(std::move(fd.value()));
+  if (d.keep == policy::Keep::kAttr) {
+    return ChangeAttr(req, kind, target->get(), st, p->abs, nullptr, valid,
+                      [&](const AttrArgs& a) { return KeepAttrs(p->loc, target->get(), a); });
+  }
   auto change = [req, valid, target, st, kind, abs = p->abs]() -> Reply {
     return ChangeAttr(req, kind, target->get(), st, abs, nullptr, valid);
   };
@@ -136,7 +143,6 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
 
 Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
                        const std::function<bool()>& valid, bool opath_ok) {
-  (void)kind;
   auto read = ReadToolCreds(req.tid);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!read) return Reply::Errno(ESRCH);
@@ -154,9 +160,16 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   if (n <= 0 || buf[0] != '/')
     return Reply::Errno(EACCES, "descriptor is not a file in a writable path");
   std::string path(buf, static_cast<size_t>(n));
+  // A refusal by the policy's own rules may be offered as a bypass of the
+  // change to the file the descriptor names (emulator_bypass_more.cc).
+  const Named named{path, path};
   auto loc = rules().roots.Locate(path, Change::kContent);
-  if (!loc)
-    return Reply::Errno(EACCES, "change metadata of " + path + ": outside every writable path");
+  if (!loc) {
+    return BypassAttr(
+        req, named, kind, policy::RefusedBy::kOther, loc.error().op,
+        Reply::Errno(EACCES, "change metadata of " + path + ": outside every writable path"), valid,
+        &st);
+  }
   auto check = WriteRoots::OpenBeneath(*loc->root, loc->rel, O_PATH | O_NOFOLLOW, 0);
   struct stat st2;
   if (!check || ::fstat(check->get(), &st2) != 0 || st2.st_dev != st.st_dev ||
@@ -167,11 +180,18 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   q.op = policy::FileOp::kMetadata;
   q.place = Place(*loc);
   q.entry = Facts(st, *loc);
-  if (auto d = policy::Decide(q, DecideSettings()); !d.allowed()) {
-    return Reply::Refused(d, "change metadata of " + path, path);
+  if (Journals(*loc)) q.entry.born_in_run = EntryBornInRun(fd.get());
+  const policy::Decision d = policy::Decide(q, DecideSettings());
+  if (!d.allowed()) {
+    Reply refused = Reply::Refused(d, "change metadata of " + path, path);
+    if (d.by == policy::RefusedBy::kOther) return refused;
+    return BypassAttr(req, named, kind, d.by, d.rule, std::move(refused), valid, &st);
   }
   auto args = ReadAttrArgs(req, valid);
   if (!args) return Reply::Errno(args.error().err, args.error().detail);
+  if (d.keep == policy::Keep::kAttr) {
+    if (std::optional<Reply> no = KeepAttrs(*loc, fd.get(), args.value())) return std::move(*no);
+  }
   return ApplyAttr(req, args.value(), fd.get(), true, valid);
 }
 

@@ -2,7 +2,9 @@
 // decides which refusals may be offered; emulator_bypass.cc has the rest).
 //
 // A chmod, chown, utimes or xattr call the policy refused on a regular
-// single-link file or a directory inside the workspace: its arguments are
+// single-link file or a directory inside the workspace (by path, or by a
+// descriptor: fchmod, fchown, futimens, fsetxattr, fremovexattr, judged at
+// the path the descriptor leads to, whose file must be the one held): its arguments are
 // read once (AttrArgs) and the preview carries them (the mode; the owner;
 // both timestamps, UTIME_NOW and UTIME_OMIT by name; the xattr's name and
 // its value's SHA-256), so an answer for one change is no answer for
@@ -33,7 +35,7 @@ namespace cordon::supervisor {
 
 Reply Emulator::BypassAttr(const Request& req, const Named& path, int kind, policy::RefusedBy by,
                            const std::string& rule, Reply refused,
-                           const std::function<bool()>& valid) {
+                           const std::function<bool()>& valid, const struct stat* fd_file) {
   std::optional<BypassEnd> end = BypassEndAt(policy::FileOp::kMetadata, path, by);
   if (!end) return refused;
   Result<AttrArgs> args = ReadAttrArgs(req, valid);
@@ -44,14 +46,22 @@ Reply Emulator::BypassAttr(const Request& req, const Named& path, int kind, poli
   if (SetIdRefused(args.value(), end->facts.directory)) {
     return NotOffered(std::move(refused), "set-id bits");
   }
+  std::optional<std::pair<dev_t, ino_t>> fd_id;
+  if (fd_file != nullptr) fd_id = std::make_pair(fd_file->st_dev, fd_file->st_ino);
   return Later([this, req, kind, loc = std::move(end->loc), args = std::move(args.value()), rule,
-                valid, abs = path.abs, no = Hold(std::move(refused))]() -> Reply {
+                valid, abs = path.abs, fd_id, no = Hold(std::move(refused))]() -> Reply {
     Reply refused = std::move(*no);
     // Held without following a link: what the approver is shown is what
     // is changed.
     auto held = WriteRoots::OpenBeneath(*loc.root, loc.rel, O_PATH | O_NOFOLLOW, 0);
-    if (!held && held.error().err == ENOENT) return Reply::Errno(ENOENT);
+    if (!held && held.error().err == ENOENT && !fd_id) return Reply::Errno(ENOENT);
     if (!held) return NotOffered(std::move(refused), Describe(held.error()));
+    // An fd form: the file at that path must be the one the tool holds.
+    struct stat now;
+    if (fd_id &&
+        (::fstat(held->get(), &now) != 0 || std::make_pair(now.st_dev, now.st_ino) != *fd_id)) {
+      return NotOffered(std::move(refused), "the descriptor's file is not the one at its path");
+    }
     auto preview =
         MakeBypassPreview(held->get(), loc.rel, AttrBypassOp(args.op), 0, rule, AttrArgsText(args));
     if (!preview) return NotOffered(std::move(refused), Describe(preview.error()));
@@ -66,7 +76,13 @@ Reply Emulator::BypassAttr(const Request& req, const Named& path, int kind, poli
       return Reply::Errno(
           EACCES, what + ": changed after the preview (" + Describe(s.error()) + "): not bypassed");
     }
-    Reply done = ChangeAttr(req, kind, held->get(), st, abs, &args, valid);
+    // As an allowed change: a recoverable run's journal keeps what it
+    // alters first (policy::MetadataKeep).
+    BeforeAttr keep;
+    if (AttrKeep(loc, held->get(), st) == policy::Keep::kAttr) {
+      keep = [&](const AttrArgs& a) { return KeepAttrs(loc, held->get(), a); };
+    }
+    Reply done = ChangeAttr(req, kind, held->get(), st, abs, &args, valid, keep);
     if (done.error != 0) return done;
     return Bypassed(what + ": " + policy::BypassOperation(preview.value()) + " (" + rule + ")");
   });

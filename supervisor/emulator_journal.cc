@@ -5,14 +5,18 @@
 // the run back. What policy::Decide says to keep (Decision::keep) is kept
 // here, before the call is made; a file that cannot be kept is not changed,
 // except a write in place too large to copy, which an approver may allow
-// (RunGates::AskWrite, on a deferred worker).
+// (RunGates::AskWrite, on a deferred worker). A metadata change of a file
+// of the user's keeps the old value of what it alters (KeepAttrs).
 #include "supervisor/emulator.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include "policy/refusal_hint.h"
+#include "supervisor/attr_apply.h"
 #include "supervisor/caps.h"
 #include "supervisor/delete_preview.h"
+#include "supervisor/journal/attr_state.h"
 
 namespace cordon::supervisor {
 
@@ -99,6 +103,37 @@ std::optional<Reply> Emulator::KeepForBypass(const Located& loc, int parent, int
   if (opts_.journal->Kept(st)) return std::nullopt;
   if (Status s = opts_.journal->Copy(fd, loc.rel, st); !s) return NotKept(loc, s.error());
   Observe("modified", loc, nullptr, true);
+  return std::nullopt;
+}
+
+bool Emulator::EntryBornInRun(int target) {
+  EntryStat e;
+  return StatEntry(target, "", e) && BornInRun(e);
+}
+
+policy::Keep Emulator::AttrKeep(const Located& loc, int target, const struct stat& st) {
+  if (!Journals(loc) || loc.rel.empty()) return policy::Keep::kNothing;
+  policy::EntryFacts e = Facts(st, loc);
+  e.born_in_run = EntryBornInRun(target);
+  return policy::MetadataKeep(e, Place(loc), DecideSettings());
+}
+
+std::optional<Reply> Emulator::KeepAttrs(const Located& loc, int target, const AttrArgs& args) {
+  struct stat st;
+  if (::fstat(target, &st) != 0) return Reply::Errno(errno);
+  if (SetIdRefused(args, S_ISDIR(st.st_mode))) return std::nullopt;  // refused: nothing changes
+  const bool setid = (st.st_mode & (S_ISUID | S_ISGID)) != 0;
+  for (policy::AttrKind kind : policy::AttrsAltered(args.op, args.xattr_name, setid)) {
+    const std::string name = kind == policy::AttrKind::kXattr ? args.xattr_name : "";
+    auto read = [&]() -> Result<policy::OldAttr> {
+      // Reading the old value is the supervisor's business, as a preview is.
+      SupervisorPermissions raised;
+      return ReadOldAttr(target, kind, name);
+    };
+    if (Status s = opts_.journal->KeepAttr(loc.rel, st, kind, name, read); !s) {
+      return NotKept(loc, s.error());
+    }
+  }
   return std::nullopt;
 }
 

@@ -163,11 +163,11 @@ void CloseRunJournal(const std::shared_ptr<supervisor::Journal>& j, const policy
         "take it back, without telling later changes apart",
         j->meta().id, Describe(sealed.error()));
   }
-  if (stats.kept > 0) {
+  if (stats.kept > 0 || stats.attrs > 0) {
     spdlog::info(
-        "run {} kept {} file(s) of yours before changing them: `cordon runs show {}` "
-        "lists its changes, `cordon undo {}` takes them back",
-        j->meta().id, stats.kept, j->meta().id, j->meta().id);
+        "run {} kept {} file(s) and {} old metadata value(s) of yours before changing them: "
+        "`cordon runs show {}` lists its changes, `cordon undo {}` takes them back",
+        j->meta().id, stats.kept, stats.attrs, j->meta().id, j->meta().id);
   }
   if (stats.refused_at_bound > 0) {
     spdlog::warn(

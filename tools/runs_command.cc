@@ -158,6 +158,7 @@ int Undo(const std::string& workspace_arg, const std::string& id) {
   left.insert(left.end(), out.failed.begin(), out.failed.end());
   std::printf("run %s: %zu change(s) taken back in %s\n", run_id.c_str(), out.done,
               run->meta.workspace.c_str());
+  for (const std::string& a : out.attrs) std::printf("  set back: %s\n", a.c_str());
   for (const policy::UndoConflict& c : left) {
     std::printf("  kept as it is: %s (%s)%s\n", c.path.c_str(), c.why.c_str(),
                 c.slot ? (" - the old version is " + run->dir + "/slots/" + std::to_string(*c.slot)).c_str()

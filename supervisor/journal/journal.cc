@@ -233,6 +233,39 @@ Status Journal::Copy(int fd, const std::string& rel, const struct stat& st) {
   return Ok();
 }
 
+Status Journal::KeepAttr(const std::string& rel, const struct stat& st, policy::AttrKind kind,
+                         const std::string& name,
+                         const std::function<Result<policy::OldAttr>()>& read) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (attrs_kept_.count({st.st_dev, st.st_ino, kind, name})) return Ok();
+  if (write_failed_) return SysError{EIO, "journal", "the journal could not be written"};
+  Result<policy::OldAttr> got = read();
+  if (!got) return got.error();
+  const policy::OldAttr& old = got.value();
+  const uint64_t size = old.value.size();
+  if (size > limits_.max_copy_bytes) return SysError{EFBIG, "journal", "limits.journalCopyBytes"};
+  if (!Reserve(size)) return SysError{ENOSPC, "journal", "limits.journalBytes"};
+  if (!Materialize()) {
+    bytes_ -= size;
+    return SysError{EIO, "journal", "the journal could not be written"};
+  }
+  policy::Change c;
+  c.op = policy::ChangeOp::kAttr;
+  c.path = rel;
+  c.ino = st.st_ino;
+  c.dev = st.st_dev;
+  c.type = KeptTypeOf(st.st_mode);
+  c.attr = old;
+  Append(c);
+  if (write_failed_) {
+    bytes_ -= size;
+    return SysError{EIO, "journal", "the journal could not be written"};
+  }
+  attrs_kept_.insert({st.st_dev, st.st_ino, kind, name});
+  ++attrs_count_;
+  return Ok();
+}
+
 void Journal::Created(const std::string& rel, const struct stat& st) {
   std::lock_guard<std::mutex> l(mu_);
   Append({policy::ChangeOp::kCreate, rel, {}, st.st_ino, 0, KeptTypeOf(st.st_mode), 0, {}});
@@ -258,7 +291,7 @@ void Journal::Swapped(const std::string& a, const std::string& b, const struct s
 
 JournalStats Journal::Stats() const {
   std::lock_guard<std::mutex> l(mu_);
-  return {lines_, kept_count_, refused_};
+  return {lines_, kept_count_, refused_, attrs_count_};
 }
 
 Status Journal::Seal(int workspace_fd, int exit_status) {

@@ -10,6 +10,9 @@
 //   PLACE/runs/<id>/slots/<n>      what was kept
 //   PLACE/runs/<id>/end.json       how each name stood when the run ended
 //
+// A metadata change of a file of the user's keeps the old value of what it
+// alters in its record (policy/attr_keep.h), once per file and attribute.
+//
 // Bounded: limits.journalBytes for what one run keeps, limits.journalCopyBytes
 // for one copy (not a reflink). Past a bound nothing is dropped, of this run
 // or an earlier one: past the journal's the change is refused, past the
@@ -23,10 +26,12 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -48,6 +53,7 @@ struct JournalStats {
   uint64_t changes = 0;           // records written
   uint64_t kept = 0;              // saves and copies
   uint64_t refused_at_bound = 0;  // saves and copies refused at limits.journalBytes
+  uint64_t attrs = 0;             // old attribute values recorded
 };
 
 class Journal {
@@ -82,6 +88,16 @@ class Journal {
   Status Copy(int fd, const std::string& rel, const struct stat& st);
   // Whether the file's old content is kept already (Copy, or it was saved).
   bool Kept(const struct stat& st) const;
+  // Records the value attribute `kind` (`name`: an xattr's) of the file at
+  // `rel` (`st`: its identity and type; existing before the run) has before
+  // a metadata change alters it, as `read` reads it: once per file and
+  // attribute a run (the first old value is the one undo sets back), later
+  // calls reading and recording nothing. An xattr's value counts toward
+  // limits.journalBytes (ENOSPC past it) and one larger than
+  // limits.journalCopyBytes is not kept (EFBIG); then, or when `read`
+  // fails, nothing is recorded and the caller leaves the file unchanged.
+  Status KeepAttr(const std::string& rel, const struct stat& st, policy::AttrKind kind,
+                  const std::string& name, const std::function<Result<policy::OldAttr>()>& read);
 
   void Created(const std::string& rel, const struct stat& st);
   void Moved(const std::string& from, const std::string& to, const struct stat& st);
@@ -125,6 +141,9 @@ class Journal {
   bool sealed_ = false;
   bool write_failed_ = false;
   std::set<std::pair<dev_t, ino_t>> kept_;
+  // KeepAttr's: the file, the attribute and an xattr's name.
+  std::set<std::tuple<dev_t, ino_t, policy::AttrKind, std::string>> attrs_kept_;
+  uint64_t attrs_count_ = 0;
   policy::NameTracker names_;  // where each changed name stands now
 };
 

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "supervisor/journal/attr_state.h"
 #include "supervisor/journal/journal.h"
 #include "supervisor/write_roots.h"
 
@@ -34,6 +35,9 @@ class Undoer {
     Status r = Do(s);
     if (r) {
       ++out_.done;
+      if (s.act == policy::UndoAct::kSetAttr) {
+        out_.attrs.push_back(policy::OldAttrText(s.attr) + " of " + s.path);
+      }
     } else {
       std::optional<uint64_t> slot;
       if (s.act == policy::UndoAct::kRestore || s.act == policy::UndoAct::kPutCopy) slot = s.slot;
@@ -107,8 +111,24 @@ class Undoer {
         }
         return Ok();
       }
+      case policy::UndoAct::kSetAttr:
+        return SetAttr(*at, s);
     }
     return SysError{EINVAL, "unknown step"};
+  }
+
+  // The entry held, no link followed, and only if it is the file the run
+  // changed (or the copy put back in its place): the value set on it.
+  Status SetAttr(const Name& at, const policy::UndoStep& s) {
+    Fd held(::openat(at.parent.get(), at.leaf.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!held) return Errno("open", s.path);
+    struct stat st;
+    if (::fstat(held.get(), &st) != 0) return Errno("fstat", s.path);
+    const bool copy = renamed_.count(s.ino) > 0;
+    if (st.st_ino != Actual(s.ino) || (!copy && st.st_dev != s.dev)) {
+      return SysError{ESTALE, "another file there now, left as it is", s.path};
+    }
+    return SetOldAttr(held.get(), s.attr);
   }
 
   int ws_;

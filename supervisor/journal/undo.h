@@ -3,7 +3,9 @@
 // checked again right before it is made (the entry it removes or moves must
 // still be the inode planned; nothing is ever restored over an entry).
 // Runs as the user, outside any sandbox; every path is opened beneath the
-// workspace with no symlink and no mount crossing on the way.
+// workspace with no symlink and no mount crossing on the way. An old
+// attribute value is set on the entry held (O_PATH) once it is checked to
+// be the file the run changed (device and inode): never on another.
 #pragma once
 
 #include <string>
@@ -25,6 +27,9 @@ Status CheckSlots(int slots_fd, const policy::UndoPlan& plan);
 struct UndoOutcome {
   size_t done = 0;
   std::vector<policy::UndoConflict> failed;  // steps the filesystem refused
+  // Each old attribute value set back, as undo reports it: "mode 0644 of
+  // notes.txt" (policy::OldAttrText, then the path).
+  std::vector<std::string> attrs;
 };
 
 UndoOutcome ApplyUndo(int workspace_fd, int slots_fd, const policy::UndoPlan& plan);

@@ -16,6 +16,8 @@
  *   futimens PATH ATIME MTIME              (PATH opened O_RDONLY first)
  *   chmod PATH MODE | fchmodat PATH MODE [nofollow]  (glibc's fchmodat)
  *   chown PATH UID GID (-1 leaves one) | setxattr PATH NAME VALUE | removexattr PATH NAME
+ *   fchmod PATH MODE | fchown PATH UID GID | fsetxattr PATH NAME VALUE | fremovexattr PATH NAME
+ *                      (the fd forms, on PATH opened O_RDONLY first)
  *   chown-empty PATH   fchownat(fd, "", -1, -1, AT_EMPTY_PATH), fd O_PATH
  *   utimens-empty PATH utimensat(fd, NULL...) with an O_PATH fd (EBADF
  *                      bare: only futimens on a real fd changes times)
@@ -180,6 +182,15 @@ int probe_sys(int argc, char** argv) {
   if (!strcmp(op, "chown")) RET(chown(a, (uid_t)strtol(b, NULL, 10), (gid_t)strtol(c, NULL, 10)));
   if (!strcmp(op, "setxattr")) RET(setxattr(a, b, c, strlen(c), 0));
   if (!strcmp(op, "removexattr")) RET(removexattr(a, b));
+  if (!strcmp(op, "fchmod") || !strcmp(op, "fchown") || !strcmp(op, "fsetxattr") ||
+      !strcmp(op, "fremovexattr")) {
+    int fd = open(a, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    if (!strcmp(op, "fchmod")) RET(fchmod(fd, octal(b)));
+    if (!strcmp(op, "fchown")) RET(fchown(fd, (uid_t)strtol(b, NULL, 10), (gid_t)strtol(c, NULL, 10)));
+    if (!strcmp(op, "fsetxattr")) RET(fsetxattr(fd, b, c, strlen(c), 0));
+    RET(fremovexattr(fd, b));
+  }
   if (!strcmp(op, "chown-empty") || !strcmp(op, "utimens-empty")) {
     int fd = open(a, O_PATH | O_CLOEXEC);
     if (fd < 0) return errno;

@@ -1,5 +1,5 @@
 // The fixture of the per-operation bypass tests (bypass_test.cc,
-// bypass_more_test.cc): the real cordon under a policy with or without
+// bypass_more_test.cc, bypass_undo_test.cc, undo_metadata_test.cc): the real cordon under a policy with or without
 // sandbox.allowBypass, --deny-glob '*.pem', an approver, the audit log read
 // afterwards; the probe (dynamic or static) is the test's parameter.
 #pragma once
@@ -42,6 +42,17 @@ class BypassFixture : public ::testing::TestWithParam<const char*> {
   // log at log_ (fresh each run); returns the probe's status.
   int Run(const char* policy, const std::string& approvals, std::vector<std::string> op,
           std::vector<std::string> env = {}, std::vector<std::string> extra = {}) {
+    op.insert(op.begin(), GetParam());
+    return RunCommand(policy, approvals, std::move(op), std::move(env), std::move(extra));
+  }
+  // The same with `sh -c SCRIPT`, where "$P" is the probe.
+  int RunScript(const char* policy, const std::string& approvals, const std::string& script,
+                std::vector<std::string> env = {}) {
+    const std::string with_probe = "P='" + std::string(GetParam()) + "'; " + script;
+    return RunCommand(policy, approvals, {"sh", "-c", with_probe}, std::move(env), {});
+  }
+  int RunCommand(const char* policy, const std::string& approvals, std::vector<std::string> cmd,
+                 std::vector<std::string> env, std::vector<std::string> extra) {
     WriteFile(policy_, policy);
     ::unlink(log_.c_str());
     std::vector<std::string> a = {"run",      "--workspace",        t_.ws(),   "--ro",
@@ -50,8 +61,7 @@ class BypassFixture : public ::testing::TestWithParam<const char*> {
                                   log_,       "--approval-timeout", "20"};
     a.insert(a.end(), extra.begin(), extra.end());
     a.push_back("--");
-    a.push_back(GetParam());
-    a.insert(a.end(), op.begin(), op.end());
+    a.insert(a.end(), cmd.begin(), cmd.end());
     last_ = RunCordon(a, "", env);
     return last_.status;
   }
@@ -88,6 +98,21 @@ class BypassFixture : public ::testing::TestWithParam<const char*> {
   ScratchTree t_;
   std::string policy_, rules_, log_;
   RunResult last_;
+};
+
+// A recoverable run (sensitive.delete: recoverable, the default) with its
+// journal and records in the test's own state home, and `cordon undo`.
+class UndoFixture : public BypassFixture {
+ protected:
+  std::vector<std::string> Env() const {
+    return {"HOME=" + t_.root() + "/home", "XDG_STATE_HOME=" + t_.root() + "/state"};
+  }
+  int RunKept(const std::string& approvals, std::vector<std::string> op) {
+    return Run(kWriteBypass, approvals, std::move(op), Env());
+  }
+  RunResult Undo() { return RunCordon({"undo"}, t_.ws(), Env()); }
+  // Every run's journal place (beside the workspace, in the state home).
+  std::string Journals() const { return t_.root() + "/state/cordon/journal"; }
 };
 
 }  // namespace cordon::testing

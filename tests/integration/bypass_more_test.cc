@@ -77,6 +77,62 @@ TEST_P(BypassMoreTest, AChmodOfAProtectedPathForExactlyThatMode) {
   EXPECT_TRUE(Approvals().empty());
 }
 
+// The fd forms (fchmod, futimens, fsetxattr) of a protected path: offered
+// as the path forms are, with the same preview (the path the descriptor
+// leads to), performed once allowed, refused when denied; without
+// allowBypass nobody is asked.
+TEST_P(BypassMoreTest, AnFchmodOfAProtectedPath) {
+  ASSERT_EQ(::chmod(t_.Ws(".gitmodules").c_str(), 0644), 0);
+  const std::string allow = Rules(R"([{"glob": ".gitmodules", "op": "bypass-chmod",
+      "args": "mode 0600"}, {"glob": ".gitmodules", "op": "bypass-utimes"}])");
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "fchmod", ".gitmodules", "600"}), 0) << last_.err;
+  EXPECT_EQ(Stat(".gitmodules").st_mode & 07777, 0600u);
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  nlohmann::json p = Preview();
+  EXPECT_EQ(p["op"], "chmod");
+  EXPECT_EQ(p["args"], "mode 0600");
+  EXPECT_EQ(p["path"], ".gitmodules");
+  EXPECT_EQ(p["rule"], "protected path");
+  EXPECT_EQ(p["ino"], Stat(".gitmodules").st_ino);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"allowed-once"});
+  EXPECT_EQ(RunCordon({"audit", "verify", log_}).status, 0);
+  // Denied (the rule is for 0600 only): refused, unchanged.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "fchmod", ".gitmodules", "644"}), EACCES)
+      << last_.err;
+  EXPECT_EQ(Stat(".gitmodules").st_mode & 07777, 0600u);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+  EXPECT_EQ(Decisions("bypassed"), 0);
+  // Without allowBypass: no request.
+  EXPECT_EQ(Run(kWrite, allow, {"sys", "fchmod", ".gitmodules", "600"}), EACCES) << last_.err;
+  EXPECT_TRUE(Approvals().empty());
+  // futimens (utimensat with a NULL path): its times in the preview.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "futimens", ".gitmodules", "1000000000", "omit"}), 0)
+      << last_.err;
+  EXPECT_EQ(Stat(".gitmodules").st_atim.tv_sec, 1000000000);
+  EXPECT_EQ(Preview()["args"], "atime 1000000000.000000000 mtime UTIME_OMIT");
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  // fsetxattr: another op, which the rules do not answer.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "fsetxattr", ".gitmodules", "user.k", "v"}), EACCES)
+      << last_.err;
+  EXPECT_EQ(Preview()["op"], "xattr");
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+  // The honest neighbour: nobody asked.
+  EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "fchmod", "notes.txt", "600"}), 0) << last_.err;
+  EXPECT_EQ(Stat("notes.txt").st_mode & 07777, 0600u);
+  EXPECT_TRUE(Approvals().empty());
+  // A read-only path: the descriptor's path refused by the rule lookup.
+  ASSERT_EQ(::mkdir(t_.Ws("ro").c_str(), 0755), 0);
+  WriteFile(t_.Ws("ro/f"), "f\n");
+  ASSERT_EQ(::chmod(t_.Ws("ro/f").c_str(), 0644), 0);
+  const std::string ro = Rules(R"([{"glob": "ro/f", "op": "bypass-chmod"}])");
+  EXPECT_EQ(Run(kWriteBypass, ro, {"sys", "fchmod", "ro/f", "600"}, {}, {"--ro", t_.Ws("ro")}), 0)
+      << last_.err;
+  EXPECT_EQ(Stat("ro/f").st_mode & 07777, 0600u);
+  EXPECT_EQ(Preview()["rule"], "read-only path");
+  EXPECT_EQ(Preview()["path"], "ro/f");
+  EXPECT_EQ(Decisions("bypassed"), 1);
+}
+
 // A directory's mode inside a read-only path: offered as a file's. A
 // change through a symbolic link, and one of a hard-linked file, are never
 // asked.

@@ -14,17 +14,7 @@
 namespace cordon::testing {
 namespace {
 
-class BypassUndoTest : public BypassFixture {
- protected:
-  // The run's journal and records in the test's own state home.
-  std::vector<std::string> Env() const {
-    return {"HOME=" + t_.root() + "/home", "XDG_STATE_HOME=" + t_.root() + "/state"};
-  }
-  int RunKept(const std::string& approvals, std::vector<std::string> op) {
-    return Run(kWriteBypass, approvals, std::move(op), Env());
-  }
-  RunResult Undo() { return RunCordon({"undo"}, t_.ws(), Env()); }
-};
+class BypassUndoTest : public UndoFixture {};
 
 TEST_P(BypassUndoTest, AnUnlinkIsKeptAndUndone) {
   const std::string allow = Rules(R"([{"glob": "key.pem", "op": "bypass-unlink"}])");
