@@ -66,19 +66,25 @@ std::optional<Found> FindRun(const std::string& workspace, const std::string& id
   struct stat ws {};
   (void)::stat(workspace.c_str(), &ws);
   std::string moved_from;
+  // Runs recorded at this path (undone or not): the workspace did not
+  // move, whatever an old record of a removed directory whose inode number
+  // it now has says.
+  bool recorded_here = false;
   for (supervisor::JournalPlace& place : places) {
     for (const supervisor::RunSummary& r : supervisor::ListRuns(place)) {
       if (!id.empty()) {
         if (r.id == id) return Found{std::move(place), r.id};
         continue;
       }
-      if (!r.meta || r.undone) continue;
+      if (!r.meta) continue;
       if (r.meta->workspace != workspace) {
-        if (r.meta->workspace_dev == ws.st_dev && r.meta->workspace_ino == ws.st_ino) {
+        if (!r.undone && r.meta->workspace_dev == ws.st_dev && r.meta->workspace_ino == ws.st_ino) {
           moved_from = r.meta->workspace;
         }
         continue;
       }
+      recorded_here = true;
+      if (r.undone) continue;
       if (r.meta->started_s >= best_time) {
         best_time = r.meta->started_s;
         best = Found{supervisor::JournalPlace{place.root, Fd(::dup(place.runs.get()))}, r.id};
@@ -88,7 +94,7 @@ std::optional<Found> FindRun(const std::string& workspace, const std::string& id
   if (best) return best;
   if (!id.empty()) {
     spdlog::error("no run {} recorded for {} (cordon runs list shows the runs)", id, workspace);
-  } else if (!moved_from.empty()) {
+  } else if (!moved_from.empty() && !recorded_here) {
     spdlog::error("the runs of this directory were recorded at {}: the workspace moved; move it "
                   "back to undo them (nothing was done)",
                   moved_from);

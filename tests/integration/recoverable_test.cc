@@ -28,6 +28,7 @@ namespace cordon::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Every entry beneath `dir`: its type, mode and (for a file) SHA-256, for
 // symlinks the target. Times are left out: git rewrites them.
@@ -124,6 +125,28 @@ TEST_F(RecoverableTest, HonestGitWorkNeedsNoApprovalAndUndoRestoresTheTreeByteFo
   EXPECT_EQ(Listing(t_.ws()), before) << "the whole tree, .git included, as before the run";
   // Once only.
   EXPECT_EQ(Cordon({"undo"}).status, 125);
+}
+
+// A run recorded at another path whose directory had this one's inode (a
+// workspace removed, its inode number taken again; here: renamed) does not
+// make a second undo say the workspace moved: runs were recorded here.
+TEST_F(RecoverableTest, ASecondUndoSaysSoWhenAnotherPathOnceHadThisInode) {
+  WriteFile(t_.Ws("a.txt"), "a\n");
+  ASSERT_EQ(Run("rm a.txt").status, 0);
+  const std::string other = t_.root() + "/ws-other";
+  ASSERT_EQ(::rename(t_.ws().c_str(), other.c_str()), 0);
+  // The record of ws (not undone) names `other`'s inode; a run there.
+  WriteFile(other + "/b.txt", "b\n");
+  RunResult r = RunCordon({"run", "--profile", "workspace-write", "--workspace", other,
+                           "--approvals", "deny", "--", "sh", "-c", "rm b.txt"},
+                          other, env_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(RunCordon({"undo", "--workspace", other}, other, env_).status, 0);
+  EXPECT_EQ(ReadFile(other + "/b.txt"), "b\n");
+  RunResult again = RunCordon({"undo", "--workspace", other}, other, env_);
+  EXPECT_EQ(again.status, 125);
+  EXPECT_THAT(again.err, HasSubstr("not undone already")) << again.err;
+  EXPECT_THAT(again.err, Not(HasSubstr("moved"))) << again.err;
 }
 
 TEST_F(RecoverableTest, DirectoriesRenamedInTheRunAreTakenBackWithWhatTheyHold) {
