@@ -11,14 +11,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "policy/git_worktree.h"
 #include "supervisor/emulator.h"
+#include "supervisor/owned_dir.h"
 
 namespace cordon::supervisor {
 namespace {
 
-// git's read_gitfile refuses one past this size too (1 MiB there).
-constexpr std::size_t kMaxGitFile = 4096;
+// git's read_gitfile refuses a larger one ("too large").
+constexpr std::size_t kMaxGitFile = 1 << 20;
 
 }  // namespace
 
@@ -46,10 +49,9 @@ void Emulator::CheckGitFilesLeft() {
         ::openat(parent->get(), loc->name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     struct stat st;
     if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    char buf[kMaxGitFile];
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n <= 0) continue;
-    const std::string target = policy::ParseGitFile(std::string_view(buf, static_cast<size_t>(n)));
+    Result<std::string> text = ReadSmallFile(fd.get(), abs, kMaxGitFile);
+    if (!text) continue;  // past git's bound: git refuses it
+    const std::string target = policy::ParseGitFile(text.value());
     if (target.empty()) continue;  // not a gitfile: git refuses it
     const std::string dir = abs.substr(0, abs.rfind('/'));
     char real[PATH_MAX];
