@@ -405,6 +405,7 @@ int Launch(const LaunchRequest& req) {
     return Fail(Describe(spawned.served.error()));
   }
 
+  if (req.on_started) req.on_started();
   const Waited waited =
       Supervise(pid, pidfd.get(), signals.fd(), std::move(ch.status_read), reports, req.on_report);
   if (server) server->Shutdown();

@@ -46,6 +46,9 @@ struct LaunchRequest {
   // environment, and every record the tool sends is handed here (untrusted
   // hints, never decisions).
   std::function<void(const void* data, size_t len)> on_report;
+  // Called once the tool has exec'd, before the supervisor waits for it:
+  // work of the caller's that may run in the tool's shadow (run retention).
+  std::function<void()> on_started;
   // With on_report: every exec the supervisor sees is recorded here, after
   // the records queued on the channel have been handed to on_report (whose
   // owner records the check-ins: preload_checkin.h). The filter must notify

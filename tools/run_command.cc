@@ -425,17 +425,19 @@ int RunTool(const RunOptions& o, const policy::Policy& p, std::vector<std::strin
     if (c) control = std::move(c.value());
     else spdlog::warn("control socket: {} (cordon policy reload cannot reach this run)", Describe(c.error()));
   }
+  // The workspace's older runs go while the tool runs (run_retention.h).
+  RetentionPass retention(p, o.policy_file, services, journal);
+  req.on_started = [&retention] { retention.Start(); };
   int status = Launch(req);
   control.reset();  // no reload once the tool is gone; the socket is removed
   web_proxy.reset();  // its last requests end and are audited before the log closes
   CloseRunJournal(journal, run_policy, status);
   ReportPreload(preload, req.argv[0], named_log);
   const bool recoverable = journal && journal->Stats().changes > 0;
+  // Joined (or run now, if the tool never started) before the run's records
+  // close; its lines follow the tool's output.
+  retention.Finish();
   if (!CloseRunServices(services, status, recoverable)) return kExitCordonError;
-  // The tool is done and this run's records are written: the workspace's
-  // older runs go as the policy bounds them, and under --policy FILE as the
-  // user's settings file does (run_retention.h).
-  RetainRuns(p, RunRetentionOf(p, o.policy_file), services, journal);
   return status;
 }
 

@@ -19,18 +19,19 @@ namespace {
 // Removes run `id`'s journal in `place`, naming it (what it kept of the
 // user's files can no longer be brought back). False when it has none.
 bool RemoveJournal(const supervisor::JournalPlace& place, const std::string& id,
-                   const std::string& why) {
+                   const std::string& why, RetentionLines& say) {
   Status s = supervisor::RemoveRun(place, id);
   if (s) {
-    spdlog::warn("removed the journal of run {} ({}): it can no longer be undone", id, why);
+    say.Say(spdlog::level::warn, "removed the journal of run {} ({}): it can no longer be undone",
+            id, why);
     return true;
   }
   if (s.error().err == ENOENT) return false;
   if (s.error().err == EBUSY) {
-    spdlog::debug("{}", Describe(s.error()));
+    say.Say(spdlog::level::debug, "{}", Describe(s.error()));
   } else {
-    spdlog::warn("run {}: its journal is {} but could not be removed: {}", id, why,
-                 Describe(s.error()));
+    say.Say(spdlog::level::warn, "run {}: its journal is {} but could not be removed: {}", id, why,
+            Describe(s.error()));
   }
   return true;
 }
@@ -39,7 +40,8 @@ bool RemoveJournal(const supervisor::JournalPlace& place, const std::string& id,
 // A journal whose name says it began after the cutoff is not opened, so the
 // cost is a listing, not a read of every run's meta.json.
 void RemoveOldJournals(const supervisor::JournalPlace& place, const std::string& workspace,
-                       std::size_t days, const std::string& current, int64_t now) {
+                       std::size_t days, const std::string& current, int64_t now,
+                       RetentionLines& say) {
   const int64_t max_age = static_cast<int64_t>(days) * 86400;
   const std::vector<supervisor::RunSummary> listed = supervisor::ListRuns(place, now - max_age + 1);
   std::vector<policy::RunFact> facts;  // viewing `listed`
@@ -52,23 +54,24 @@ void RemoveOldJournals(const supervisor::JournalPlace& place, const std::string&
     const int64_t age_days = started ? (now - *started) / 86400 : static_cast<int64_t>(days);
     RemoveJournal(
         place, r.id,
-        std::to_string(age_days) + " days old, limits.journalDays = " + std::to_string(days));
+        std::to_string(age_days) + " days old, limits.journalDays = " + std::to_string(days), say);
   }
 }
 
 // runs.keepDays, runs.keepRuns: the workspace's run records (and, past the
 // count, their journals).
 void RetainRecords(const policy::Policy& p, const policy::RunRetention& runs, const RunServices& s,
-                   int64_t now) {
+                   int64_t now, RetentionLines& say) {
   if (!s.run_dir || runs.off()) return;
   supervisor::RetainedRecords kept = supervisor::RetainRunRecords(
       s.run_dir->root.get(), p.workspace, s.run_id, policy::BoundOf(runs), now, kMaxRemovedPerRun);
   if (!kept.skipped.empty()) {
-    spdlog::info("run retention skipped this time: {}", kept.skipped);
+    say.Say(spdlog::level::info, "run retention skipped this time: {}", kept.skipped);
     return;
   }
-  spdlog::debug("run retention: {} record(s) removed, {} kept while their runs go, {} indexed",
-                kept.removed.size(), kept.still_going, kept.indexed);
+  say.Say(spdlog::level::debug,
+          "run retention: {} record(s) removed, {} kept while their runs go, {} indexed",
+          kept.removed.size(), kept.still_going, kept.indexed);
   std::vector<std::string> beyond;  // past runs.keepRuns: the journal goes too
   for (const policy::RunToRemove& r : kept.removed) {
     if (r.past_count) beyond.push_back(r.id);
@@ -77,46 +80,70 @@ void RetainRecords(const policy::Policy& p, const policy::RunRetention& runs, co
     const std::string why =
         "past the newest runs.keepRuns = " + std::to_string(runs.keep_runs) + " runs";
     for (const supervisor::JournalPlace& place : supervisor::ExistingJournalPlaces(p.workspace)) {
-      for (const std::string& id : beyond) RemoveJournal(place, id, why);
+      for (const std::string& id : beyond) RemoveJournal(place, id, why, say);
     }
   }
   if (!kept.removed.empty()) {
-    spdlog::info(
-        "removed the records of {} earlier run(s) of this workspace (runs.keepDays = {}, "
-        "runs.keepRuns = {})",
-        kept.removed.size(), runs.keep_days, runs.keep_runs);
+    say.Say(spdlog::level::info,
+            "removed the records of {} earlier run(s) of this workspace (runs.keepDays = {}, "
+            "runs.keepRuns = {})",
+            kept.removed.size(), runs.keep_days, runs.keep_runs);
   }
   if (kept.failed > 0) {
-    spdlog::warn("run retention: {} earlier run record(s) could not be removed (first: {})",
-                 kept.failed, kept.first_failure);
+    say.Say(spdlog::level::warn,
+            "run retention: {} earlier run record(s) could not be removed (first: {})", kept.failed,
+            kept.first_failure);
   }
 }
 
 }  // namespace
 
 std::optional<policy::RunRetention> RunRetentionOf(const policy::Policy& p,
-                                                   const std::string& policy_file) {
+                                                   const std::string& policy_file,
+                                                   RetentionLines& say) {
   policy::RunRetention runs = p.runs;
   if (policy_file.empty()) return runs;  // the settings file is the policy
   if (std::string error; !SettingsRunRetention(runs, error)) {
-    spdlog::warn("run retention skipped this time: {}", error);
+    say.Say(spdlog::level::warn, "run retention skipped this time: {}", error);
     return std::nullopt;
   }
   return runs;
 }
 
-void RetainRuns(const policy::Policy& p, const std::optional<policy::RunRetention>& runs,
-                const RunServices& s, const std::shared_ptr<supervisor::Journal>& journal) {
+void RetainRuns(const policy::Policy& p, const std::string& policy_file, const RunServices& s,
+                const std::shared_ptr<supervisor::Journal>& journal, RetentionLines& say) {
   const auto start = std::chrono::steady_clock::now();
   const int64_t now = std::time(nullptr);
   if (journal) {
     const supervisor::JournalPlace place = journal->OpenPlace();
-    if (place.runs) RemoveOldJournals(place, p.workspace, p.limits.max_journal_days, s.run_id, now);
+    if (place.runs) {
+      RemoveOldJournals(place, p.workspace, p.limits.max_journal_days, s.run_id, now, say);
+    }
   }
-  if (runs) RetainRecords(p, *runs, s, now);
-  spdlog::debug("run retention took {} us", std::chrono::duration_cast<std::chrono::microseconds>(
-                                                std::chrono::steady_clock::now() - start)
-                                                .count());
+  if (const auto runs = RunRetentionOf(p, policy_file, say)) RetainRecords(p, *runs, s, now, say);
+  say.Say(spdlog::level::debug, "run retention took {} us",
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                start)
+              .count());
+}
+
+RetentionPass::~RetentionPass() { Finish(); }
+
+void RetentionPass::Start() {
+  if (started_) return;
+  started_ = true;
+  thread_ = std::thread([this] { RetainRuns(p_, policy_file_, services_, journal_, lines_); });
+}
+
+void RetentionPass::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (started_) {
+    thread_.join();
+  } else {
+    RetainRuns(p_, policy_file_, services_, journal_, lines_);
+  }
+  for (const auto& [level, line] : lines_.lines) spdlog::log(level, "{}", line);
 }
 
 }  // namespace cordon::tools

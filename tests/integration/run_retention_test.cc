@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -121,6 +122,38 @@ TEST_F(RunRetentionTest, OldRunsGoAtTheEndOfARunAndRecentOnesStay) {
   RunResult list = RunCordon({"runs", "list"}, t_.ws(), env_);
   EXPECT_THAT(list.out, HasSubstr(recent));
   EXPECT_THAT(list.out, Not(HasSubstr(old40)));
+}
+
+// The pass runs while the tool does (once it has exec'd), so its cost is
+// hidden behind the tool's: the old record is gone while the tool still
+// waits. What it says comes after the tool's own output all the same.
+TEST_F(RunRetentionTest, OldRunsGoWhileTheToolRunsAndItsLinesFollowTheTools) {
+  const std::string old40 = OldRecord(40, ws_);
+  const std::string err = t_.root() + "/err.txt";
+  ChildIo io;
+  io.cwd = t_.ws();
+  io.env = env_;
+  io.err_file = err;
+  BackgroundCordon cordon(
+      {"--log-level", "info", "run", "--workspace", t_.ws(), "--approvals", "deny", "--", "sh",
+       "-c", "while [ ! -e go ]; do sleep 0.02; done; echo TOOL-END >&2"},
+      io);
+  ASSERT_TRUE(cordon.started());
+  bool gone = false;
+  for (int i = 0; i < 1000 && !gone; ++i) {  // up to 20 s on a loaded machine
+    gone = !Exists(Runs() + "/" + old40);
+    if (!gone) ::usleep(20000);
+  }
+  EXPECT_TRUE(gone) << "the old record is still there while the tool runs";
+  WriteFile(t_.Ws("go"), "");
+  const int status = cordon.Wait();
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const std::string said = ReadFile(err);
+  const size_t tool = said.find("TOOL-END"), removed = said.find("removed the records of 1");
+  ASSERT_NE(tool, std::string::npos) << said;
+  ASSERT_NE(removed, std::string::npos) << said;
+  EXPECT_LT(tool, removed) << said;
 }
 
 // runs.keepRuns: the newest N of the workspace's runs stay, the run that
