@@ -57,12 +57,14 @@ policy::KeptType KeptTypeOf(mode_t mode) {
 }
 
 std::string NewRunId() {
-  std::time_t now = std::time(nullptr);
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
   struct tm tm {};
-  ::gmtime_r(&now, &tm);
+  ::gmtime_r(&now.tv_sec, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d%02d%02dZ-%d", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(::getpid()));
+  std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d%02d%02dZ-%06ld-%d", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long>(now.tv_nsec / 1000), static_cast<int>(::getpid()));
   return buf;
 }
 

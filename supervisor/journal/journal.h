@@ -147,7 +147,11 @@ class Journal {
   policy::NameTracker names_;  // where each changed name stands now
 };
 
-// A run id for a run starting now: UTC time and pid ("20261206T071500Z-1234").
+// A run id for a run starting now: UTC time to the second, its microseconds
+// and the pid ("20261206T071500Z-042137-1234"). Ids sort as their runs
+// began: `cordon undo` takes the newest run first and retention keeps the
+// newest, and two runs in one second are told apart by the microseconds
+// (fixed width), never by the pids, which wrap and differ in width.
 std::string NewRunId();
 
 // The type an lstat mode records.
