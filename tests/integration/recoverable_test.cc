@@ -254,6 +254,27 @@ TEST_F(RecoverableTest, FillingTheJournalToItsBoundPushesOutNothingKeptBefore) {
   EXPECT_EQ(ReadFile(t_.Ws("first.txt")), "first\n");
 }
 
+// Two runs begun in one second: `cordon undo` takes the newer first,
+// whatever their pids. The pids are chosen through ns_last_pid so that
+// the older run's is the wider-sorting one ("9991" after "10001" as
+// text), as after a wrap; run ids ordered by pid undid the older run.
+TEST_F(RecoverableTest, OfTwoRunsInOneSecondTheNewerIsUndoneFirst) {
+  const char* kLastPid = "/proc/sys/kernel/ns_last_pid";
+  if (::access(kLastPid, W_OK) != 0) {
+    GTEST_SKIP() << kLastPid << " is not writable here (needs root in the initial pid namespace)";
+  }
+  WriteFile(t_.Ws("a.txt"), "a\n");
+  WriteFile(t_.Ws("b.txt"), "b\n");
+  WriteFile(kLastPid, "9990");
+  ASSERT_EQ(Run("rm a.txt").status, 0);
+  WriteFile(kLastPid, "10000");
+  ASSERT_EQ(Run("rm b.txt").status, 0);
+  RunResult undo = Cordon({"undo"});
+  ASSERT_EQ(undo.status, 0) << undo.err;
+  EXPECT_TRUE(Exists(t_.Ws("b.txt"))) << "the newer run is undone first: " << undo.err;
+  EXPECT_FALSE(Exists(t_.Ws("a.txt"))) << undo.err;
+}
+
 // A write in place to a file too large for the journal to keep a copy of
 // (limits.journalCopyBytes, no reflink) is asked about, as a delete is
 // under "ask": under --approvals deny refused with one line that says why
