@@ -299,6 +299,9 @@ class Emulator {
   // `observed` false: the creation is part of a change told already (the
   // new file of an O_TRUNC that kept the old one).
   void NoteCreated(const Located& loc, const struct stat& st, bool observed = true);
+  // A metadata change made (allowed or bypassed): a `change` record of
+  // the attribute it altered, `kept` when the journal holds its old value.
+  void NoteAttrChanged(const Located& loc, policy::AttrOp op, bool kept);
   void NoteMoved(const Located& from, const Located& to, const struct stat& st);
   void NoteDropped(const Located& loc, const struct stat& st);
   void NoteExchanged(const Located& a, const Located& b, const struct stat& a_st,

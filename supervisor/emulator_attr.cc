@@ -126,14 +126,21 @@ Reply Emulator::Attr(const Request& req, int dirfd, uint64_t path, int at_flags,
   // The change itself, on the file checked (`target`, O_PATH); in a
   // recoverable run, after the journal keeps what it alters.
   auto target = std::make_shared<Fd>(std::move(fd.value()));
-  if (d.keep == policy::Keep::kAttr) {
-    return ChangeAttr(req, kind, target->get(), st, p->abs, nullptr, valid,
-                      [&](const AttrArgs& a) { return KeepAttrs(p->loc, target->get(), a); });
+  if (d.keep != policy::Keep::kCopy) {
+    const bool keeps = d.keep == policy::Keep::kAttr;
+    policy::AttrOp op = policy::AttrOp::kOther;
+    Reply done = ChangeAttr(req, kind, target->get(), st, p->abs, nullptr, valid,
+                            [&](const AttrArgs& a) -> std::optional<Reply> {
+                              op = a.op;
+                              if (!keeps) return std::nullopt;
+                              return KeepAttrs(p->loc, target->get(), a);
+                            });
+    if (done.error == 0) NoteAttrChanged(p->loc, op, keeps);
+    return done;
   }
   auto change = [req, valid, target, st, kind, abs = p->abs]() -> Reply {
     return ChangeAttr(req, kind, target->get(), st, abs, nullptr, valid);
   };
-  if (d.keep != policy::Keep::kCopy) return change();
   // The kept copy is read from the file itself (an O_PATH fd reads nothing).
   auto readable = std::make_shared<Fd>(
       ::open(ProcPath(target->get()).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
@@ -189,10 +196,13 @@ Reply Emulator::FdAttr(const Request& req, int tool_fd, int kind,
   }
   auto args = ReadAttrArgs(req, valid);
   if (!args) return Reply::Errno(args.error().err, args.error().detail);
-  if (d.keep == policy::Keep::kAttr) {
+  const bool keeps = d.keep == policy::Keep::kAttr;
+  if (keeps) {
     if (std::optional<Reply> no = KeepAttrs(*loc, fd.get(), args.value())) return std::move(*no);
   }
-  return ApplyAttr(req, args.value(), fd.get(), true, valid);
+  Reply done = ApplyAttr(req, args.value(), fd.get(), true, valid);
+  if (done.error == 0) NoteAttrChanged(*loc, args->op, keeps);
+  return done;
 }
 
 }  // namespace cordon::supervisor

@@ -79,11 +79,11 @@ Reply Emulator::BypassAttr(const Request& req, const Named& path, int kind, poli
     // As an allowed change: a recoverable run's journal keeps what it
     // alters first (policy::MetadataKeep).
     BeforeAttr keep;
-    if (AttrKeep(loc, held->get(), st) == policy::Keep::kAttr) {
-      keep = [&](const AttrArgs& a) { return KeepAttrs(loc, held->get(), a); };
-    }
+    const bool keeps = AttrKeep(loc, held->get(), st) == policy::Keep::kAttr;
+    if (keeps) keep = [&](const AttrArgs& a) { return KeepAttrs(loc, held->get(), a); };
     Reply done = ChangeAttr(req, kind, held->get(), st, abs, &args, valid, keep);
     if (done.error != 0) return done;
+    NoteAttrChanged(loc, args.op, keeps);
     return Bypassed(what + ": " + policy::BypassOperation(preview.value()) + " (" + rule + ")");
   });
 }

@@ -39,6 +39,17 @@ void Emulator::Observe(const char* kind, const Located& loc, const Located* to, 
   opts_.observer->Changed(c);
 }
 
+void Emulator::NoteAttrChanged(const Located& loc, policy::AttrOp op, bool kept) {
+  // A truncate is a change of content (NoteWritten, Keep); an ioctl's inode
+  // flags are never kept and name no one attribute.
+  const char* kind = op == policy::AttrOp::kMode    ? "mode changed"
+                     : op == policy::AttrOp::kOwner ? "owner changed"
+                     : op == policy::AttrOp::kTimes ? "times changed"
+                     : op == policy::AttrOp::kXattr ? "xattr changed"
+                                                    : nullptr;
+  if (kind != nullptr) Observe(kind, loc, nullptr, kept);
+}
+
 void Emulator::NoteCreated(const Located& loc, const struct stat& st, bool observed) {
   if (Journals(loc) && !loc.rel.empty()) opts_.journal->Created(loc.rel, st);
   if (observed) Observe("created", loc, nullptr, false);

@@ -225,12 +225,16 @@ int List(const std::string& workspace_arg, bool all) {
   return 0;
 }
 
-const char* Verb(const std::string& kind, bool kept) {
+std::string Verb(const std::string& kind, bool kept) {
   if (kind == "deleted") return kept ? "deleted (kept)" : "deleted";
   if (kind == "modified") return kept ? "modified (copy kept)" : "modified";
   if (kind == "overwritten") return kept ? "overwritten (old kept)" : "overwritten";
   if (kind == "replaced") return kept ? "replaced (old kept)" : "replaced";
-  if (kind == "created" || kind == "renamed" || kind == "exchanged") return kind.c_str();
+  if (kind == "created" || kind == "renamed" || kind == "exchanged") return kind;
+  // A metadata change: "mode changed (old kept)" when undo can set it back.
+  for (const char* attr : {"mode changed", "owner changed", "times changed", "xattr changed"}) {
+    if (kind == attr) return kept ? kind + " (old kept)" : kind;
+  }
   return "?";
 }
 
@@ -283,8 +287,11 @@ int Show(const std::string& workspace_arg, const std::string& id) {
       std::printf("  %-24s %s (%s)\n", "refused by the kernel", r.path.c_str(), r.blockers.c_str());
     }
     if (r.kind != "change") continue;
-    if (r.to.empty()) std::printf("  %-24s %s\n", Verb(r.change, r.kept), r.path.c_str());
-    else std::printf("  %-24s %s -> %s\n", Verb(r.change, r.kept), r.path.c_str(), r.to.c_str());
+    const std::string verb = Verb(r.change, r.kept);
+    if (r.to.empty())
+      std::printf("  %-24s %s\n", verb.c_str(), r.path.c_str());
+    else
+      std::printf("  %-24s %s -> %s\n", verb.c_str(), r.path.c_str(), r.to.c_str());
   }
   const std::string by_kernel =
       kernel > 0 ? ", " + std::to_string(kernel) + " by the kernel (Landlock's own records)"

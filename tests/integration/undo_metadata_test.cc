@@ -67,6 +67,33 @@ TEST_P(UndoMetadataTest, AChmodIsTakenBack) {
   EXPECT_EQ(Stat("notes.txt").st_mode & 07777, 0644u);
 }
 
+// `cordon runs show` names each metadata change (a `change` record in the
+// audit log), "(old kept)" where undo can set it back: a chmod by path,
+// one through a descriptor (fchmod) and new times through one (futimens).
+TEST_P(UndoMetadataTest, RunsShowNamesEachMetadataChange) {
+  ASSERT_EQ(Allowed({"sys", "chmod", "notes.txt", "600"}), 0) << last_.err;
+  auto line_of = [](const std::string& out, const std::string& verb, const std::string& name) {
+    for (size_t at = 0; at < out.size();) {
+      const size_t nl = out.find('\n', at);
+      const std::string line = out.substr(at, nl == std::string::npos ? nl : nl - at);
+      if (line.find(verb) != std::string::npos && line.find("/" + name) != std::string::npos) {
+        return true;
+      }
+      at = nl == std::string::npos ? out.size() : nl + 1;
+    }
+    return false;
+  };
+  RunResult show = RunCordon({"runs", "show"}, t_.ws(), Env());
+  ASSERT_EQ(show.status, 0) << show.err;
+  EXPECT_TRUE(line_of(show.out, "mode changed (old kept)", "notes.txt")) << show.out;
+  ASSERT_EQ(Allowed({"sys", "fchmod", "notes.txt", "640"}), 0) << last_.err;
+  show = RunCordon({"runs", "show"}, t_.ws(), Env());
+  EXPECT_TRUE(line_of(show.out, "mode changed (old kept)", "notes.txt")) << show.out;
+  ASSERT_EQ(Allowed({"sys", "futimens", "notes.txt", "2000000000", "2000000000"}), 0) << last_.err;
+  show = RunCordon({"runs", "show"}, t_.ws(), Env());
+  EXPECT_TRUE(line_of(show.out, "times changed (old kept)", "notes.txt")) << show.out;
+}
+
 // chown: as root (capless in the run, so only to a group of its own) the
 // group changes and undo gives the old one back; otherwise a chown to the
 // same owner is kept and set back all the same.
