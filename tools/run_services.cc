@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <ctime>
@@ -58,13 +59,24 @@ void Emit(const RunServices& s, nlohmann::json event) {
   }
 }
 
+// A decision record's result. A refusal is the supervisor's (a rule named,
+// or permission denied); any other errno is the call's own failure, as the
+// kernel would have answered it bare (opening /dev/tty without a terminal,
+// a file that is not there) and is not counted as a refusal.
+const char* ResultOf(const supervisor::Reply& rep) {
+  if (rep.bypassed) return "bypassed";
+  if (rep.error == 0) return "allowed";
+  const bool refused = rep.error == EACCES || rep.error == EPERM || !rep.why.empty();
+  return refused ? "refused" : "failed";
+}
+
 class AuditLogObserver final : public supervisor::RunObserver {
  public:
   explicit AuditLogObserver(std::shared_ptr<supervisor::AuditLog> log) : log_(std::move(log)) {}
 
   void Decided(const supervisor::Request& r, const supervisor::Reply& rep) override {
-    nlohmann::json f = {{"pid", r.tid}, {"syscall", supervisor::SyscallName(r.nr)},
-                        {"result", rep.bypassed ? "bypassed" : rep.error == 0 ? "allowed" : "refused"}};
+    nlohmann::json f = {
+        {"pid", r.tid}, {"syscall", supervisor::SyscallName(r.nr)}, {"result", ResultOf(rep)}};
     if (rep.error != 0) f["errno"] = rep.error;
     if (!rep.why.empty()) f["why"] = rep.why;
     Append("decision", std::move(f));

@@ -84,6 +84,30 @@ TEST_F(RunRecordsTest, EveryRunWritesAnAnchoredLogByDefault) {
   EXPECT_THAT(show.out, HasSubstr("intact, anchored"));
 }
 
+// A call's own failure (/dev/tty opened with no controlling terminal:
+// ENXIO, as bare) is a `failed` decision, not a refusal, and `runs show`
+// counts none; a write to a protected path beside it is refused.
+TEST_F(RunRecordsTest, ACallsOwnFailureIsNotARefusal) {
+  RunResult r = Run("setsid sh -c 'exec 3<>/dev/tty' 2>/dev/null; echo done");
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_THAT(r.out, HasSubstr("done"));
+  std::string id = LastRun();
+  std::string log = ReadFile(Runs() + "/" + id + "/audit.jsonl");
+  EXPECT_THAT(log, HasSubstr(R"("errno":6)")) << log;
+  EXPECT_THAT(log, HasSubstr(R"("result":"failed")")) << log;
+  EXPECT_THAT(log, Not(HasSubstr(R"("result":"refused")"))) << log;
+  RunResult show = Cordon({"runs", "show", id});
+  EXPECT_THAT(show.out, HasSubstr("  0 call(s) refused by the supervisor")) << show.out;
+  ASSERT_EQ(::mkdir(t_.Ws(".git").c_str(), 0755), 0);
+  WriteFile(t_.Ws(".git/config"), "[core]\n");
+  ASSERT_EQ(Run("echo x >> .git/config 2>/dev/null; true").status, 0);
+  id = LastRun();
+  log = ReadFile(Runs() + "/" + id + "/audit.jsonl");
+  EXPECT_THAT(log, HasSubstr(R"("result":"refused")")) << log;
+  show = Cordon({"runs", "show", id});
+  EXPECT_THAT(show.out, HasSubstr("  1 call(s) refused by the supervisor")) << show.out;
+}
+
 TEST_F(RunRecordsTest, AuditNoneWritesNoLogAndNoRecord) {
   RunResult r = Run("echo x > new.txt", {"--audit", "none"});
   ASSERT_EQ(r.status, 0) << r.err;
