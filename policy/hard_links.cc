@@ -5,6 +5,8 @@
 #include <set>
 #include <utility>
 
+#include "policy/policy.h"
+
 namespace cordon::policy {
 namespace {
 
@@ -38,6 +40,10 @@ const char* HardLinksName(HardLinks h) {
   return h == HardLinks::kRefuse ? "refuse" : "inside-workspace";
 }
 
+const char* RefusedEntry::Source() const {
+  return names_inside ? kInsideLinkSource : kRefusedEntrySource;
+}
+
 std::vector<RefusedEntry> RefusedEntries(HardLinks mode, const std::vector<ScannedEntry>& entries) {
   const std::map<InodeKey, std::uint64_t> found = NamesFound(entries);
   std::vector<RefusedEntry> out;
@@ -54,8 +60,10 @@ std::vector<RefusedEntry> RefusedEntries(HardLinks mode, const std::vector<Scann
     const std::uint64_t inside = found.at(Key(e));
     // Every name in the workspace: nothing outside reads it by another name.
     if (mode == HardLinks::kInsideWorkspace && inside >= e.nlink) continue;
-    out.push_back({e.path, "hard link: " + std::to_string(e.nlink) + " names, " +
-                               std::to_string(inside) + " found in the workspace"});
+    out.push_back({e.path,
+                   "hard link: " + std::to_string(e.nlink) + " names, " + std::to_string(inside) +
+                       " found in the workspace",
+                   inside >= e.nlink});
   }
   std::sort(out.begin(), out.end(),
             [](const RefusedEntry& a, const RefusedEntry& b) { return a.path < b.path; });

@@ -39,6 +39,11 @@ struct ScannedEntry {
 struct RefusedEntry {
   std::string path;
   std::string why;  // one line, for explain: "hard link: 2 names, 1 in the workspace"
+  // A hard link whose every name was found in the workspace: kept under
+  // HardLinks::kInsideWorkspace.
+  bool names_inside = false;
+  // The source of its denied rule (kRefusedEntrySource or kInsideLinkSource).
+  const char* Source() const;
 };
 
 // Which entries the kernel grant leaves out, sorted by path.

@@ -119,7 +119,7 @@ std::vector<PathRule> EffectiveRules(const Policy& p, const std::string& private
     rules.push_back({f, Access::kDenied, false, kDenyGlobSource});
   }
   for (const RefusedEntry& e : p.refused_entries) {
-    rules.push_back({e.path, Access::kDenied, false, kRefusedEntrySource});
+    rules.push_back({e.path, Access::kDenied, false, e.Source()});
   }
   if (!p.tools.empty()) {
     // Landlock rules add up, so EXECUTE must go from every broad rule for the
@@ -154,7 +154,10 @@ Covered CoverPath(const std::vector<PathRule>& rules, std::string_view abs, bool
   } else if (c.rule->access == Access::kDenied) {
     c.err = EACCES;
     // No grant loosens a refused hard-linked or special file: say which it is.
-    c.why = c.rule->source == kRefusedEntrySource ? kRefusedEntrySource : "denied path";
+    const std::string& src = c.rule->source;
+    c.why = src == kRefusedEntrySource ? kRefusedEntrySource
+            : src == kInsideLinkSource ? kInsideLinkSource
+                                       : "denied path";
   } else if (c.rule->access == Access::kReadOnly && !reads) {
     c.err = EACCES;
     c.why = c.rule->source == kProtectedPathSource ? kProtectedPathSource

@@ -65,6 +65,10 @@ inline constexpr const char* kDenyGlobSource = "deny glob";
 // The source of the denied rule each refused hard-linked or special file
 // gets (policy/hard_links.h).
 inline constexpr const char* kRefusedEntrySource = "hard-linked or special file";
+// The source of a refused hard link whose every name the scan found in the
+// workspace (a build's hard-linked outputs): "hardLinks": "inside-workspace"
+// (--hard-links inside-workspace) would keep it, and its hint says so.
+inline constexpr const char* kInsideLinkSource = "hard link, every name in the workspace";
 
 struct PathRule {
   std::string path;  // absolute; realpath once normalised

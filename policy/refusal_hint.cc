@@ -27,6 +27,7 @@ Refusal FromRule(std::string_view rule) {
   if (rule == kReadOnlyWorkspace) return Refusal::kReadOnlyProfile;
   if (rule == "denied path") return Refusal::kDenied;
   if (rule == kRefusedEntrySource) return Refusal::kRefusedEntry;
+  if (rule == kInsideLinkSource) return Refusal::kInsideLink;
   if (rule == kProtectedPathSource) return Refusal::kProtected;
   if (rule == "the file existed before the run and needs approval") return Refusal::kNeedsApproval;
   return Refusal::kNone;
@@ -100,6 +101,10 @@ std::string RefusalHint(Refusal r, std::string_view path) {
       return "a file with more than one name (or a device or FIFO) is never read: a local git "
              "clone hard-links .git/objects (clone with --no-hardlinks), pnpm and ccache stores "
              "link files (copy them in); docs/policy.md, \"Hard links and special files\"";
+    case Refusal::kInsideLink:
+      return "a file with more than one name is read only where every name of it lies in the "
+             "workspace, as this one's do (a build's hard-linked outputs: cargo's target/, "
+             "cp -al); to allow it: --hard-links inside-workspace";
     case Refusal::kProtected:
       return ProtectedHint(path);
     case Refusal::kNone: return {};

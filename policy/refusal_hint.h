@@ -23,6 +23,7 @@ enum class Refusal {
   kNeedsApproval,    // deleting or replacing a file that predates the run
   kExecute,          // an exec the kernel refused in a run with carve-outs
   kRefusedEntry,     // a hard-linked or special file (policy/hard_links.h)
+  kInsideLink,       // a hard link whose every name is in the workspace
   kProtected,        // a protected path (policy/protected_paths.h): a policy file's edit
   kNone,             // no grant changes it (malformed)
 };

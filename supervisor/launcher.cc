@@ -20,6 +20,7 @@
 #include "base/fd.h"
 #include "policy/fs_plan.h"
 #include "policy/kernel_interfaces.h"
+#include "policy/refusal_hint.h"
 #include "supervisor/audit/landlock_reader.h"
 #include "supervisor/child.h"
 #include "supervisor/fd_passing.h"
@@ -148,11 +149,16 @@ void ReportChildFailure(const ChildFailure& failure, const LaunchRequest& req,
     spdlog::error("cannot execute {}: {}", cmd, std::strerror(failure.err));
     // Most often a command found on a PATH entry the policy does not
     // grant (a shim under the caller's home): say which, and how.
+    // The rules name real paths: a command given by a relative path or
+    // through a link is looked up where it leads.
+    char real[PATH_MAX];
+    const std::string abs = ::realpath(cmd.c_str(), real) != nullptr ? real : cmd;
     const std::vector<policy::PathRule> rules = policy::EffectiveRules(*req.policy, tmp);
-    const policy::PathRule* r = policy::CoveringRule(rules, cmd);
+    const policy::PathRule* r = policy::CoveringRule(rules, abs);
     if (failure.err == EACCES && r != nullptr && r->access == policy::Access::kDenied) {
-      spdlog::error("{} is denied by the rule of {} ({})", cmd, r->path,
-                    r->source.empty() ? "system" : r->source);
+      const std::string hint = policy::RefusalHint(policy::FromRule(r->source), abs);
+      spdlog::error("{} is denied by the rule of {} ({}){}{}", cmd, r->path,
+                    r->source.empty() ? "system" : r->source, hint.empty() ? "" : "; ", hint);
     } else if (failure.err == EACCES && r == nullptr) {
       spdlog::error(
           "{} lies outside what the policy lets the tool read and execute; --ro {} "

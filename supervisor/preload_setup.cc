@@ -239,12 +239,16 @@ bool DescribeRefusal(const void* data, size_t len, std::string* what, std::strin
   // only be a change in a read-only workspace.
   // The preload knows a denied rule, not its source: a refused hard-linked
   // or special file is named here, with what to do about it.
-  if (cls == policy::PathClass::kDenied && absolute && refused != nullptr &&
-      std::binary_search(refused->begin(), refused->end(), path,
-                         [](const auto& a, const auto& b) { return PathOf(a) < PathOf(b); })) {
+  const policy::RefusedEntry* entry = nullptr;
+  if (cls == policy::PathClass::kDenied && absolute && refused != nullptr) {
+    auto it = std::lower_bound(refused->begin(), refused->end(), path,
+                               [](const auto& a, const auto& b) { return PathOf(a) < PathOf(b); });
+    if (it != refused->end() && it->path == path) entry = &*it;
+  }
+  if (entry != nullptr) {
     *what = std::string(wire::CallName(r->call)) + ": " + (mutate ? "change " : "read ") + path +
-            " (" + policy::kRefusedEntrySource + ")";
-    *hint = policy::RefusalHint(policy::Refusal::kRefusedEntry, path);
+            " (" + entry->Source() + ")";
+    *hint = policy::RefusalHint(policy::FromRule(entry->Source()), path);
     return true;
   }
   const char* rule = cls == policy::PathClass::kHeldFd

@@ -192,9 +192,8 @@ nlohmann::json ExplainJson(const policy::Policy& p, const std::string& rung) {
         {{"path", policy::JsonText(f)}, {"access", "denied"}, {"source", policy::kDenyGlobSource}});
   }
   for (const auto& e : p.refused_entries) {
-    paths.push_back({{"path", policy::JsonText(e.path)},
-                     {"access", "denied"},
-                     {"source", policy::kRefusedEntrySource}});
+    paths.push_back(
+        {{"path", policy::JsonText(e.path)}, {"access", "denied"}, {"source", e.Source()}});
   }
   json j = policy::PolicyToJson(p, policy::PolicyJsonView::kRecord);
   j["effective_paths"] = std::move(paths);

@@ -139,6 +139,12 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
       // The last one given wins: a refusal's hint appended to the command
       // line then gets past it (policy/refusal_hint.h).
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--hard-links", o.hard_links,
+                  "regular files with more than one name in the workspace: refuse (default: "
+                  "left out of the grant) or inside-workspace (read where every name lies in "
+                  "the workspace: a build's hard-linked outputs)")
+      ->check(CLI::IsMember({"refuse", "inside-workspace"}))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // as --sensitive-delete
   cmd->add_option("--network", o.network,
                   "none (default: the tool's own loopback only), public-web (public hosts "
                   "through cordon's proxy), hosts:NAME[,*.SUFFIX]... (those hosts through it) "
@@ -216,6 +222,10 @@ bool BuildPolicy(const RunOptions& o, policy::Policy& p, std::vector<std::string
   else if (o.sensitive_delete == "ask") p.sensitive_delete = policy::SensitiveDelete::kAsk;
   else if (o.sensitive_delete == "deny") p.sensitive_delete = policy::SensitiveDelete::kDeny;
   else if (o.sensitive_delete == "allow") p.sensitive_delete = policy::SensitiveDelete::kAllow;
+  if (o.hard_links == "refuse")
+    p.hard_links = policy::HardLinks::kRefuse;
+  else if (o.hard_links == "inside-workspace")
+    p.hard_links = policy::HardLinks::kInsideWorkspace;
   if (std::string why; !o.network.empty() && !policy::ParseNetworkMode(o.network, &p, &why)) {
     errors.push_back("--network: " + why);
   }

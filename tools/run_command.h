@@ -24,6 +24,7 @@ struct RunOptions {
   bool no_private_cache = false;      // --no-private-cache: the cache variables stay the caller's
   std::string network;  // empty: policy's (none by default)
   std::string sensitive_delete;  // empty: the policy's (recoverable by default)
+  std::string hard_links;        // empty: the policy's (refuse by default)
   std::string policy_file;  // --policy FILE (docs/policy.md); flags override it for this run
   std::string receipt;      // --receipt FILE: the policy's SHA-256 must match
   bool sandbox = false;     // --sandbox: force confinement on, this run only

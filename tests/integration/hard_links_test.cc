@@ -143,6 +143,54 @@ TEST_P(HardLinksTest, InsideWorkspaceKeepsAPairWhoseNamesAreAllInside) {
   EXPECT_THAT(in.out, HasSubstr("static:src/linked.txt:13\n"));
 }
 
+// A pair whose every name is in the workspace (cargo's target/debug/NAME
+// and deps/NAME-HASH) is refused by default with a hint that, followed,
+// reads it (--hard-links inside-workspace, this run only); the link to the
+// outside file is refused with no such hint, and stays refused with it.
+TEST_P(HardLinksTest, TheRefusalOfAPairAllInsideNamesTheFlagThatKeepsIt) {
+  RunResult def = Run({}, "cat pair-b.txt; cat src/linked.txt; echo done");
+  ASSERT_EQ(def.status, 0) << def.err;
+  EXPECT_THAT(def.out, Not(HasSubstr("PAIR-OK")));
+  const std::string pair_line =
+      "read " + t_.Ws("pair-b.txt") + " (hard link, every name in the workspace)";
+  EXPECT_THAT(def.err, HasSubstr(pair_line)) << def.err;
+  EXPECT_THAT(def.err, HasSubstr("to allow it: --hard-links inside-workspace")) << def.err;
+  const size_t outside =
+      def.err.find("read " + t_.Ws("src/linked.txt") + " (hard-linked or special file)");
+  ASSERT_NE(outside, std::string::npos) << def.err;
+  const std::string outside_line = def.err.substr(outside, def.err.find('\n', outside) - outside);
+  EXPECT_THAT(outside_line, Not(HasSubstr("--hard-links"))) << outside_line;
+  RunResult in = Run({"--hard-links", "inside-workspace"},
+                     Reads({"pair-b.txt", "src/linked.txt"}) + "echo done");
+  ASSERT_EQ(in.status, 0) << in.err;
+  EXPECT_THAT(in.out, HasSubstr("PAIR-OK"));
+  EXPECT_THAT(in.out, HasSubstr("static:pair-b.txt:0\n"));
+  EXPECT_THAT(in.out, Not(HasSubstr("OUTSIDE-SECRET")));
+  EXPECT_THAT(in.out, HasSubstr("static:src/linked.txt:13\n"));
+}
+
+// A command that is a refused hard link says so, with the hint that keeps
+// it, not a grant of its directory (which would not).
+TEST_P(HardLinksTest, ACommandThatIsARefusedPairSaysWhatKeepsIt) {
+  ASSERT_EQ(std::system(("cp /bin/true " + t_.Ws("tool") + " && ln " + t_.Ws("tool") + " " +
+                         t_.Ws("src/tool-copy"))
+                            .c_str()),
+            0);
+  std::vector<std::string> args = {"run", "--workspace", t_.ws(), "--profile",
+                                   GetParam().write ? "workspace-write" : "read-only"};
+  if (GetParam().notify_all) args.push_back("--test-force-notify-all");
+  std::vector<std::string> with = args;
+  args.insert(args.end(), {"--", "./tool"});
+  RunResult r = RunCordon(args, t_.ws());
+  EXPECT_EQ(r.status, 126) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("(hard link, every name in the workspace)")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("to allow it: --hard-links inside-workspace")) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("would grant it"))) << r.err;
+  with.insert(with.end(), {"--hard-links", "inside-workspace", "--", "./tool"});
+  RunResult ok = RunCordon(with, t_.ws());
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
 // A program made in the run beside a refused entry cannot run on the
 // Landlock rung (exec needs READ_FILE, which the carve-out takes from the
 // directories on the way to it): the refusal names the entry and how to be

@@ -41,6 +41,18 @@ TEST(RefusedEntries, RefuseLeavesOutEveryLinkedFileEveryDeviceAndEveryFifo) {
   EXPECT_THAT(r[5].why, HasSubstr("hard link: 2 names, 1 found in the workspace"));
   EXPECT_THAT(r[2].why, HasSubstr("character device"));
   EXPECT_THAT(r[4].why, HasSubstr("FIFO"));
+  // Which of them inside-workspace would keep, and the source its rule says.
+  EXPECT_TRUE(r[0].names_inside);
+  EXPECT_STREQ(r[0].Source(), kInsideLinkSource);
+  EXPECT_FALSE(r[5].names_inside);
+  EXPECT_STREQ(r[5].Source(), kRefusedEntrySource);
+  EXPECT_FALSE(r[4].names_inside) << "a FIFO is refused under both values";
+  Policy p;
+  p.workspace = "/ws";
+  p.refused_entries = r;
+  const std::vector<PathRule> rules = EffectiveRules(p, "");
+  EXPECT_EQ(CoverPath(rules, "/ws/a", true).why, std::string(kInsideLinkSource));
+  EXPECT_EQ(CoverPath(rules, "/ws/out", true).why, std::string(kRefusedEntrySource));
 }
 
 TEST(RefusedEntries, InsideWorkspaceKeepsOnlyLinksWhoseEveryNameWasFound) {

@@ -102,6 +102,15 @@ TEST(RefusalHint, AHardLinkedFileSaysHowToGetACopy) {
   EXPECT_NE(h.find("Hard links and special files"), std::string::npos) << h;
 }
 
+// A hard link whose every name is in the workspace: the one-run flag that
+// keeps it, last on the line so that it is followed literally.
+TEST(RefusalHint, AHardLinkAllInsideNamesTheFlagThatKeepsIt) {
+  EXPECT_EQ(FromRule(kInsideLinkSource), Refusal::kInsideLink);
+  const std::string h = RefusalHint(Refusal::kInsideLink, "/ws/target/debug/app");
+  EXPECT_TRUE(h.ends_with("to allow it: --hard-links inside-workspace")) << h;
+  EXPECT_EQ(RefusalHint(Refusal::kRefusedEntry, "/ws/x").find("--hard-links"), std::string::npos);
+}
+
 TEST(RefusalHint, QuotesOnlyWhatTheShellWouldSplit) {
   EXPECT_EQ(ShellWord("/usr/lib/x86_64-linux-gnu/libc.so.6"), "/usr/lib/x86_64-linux-gnu/libc.so.6");
   EXPECT_EQ(ShellWord("/a b"), "'/a b'");
