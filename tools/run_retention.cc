@@ -5,6 +5,7 @@
 #include <chrono>
 #include <ctime>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "policy/run_retention.h"
@@ -131,8 +132,12 @@ RetentionPass::~RetentionPass() { Finish(); }
 
 void RetentionPass::Start() {
   if (started_) return;
-  started_ = true;
-  thread_ = std::thread([this] { RetainRuns(p_, policy_file_, services_, journal_, lines_); });
+  try {
+    thread_ = std::thread([this] { RetainRuns(p_, policy_file_, services_, journal_, lines_); });
+    started_ = true;
+  } catch (const std::system_error&) {
+    // No thread to be had (EAGAIN): Finish runs the pass once the tool is done.
+  }
 }
 
 void RetentionPass::Finish() {
