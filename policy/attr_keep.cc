@@ -8,6 +8,8 @@ namespace cordon::policy {
 namespace {
 
 constexpr const char* kKinds[] = {"mode", "owner", "times", "xattr"};
+constexpr const char* kChanges[] = {"mode changed", "owner changed", "times changed",
+                                    "xattr changed"};
 constexpr const char* kAccessAcl = "system.posix_acl_access";
 
 std::string Time(std::int64_t sec, std::int64_t nsec) {
@@ -39,6 +41,30 @@ std::vector<AttrKind> AttrsAltered(AttrOp op, std::string_view xattr_name, bool 
 }
 
 const char* AttrKindName(AttrKind k) { return kKinds[static_cast<int>(k)]; }
+
+const char* AttrChangeKind(AttrOp op) {
+  switch (op) {
+    case AttrOp::kMode:
+      return kChanges[static_cast<int>(AttrKind::kMode)];
+    case AttrOp::kOwner:
+      return kChanges[static_cast<int>(AttrKind::kOwner)];
+    case AttrOp::kTimes:
+      return kChanges[static_cast<int>(AttrKind::kTimes)];
+    case AttrOp::kXattr:
+      return kChanges[static_cast<int>(AttrKind::kXattr)];
+    case AttrOp::kNone:
+    case AttrOp::kOther:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+bool AttrChangeNamed(std::string_view kind) {
+  for (const char* c : kChanges) {
+    if (kind == c) return true;
+  }
+  return false;
+}
 
 std::optional<AttrKind> AttrKindNamed(std::string_view name) {
   for (int i = 0; i < 4; ++i) {

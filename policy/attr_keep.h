@@ -50,6 +50,13 @@ std::vector<AttrKind> AttrsAltered(AttrOp op, std::string_view xattr_name, bool 
 const char* AttrKindName(AttrKind k);
 std::optional<AttrKind> AttrKindNamed(std::string_view name);
 
+// The audit log's `change` record of a metadata change `op` ("mode
+// changed", what `cordon runs show` prints), or nullptr for one that names
+// no one attribute: a truncate is a change of content, inode flags are
+// never kept. AttrChangeNamed: whether `kind` is one of them.
+const char* AttrChangeKind(AttrOp op);
+bool AttrChangeNamed(std::string_view kind);
+
 // Whether an xattr of this name may be kept and set back by undo: the
 // user namespace and the POSIX ACLs, what the emulation lets a tool set
 // (supervisor/attr_apply.h); anything else in a journal is damage.

@@ -7,15 +7,15 @@
 // except a write in place too large to copy, which an approver may allow
 // (RunGates::AskWrite, on a deferred worker). A metadata change of a file
 // of the user's keeps the old value of what it alters (KeepAttrs).
-#include "supervisor/emulator.h"
-
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include "policy/attr_keep.h"
 #include "policy/refusal_hint.h"
 #include "supervisor/attr_apply.h"
 #include "supervisor/caps.h"
 #include "supervisor/delete_preview.h"
+#include "supervisor/emulator.h"
 #include "supervisor/journal/attr_state.h"
 
 namespace cordon::supervisor {
@@ -40,14 +40,8 @@ void Emulator::Observe(const char* kind, const Located& loc, const Located* to, 
 }
 
 void Emulator::NoteAttrChanged(const Located& loc, policy::AttrOp op, bool kept) {
-  // A truncate is a change of content (NoteWritten, Keep); an ioctl's inode
-  // flags are never kept and name no one attribute.
-  const char* kind = op == policy::AttrOp::kMode    ? "mode changed"
-                     : op == policy::AttrOp::kOwner ? "owner changed"
-                     : op == policy::AttrOp::kTimes ? "times changed"
-                     : op == policy::AttrOp::kXattr ? "xattr changed"
-                                                    : nullptr;
-  if (kind != nullptr) Observe(kind, loc, nullptr, kept);
+  // A truncate is a change of content (NoteWritten, Keep).
+  if (const char* kind = policy::AttrChangeKind(op)) Observe(kind, loc, nullptr, kept);
 }
 
 void Emulator::NoteCreated(const Located& loc, const struct stat& st, bool observed) {

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 
+#include "policy/attr_keep.h"
 #include "policy/audit_record.h"
 #include "policy/run_retention.h"
 #include "policy/undo_plan.h"
@@ -232,9 +233,7 @@ std::string Verb(const std::string& kind, bool kept) {
   if (kind == "replaced") return kept ? "replaced (old kept)" : "replaced";
   if (kind == "created" || kind == "renamed" || kind == "exchanged") return kind;
   // A metadata change: "mode changed (old kept)" when undo can set it back.
-  for (const char* attr : {"mode changed", "owner changed", "times changed", "xattr changed"}) {
-    if (kind == attr) return kept ? kind + " (old kept)" : kind;
-  }
+  if (policy::AttrChangeNamed(kind)) return kept ? kind + " (old kept)" : kind;
   return "?";
 }
 

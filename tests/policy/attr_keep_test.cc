@@ -46,6 +46,12 @@ TEST(AttrKeepTest, WhatEachChangeAlters) {
             (std::vector<K>{K::kMode, K::kXattr}))
       << "the access ACL holds the permission bits";
   EXPECT_TRUE(AttrsAltered(AttrOp::kOther, "", true).empty()) << "truncate, inode flags";
+  // The audit log's change record of each, as `cordon runs show` reads it back.
+  EXPECT_STREQ(AttrChangeKind(AttrOp::kMode), "mode changed");
+  EXPECT_STREQ(AttrChangeKind(AttrOp::kXattr), "xattr changed");
+  EXPECT_EQ(AttrChangeKind(AttrOp::kOther), nullptr);
+  EXPECT_TRUE(AttrChangeNamed(AttrChangeKind(AttrOp::kTimes)));
+  EXPECT_FALSE(AttrChangeNamed("created"));
 }
 
 // Decide keeps the old values (Keep::kAttr) for the user's entry where the
