@@ -97,8 +97,12 @@ void RetainRecords(const policy::Policy& p, const policy::RunRetention& runs, co
   }
 }
 
-}  // namespace
-
+// The bound of the workspace's run records: `p`'s runs section, and under
+// --policy FILE (`policy_file` not empty) the settings file's over it:
+// retention is the user's preference, not a policy of the run
+// (SettingsRunRetention). None, after one warning line, when the settings
+// file cannot be read or parsed: no record is removed rather than more
+// than the user allows.
 std::optional<policy::RunRetention> RunRetentionOf(const policy::Policy& p,
                                                    const std::string& policy_file,
                                                    RetentionLines& say) {
@@ -111,6 +115,9 @@ std::optional<policy::RunRetention> RunRetentionOf(const policy::Policy& p,
   return runs;
 }
 
+// The pass, for `p`'s workspace (the policy the run was launched with),
+// its records bounded by RunRetentionOf; `journal`: the run's, null when
+// it keeps none.
 void RetainRuns(const policy::Policy& p, const std::string& policy_file, const RunServices& s,
                 const std::shared_ptr<supervisor::Journal>& journal, RetentionLines& say) {
   const auto start = std::chrono::steady_clock::now();
@@ -127,6 +134,8 @@ void RetainRuns(const policy::Policy& p, const std::string& policy_file, const R
                                                                 start)
               .count());
 }
+
+}  // namespace
 
 RetentionPass::~RetentionPass() { Finish(); }
 

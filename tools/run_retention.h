@@ -49,22 +49,6 @@ struct RetentionLines {
   }
 };
 
-// The bound of the workspace's run records: `p`'s runs section, and under
-// --policy FILE (`policy_file` not empty) the settings file's over it:
-// retention is the user's preference, not a policy of the run
-// (SettingsRunRetention). None, after one warning line, when the settings
-// file cannot be read or parsed: no record is removed rather than more
-// than the user allows.
-std::optional<policy::RunRetention> RunRetentionOf(const policy::Policy& p,
-                                                   const std::string& policy_file,
-                                                   RetentionLines& say);
-
-// The pass, for `p`'s workspace (the policy the run was launched with),
-// its records bounded by RunRetentionOf; `journal`: the run's, null when
-// it keeps none.
-void RetainRuns(const policy::Policy& p, const std::string& policy_file, const RunServices& s,
-                const std::shared_ptr<supervisor::Journal>& journal, RetentionLines& say);
-
 // The pass of one run, in the tool's shadow: Start (once the tool has
 // exec'd: Launch's on_started) runs it on a thread of its own while the
 // tool runs, Finish joins it, or runs it then if it never started (a
