@@ -115,4 +115,9 @@ class UndoFixture : public BypassFixture {
   std::string Journals() const { return t_.root() + "/state/cordon/journal"; }
 };
 
+// The suites of this fixture run once per probe: "Dynamic" and "Static".
+inline std::string ProbeKindName(const ::testing::TestParamInfo<const char*>& info) {
+  return std::string(info.param).ends_with("_static") ? "Static" : "Dynamic";
+}
+
 }  // namespace cordon::testing

@@ -32,6 +32,18 @@ class BypassMoreTest : public BypassFixture {
     auto a = Approvals();
     return a.empty() ? nlohmann::json::object() : a[0]["preview"];
   }
+  // The preview of a chmod of .gitmodules to `args` ("mode 0600"), by path
+  // or through a descriptor alike: the operation, the path and its inode,
+  // the rule that refused it; then one allowed-once outcome, the log intact.
+  void ExpectModulesChmodAllowed(const nlohmann::json& p, const std::string& args) {
+    EXPECT_EQ(p["op"], "chmod");
+    EXPECT_EQ(p["args"], args);
+    EXPECT_EQ(p["path"], ".gitmodules");
+    EXPECT_EQ(p["rule"], "protected path");
+    EXPECT_EQ(p["ino"], Stat(".gitmodules").st_ino);
+    EXPECT_EQ(Outcomes(), std::vector<std::string>{"allowed-once"});
+    EXPECT_EQ(RunCordon({"audit", "verify", log_}).status, 0);
+  }
 };
 
 // chmod of a protected path, allowed once for exactly that mode: the mode
@@ -47,13 +59,7 @@ TEST_P(BypassMoreTest, AChmodOfAProtectedPathForExactlyThatMode) {
   EXPECT_EQ(Decisions("bypassed"), 1);
   const nlohmann::json p = Preview();
   EXPECT_EQ(p["kind"], "bypass");
-  EXPECT_EQ(p["op"], "chmod");
-  EXPECT_EQ(p["args"], "mode 0600");
-  EXPECT_EQ(p["path"], ".gitmodules");
-  EXPECT_EQ(p["rule"], "protected path");
-  EXPECT_EQ(p["ino"], Stat(".gitmodules").st_ino);
-  EXPECT_EQ(Outcomes(), std::vector<std::string>{"allowed-once"});
-  EXPECT_EQ(RunCordon({"audit", "verify", log_}).status, 0);
+  ExpectModulesChmodAllowed(p, "mode 0600");
   // Another mode: the rule's answer is for 0600 only.
   EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "chmod", ".gitmodules", "666"}), EACCES) << last_.err;
   EXPECT_EQ(Stat(".gitmodules").st_mode & 07777, 0600u);
@@ -89,13 +95,7 @@ TEST_P(BypassMoreTest, AnFchmodOfAProtectedPath) {
   EXPECT_EQ(Stat(".gitmodules").st_mode & 07777, 0600u);
   EXPECT_EQ(Decisions("bypassed"), 1);
   nlohmann::json p = Preview();
-  EXPECT_EQ(p["op"], "chmod");
-  EXPECT_EQ(p["args"], "mode 0600");
-  EXPECT_EQ(p["path"], ".gitmodules");
-  EXPECT_EQ(p["rule"], "protected path");
-  EXPECT_EQ(p["ino"], Stat(".gitmodules").st_ino);
-  EXPECT_EQ(Outcomes(), std::vector<std::string>{"allowed-once"});
-  EXPECT_EQ(RunCordon({"audit", "verify", log_}).status, 0);
+  ExpectModulesChmodAllowed(p, "mode 0600");
   // Denied (the rule is for 0600 only): refused, unchanged.
   EXPECT_EQ(Run(kWriteBypass, allow, {"sys", "fchmod", ".gitmodules", "644"}), EACCES)
       << last_.err;
@@ -365,10 +365,7 @@ TEST_P(BypassMoreTest, ALinkToARefusedNewName) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Probes, BypassMoreTest, ::testing::Values(PROBE_DYNAMIC, PROBE_STATIC),
-                         [](const auto& info) {
-                           return std::string(info.param).ends_with("_static") ? "Static"
-                                                                               : "Dynamic";
-                         });
+                         ProbeKindName);
 
 // Through the real policyd and `cordon approve`: a chmod's preview, with
 // its arguments, travels to the host and back; the digest answered is the

@@ -326,10 +326,7 @@ TEST_P(BypassTest, OutsideTheWorkspaceIsNeverAsked) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Probes, BypassTest, ::testing::Values(PROBE_DYNAMIC, PROBE_STATIC),
-                         [](const auto& info) {
-                           return std::string(info.param).ends_with("_static") ? "Static"
-                                                                               : "Dynamic";
-                         });
+                         ProbeKindName);
 
 // `cordon policy explain` says whether refusals may be asked about.
 TEST(BypassExplain, SaysWhetherABypassMayBeAsked) {

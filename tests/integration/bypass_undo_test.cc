@@ -50,10 +50,7 @@ TEST_P(BypassUndoTest, AFileWrittenInPlaceIsCopiedAndUndone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Probes, BypassUndoTest, ::testing::Values(PROBE_DYNAMIC, PROBE_STATIC),
-                         [](const auto& info) {
-                           return std::string(info.param).ends_with("_static") ? "Static"
-                                                                               : "Dynamic";
-                         });
+                         ProbeKindName);
 
 }  // namespace
 }  // namespace cordon::testing

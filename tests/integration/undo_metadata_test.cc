@@ -248,10 +248,7 @@ TEST_P(UndoMetadataTest, ABypassedChangeIsTakenBack) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Probes, UndoMetadataTest, ::testing::Values(PROBE_DYNAMIC, PROBE_STATIC),
-                         [](const auto& info) {
-                           return std::string(info.param).ends_with("_static") ? "Static"
-                                                                               : "Dynamic";
-                         });
+                         ProbeKindName);
 
 }  // namespace
 }  // namespace cordon::testing
