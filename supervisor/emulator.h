@@ -428,9 +428,11 @@ class Emulator {
   std::set<int> ptys_;
   // Whether a file was made in a shared directory (the destructor's sweep).
   std::atomic<bool> made_shared_{false};
-  std::mutex fifos_mu_;
-  std::vector<std::pair<std::string, std::pair<dev_t, ino_t>>> fifos_;  // MadeFifoAt
-  std::vector<std::string> gitfiles_;  // NoteGitFile, under fifos_mu_
+  // What the end of the run looks at again, under end_lists_mu_: the FIFOs
+  // the run made (MadeFifoAt) and the gitfiles it wrote (NoteGitFile).
+  std::mutex end_lists_mu_;
+  std::vector<std::pair<std::string, std::pair<dev_t, ino_t>>> fifos_;
+  std::vector<std::string> gitfiles_;
   // Both sets name inodes by number, and a filesystem gives a freed number
   // to its next new file (git's index.lock, made and renamed over index
   // again and again). An inode the supervisor creates is new whatever its

@@ -57,19 +57,19 @@ std::optional<Reply> Emulator::ReadFifo(const std::string& target, const std::st
 }
 
 void Emulator::MadeFifoAt(const std::string& abs, const struct stat& st) {
-  std::lock_guard<std::mutex> l(fifos_mu_);
+  std::lock_guard<std::mutex> l(end_lists_mu_);
   fifos_.push_back({abs, {st.st_dev, st.st_ino}});
 }
 
 void Emulator::MovedFifo(const struct stat& st, const std::string& abs) {
-  std::lock_guard<std::mutex> l(fifos_mu_);
+  std::lock_guard<std::mutex> l(end_lists_mu_);
   for (auto& [at, id] : fifos_) {
     if (id.first == st.st_dev && id.second == st.st_ino) at = abs;
   }
 }
 
 void Emulator::RemoveFifosLeft() {
-  std::lock_guard<std::mutex> l(fifos_mu_);
+  std::lock_guard<std::mutex> l(end_lists_mu_);
   for (const auto& [abs, id] : fifos_) {
     auto loc = rules().roots.Locate(abs);
     if (!loc) continue;

@@ -26,14 +26,14 @@ constexpr std::size_t kMaxGitFile = 1 << 20;
 }  // namespace
 
 void Emulator::NoteGitFile(const std::string& abs) {
-  std::lock_guard<std::mutex> l(fifos_mu_);
+  std::lock_guard<std::mutex> l(end_lists_mu_);
   if (std::find(gitfiles_.begin(), gitfiles_.end(), abs) == gitfiles_.end()) {
     gitfiles_.push_back(abs);
   }
 }
 
 void Emulator::CheckGitFilesLeft() {
-  std::lock_guard<std::mutex> l(fifos_mu_);
+  std::lock_guard<std::mutex> l(end_lists_mu_);
   std::string workspace;
   std::vector<std::string> writable;
   for (const WriteRoot& root : rules().roots.roots()) {
