@@ -216,7 +216,7 @@ Result<Emulator::Path> Emulator::Resolve(const Request& req, int dirfd, std::str
   if (path.empty() && !empty_ok) return SysError{ENOENT, "empty path"};
   Path p;
   p.slash = TrailingSlash(path);
-  auto abs = Absolute(req.tid, dirfd, path);
+  auto abs = ToolAbsolute(req.tid, dirfd, path);
   if (!abs) return abs.error();
   p.abs = std::move(abs.value());
   if (named != nullptr) *named = {path, p.abs};

@@ -56,6 +56,7 @@
 #include "supervisor/run_observer.h"
 #include "supervisor/socket_stand_in.h"
 #include "supervisor/tool_creds.h"
+#include "supervisor/tool_env.h"
 #include "supervisor/write_roots.h"
 
 namespace cordon::supervisor {
@@ -96,6 +97,9 @@ struct EmulatorOptions {
   // express (brokered reads): the fence is made from this at the first
   // such call (read_fence.h); null fails closed.
   std::shared_ptr<const ReadFenceSource> read_fence_of;
+  // The links the private HOME was made with (tool_env.h): a path through
+  // one of them names what the link leads to (ToolAbsolute).
+  std::vector<HomeLink> home_links;
 };
 
 class Emulator {
@@ -156,6 +160,14 @@ class Emulator {
   };
   // `named`, when given, gets the path before the rule lookup (for a
   // bypass of what the lookup refuses).
+  // The absolute path of a tool's path argument (tool_path.h's Absolute),
+  // through the private HOME's links: a path beneath one of them, while it
+  // is still the link the run made, names the granted path it leads to, as
+  // the kernel's lookup would. What is written there is then decided for
+  // that path (and refused with a hint that grants it), not refused as a
+  // symlink on the way. The link itself (the last component) stays the
+  // link: it is unlinked or renamed as itself.
+  Result<std::string> ToolAbsolute(pid_t tid, int dirfd, const std::string& path) const;
   Result<Path> ResolvePath(const Request& req, int dirfd_arg, uint64_t path_addr, bool empty_ok,
                            Change change = Change::kEntry, Named* named = nullptr);
   Result<Path> Resolve(const Request& req, int dirfd_arg, std::string path, bool empty_ok,

@@ -203,7 +203,7 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
     Reply refused = dir_outside ? Reply::PathRefused("create: ", e, policy::ParentOf(e.detail))
                                 : Reply::PathRefused("create: ", e);
     if (p.error().err != EACCES) return refused;
-    auto abs = Absolute(req.tid, dirfd, name.value());  // Resolve's, unlocated
+    auto abs = ToolAbsolute(req.tid, dirfd, name.value());  // Resolve's, unlocated
     if (abs && ToolSeesEntry(abs.value())) return Reply::Errno(EEXIST);
     if (!abs || kind != S_IFDIR) return refused;
     auto at = BypassPlace(policy::FileOp::kCreate, {name.value(), abs.value()},

@@ -256,7 +256,7 @@ Reply Emulator::Open(const Request& req, int dirfd, uint64_t path_addr, uint64_t
   }
   if (raw.empty()) return Reply::Errno(ENOENT);
   Path p;
-  auto abs = Absolute(req.tid, dirfd, raw);
+  auto abs = ToolAbsolute(req.tid, dirfd, raw);
   if (!abs) return Reply::Errno(abs.error().err, "open " + raw + ": " + abs.error().op);
   p.abs = std::move(abs.value());
   p.slash = TrailingSlash(raw);

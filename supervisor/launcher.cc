@@ -50,12 +50,23 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
   return out;
 }
 
+// What the supervisor's post is taken up with (Serve).
+struct Post {
+  const LaunchRequest& req;
+  const std::string& tmp;
+  int64_t run_start_ns;
+  const std::shared_ptr<LiveRules>& live;
+  const std::vector<HomeLink>& home_links;
+};
+
 // Takes the seccomp listener the child sends before it execs and builds the
 // server that answers it. EPIPE: the child died before sending it.
-Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Policy& p,
-                                            const LaunchRequest& req, const std::string& tmp,
-                                            int64_t run_start_ns, ReportChannel& reports,
-                                            const std::shared_ptr<LiveRules>& live) {
+Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const Post& post,
+                                            ReportChannel& reports) {
+  const LaunchRequest& req = post.req;
+  const policy::Policy& p = *req.policy;
+  const std::string& tmp = post.tmp;
+  const std::shared_ptr<LiveRules>& live = post.live;
   char byte;
   auto listener = RecvFd(notify_sock, &byte, 1);
   if (!listener) {
@@ -81,7 +92,9 @@ Result<std::unique_ptr<NotifyServer>> Serve(int notify_sock, const policy::Polic
                                  });
   }
   opts.read_fence_of = std::make_shared<const ReadFenceSource>(ReadFenceSource{p, tmp});
-  auto emulator = std::make_shared<Emulator>(live, run_start_ns, std::move(opts), std::move(fence));
+  opts.home_links = post.home_links;
+  auto emulator =
+      std::make_shared<Emulator>(live, post.run_start_ns, std::move(opts), std::move(fence));
   return std::unique_ptr<NotifyServer>(
       std::make_unique<NotifyLoop>(std::move(listener.value()), std::move(emulator), req.refusals));
 }
@@ -222,9 +235,11 @@ ChildSpec MakeChildSpec(const LaunchRequest& req, int workspace_fd, const Kernel
 
 // The tool's environment (MakeToolEnv: secrets left out, the private
 // cache's variables), its private HOME made, and the report channel's fd
-// named when the run takes reports (`reports` opened).
+// named when the run takes reports (`reports` opened). `home_links`: the
+// links the private HOME was made with.
 Result<std::vector<std::string>> ToolEnvironment(const LaunchRequest& req, const std::string& tmp,
-                                                 ReportChannel& reports) {
+                                                 ReportChannel& reports,
+                                                 std::vector<HomeLink>& home_links) {
   ToolEnv tool_env = MakeToolEnv(req.env, *req.policy, tmp, req.web_proxy_url);
   if (!tool_env.removed.empty()) {
     std::string names;
@@ -236,6 +251,7 @@ Result<std::vector<std::string>> ToolEnvironment(const LaunchRequest& req, const
     return SysError{0, "private HOME:", Describe(h.error())};
   }
   std::vector<std::string> env = std::move(tool_env.env);
+  home_links = std::move(tool_env.home_links);
   if (req.on_report) {
     if (Status s = reports.Open(); !s) {
       return SysError{0, "report channel:", Describe(s.error())};
@@ -268,14 +284,6 @@ Result<ToolChannels> OpenToolChannels() {
   return ch;
 }
 
-// What the supervisor's post is taken up with (Serve).
-struct Post {
-  const LaunchRequest& req;
-  const std::string& tmp;
-  int64_t run_start_ns;
-  const std::shared_ptr<LiveRules>& live;
-};
-
 // The child spawned (pid < 0: -errno of a failed clone) and the notify
 // server at its post, or why it could not take it up (EPIPE: the child
 // died before it sent the listener; a null server: nothing is notified).
@@ -294,10 +302,7 @@ Spawned SpawnAndServe(const Post& post, const ChildSpec& spec, KernelLayers& ker
   const LaunchRequest& req = post.req;
   const bool notifies = kernel.filter && kernel.filter->has_notify;
   const bool exec_notified = notifies && (req.filter.notify_exec || req.filter.notify_all_paths);
-  auto serve = [&] {
-    return Serve(ch.notify_parent.get(), *req.policy, req, post.tmp, post.run_start_ns, reports,
-                 post.live);
-  };
+  auto serve = [&] { return Serve(ch.notify_parent.get(), post, reports); };
   Spawned out;
   std::thread window;
   if (exec_notified) window = std::thread([&] { out.served = serve(); });
@@ -370,7 +375,8 @@ int Launch(const LaunchRequest& req) {
 
   std::vector<std::string> argv = req.argv;
   ReportChannel reports;
-  auto tool_env = ToolEnvironment(req, tmp.path(), reports);
+  std::vector<HomeLink> home_links;
+  auto tool_env = ToolEnvironment(req, tmp.path(), reports, home_links);
   if (!tool_env) return Fail(Describe(tool_env.error()));
   std::vector<std::string> env = std::move(tool_env.value());
   std::vector<char*> cargv = CStrings(argv);
@@ -390,7 +396,7 @@ int Launch(const LaunchRequest& req) {
   spec.argv = cargv.data();
   spec.envp = cenv.data();
 
-  const Post post{req, tmp.path(), run_start_ns, live};
+  const Post post{req, tmp.path(), run_start_ns, live, home_links};
   Spawned spawned = SpawnAndServe(post, spec, kernel, ch, reports);
   const pid_t pid = spawned.pid;
   if (pid < 0) return Fail(std::string("clone: ") + std::strerror(-pid));

@@ -156,6 +156,30 @@ TEST_F(ToolRootsTest, NoRootIsWritableAndTheRestOfTheHomeStaysUnreadable) {
   for (const auto& root : roots) EXPECT_FALSE(Exists(root + "/w")) << root;
 }
 
+// The private HOME reaches a root through a link the run made (~/.cargo):
+// a write through it (cargo's lock, ~/.cargo/.package-cache) is decided
+// for the root's own file, refused with the grant that allows it, and
+// following that hint gets exactly that file written there. A link the
+// tool replaced with a directory of its own is its own directory.
+TEST_F(ToolRootsTest, AWriteThroughThePrivateHomeIsDecidedForWhereItLeads) {
+  const std::string lock = h_ + "/.cargo/.package-cache";
+  const std::string cmd = "echo x > ~/.cargo/.package-cache && echo written";
+  RunResult r = Run({"sh", "-c", cmd});
+  EXPECT_NE(r.status, 0);
+  EXPECT_THAT(r.err, HasSubstr("to allow it: --rw " + lock)) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("symlink on the way")));
+  EXPECT_FALSE(Exists(lock));
+  r = Run({"sh", "-c", cmd + "; echo y > ~/.cargo/other 2>/dev/null || echo refused"},
+          {"--rw", lock});
+  EXPECT_EQ(r.out, "written\nrefused\n") << r.err;
+  EXPECT_EQ(ReadFile(lock), "x\n");
+  EXPECT_FALSE(Exists(h_ + "/.cargo/other"));
+  r = Run(
+      {"sh", "-c", "rm ~/.cargo && mkdir ~/.cargo && echo z > ~/.cargo/own && cat ~/.cargo/own"});
+  EXPECT_EQ(r.out, "z\n") << r.err;
+  EXPECT_FALSE(Exists(h_ + "/.cargo/own"));
+}
+
 TEST_F(ToolRootsTest, ExplainListsEachGrantWithItsReason) {
   const std::string policy = t_.root() + "/p.json";
   WriteFile(policy, "{}");
