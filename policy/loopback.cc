@@ -197,9 +197,10 @@ NetDecision DecideNet(const NetRequest& r) {
   const char* const kHint =
       NetworkProxied(r.mode)
           ? "under public-web and hosts: the tool reaches the web through cordon's proxy only "
-            "(HTTPS_PROXY in its environment) and its own loopback listeners"
-          : "under network none the tool reaches its own loopback listeners only; --network "
-            "allow opens the network";
+            "(HTTPS_PROXY in its environment) and its own loopback listeners; to allow it: "
+            "--network allow"
+          : "under network none the tool reaches its own loopback listeners only; to allow it: "
+            "--network allow";
   auto refuse = [&](int err, std::string why) {
     d.err = err;
     d.why = std::move(why);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "policy/network_mode.h"
+
 namespace cordon::policy {
 namespace {
 
@@ -115,11 +117,22 @@ HeadParse ParseRequestHead(std::string_view bytes, ProxyRequest* out, std::strin
   return HeadParse::kOk;
 }
 
+std::string WebHint(const Policy& p, WebRefusal why, std::string_view host) {
+  Policy wider;
+  wider.network = Network::kHosts;
+  if (why == WebRefusal::kNotListed && p.network == Network::kHosts) wider.web.hosts = p.web.hosts;
+  if (why == WebRefusal::kNoWebGrant || host.empty()) wider.network = Network::kAllow;
+  wider.web.hosts.push_back({std::string(host), false});
+  return "to allow it: --network " + FormatNetworkMode(wider);
+}
+
 WebVerdict DecideWebRequest(const Policy& p, const ProxyRequest& r) {
   WebVerdict v;
-  auto refuse = [&](int status, std::string reason) {
+  auto refuse = [&](int status, std::string reason, WebRefusal why = WebRefusal::kNoWebGrant) {
     v.status = status;
     v.reason = std::move(reason);
+    // A malformed request (400) is the client's: no grant mends it.
+    if (status != 400) v.hint = WebHint(p, why, v.url.host);
     return v;
   };
   if (!NetworkProxied(p.network)) return refuse(403, "this run has no web grant");
@@ -150,10 +163,11 @@ WebVerdict DecideWebRequest(const Policy& p, const ProxyRequest& r) {
     return refuse(400, "https through a plain request: clients use CONNECT for https");
   }
   if (p.network == Network::kHosts && !HostAllowed(p.web.hosts, v.url.host)) {
-    return refuse(403, v.url.host + " is not in the run's hosts list");
+    return refuse(403, v.url.host + " is not in the run's hosts list", WebRefusal::kNotListed);
   }
   if (p.network == Network::kPublicWeb && !v.connect && r.method != "GET" && r.method != "HEAD") {
-    return refuse(405, r.method + " under public-web: read only (GET and HEAD)");
+    return refuse(405, r.method + " under public-web: read only (GET and HEAD)",
+                  WebRefusal::kReadOnly);
   }
   return v;
 }

@@ -48,6 +48,9 @@ HeadParse ParseRequestHead(std::string_view bytes, ProxyRequest* out, std::strin
 struct WebVerdict {
   int status = 0;        // 0: allowed; else the HTTP status the proxy answers
   std::string reason;    // one line: why refused, for the answer and the audit
+  // The grant that lets it through, in command-line words ("to allow it:
+  // --network hosts:a.org,b.org"; WebHint), for cordon's refusal line.
+  std::string hint;
   bool connect = false;  // a CONNECT tunnel
   WebUrl url;            // the destination (a CONNECT's: https://host:port/)
 };
@@ -55,6 +58,15 @@ struct WebVerdict {
 // Decides a request under `p`'s network mode and web grant (p.network,
 // p.web: nothing else is read).
 WebVerdict DecideWebRequest(const Policy& p, const ProxyRequest& r);
+
+// The hint for a request to `host` that `p`'s web grant refused: a name
+// missing from hosts: adds it to the list (every other name kept);
+// another method than GET and HEAD under public-web takes hosts:HOST,
+// which allows every method for that name; what no web grant lets
+// through (a non-public address or literal, a port the grant does not
+// name, credentials in the URL) takes --network allow, the host's network.
+enum class WebRefusal { kNotListed, kReadOnly, kNoWebGrant };
+std::string WebHint(const Policy& p, WebRefusal why, std::string_view host);
 
 // Every address a name resolved to must be public (an address in
 // `also_public`, the test build's declared range, counts as public). The

@@ -150,7 +150,8 @@ void RegisterPolicy(CLI::App& app, int& exit_code) {
   explain->add_option("--profile", args.profile, "as cordon run --profile")
       ->check(CLI::IsMember({"read-only", "workspace-write"}));
   explain->add_flag("--json", args.json, "machine-readable output");
-  explain->add_option("--network", args.network, "as cordon run --network");
+  explain->add_option("--network", args.network, "as cordon run --network")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   explain->add_flag("--no-private-cache", args.no_private_cache, "as cordon run --no-private-cache");
   explain->add_option("--env-keep", args.env_keep, "as cordon run --env-keep")
       ->allow_extra_args(false);

@@ -149,7 +149,8 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
                   "none (default: the tool's own loopback only), public-web (public hosts "
                   "through cordon's proxy), hosts:NAME[,*.SUFFIX]... (those hosts through it) "
                   "or allow")
-      ->check(non_empty);
+      ->check(non_empty)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a hint appended wins
   cmd->add_flag("--allow-degraded", o.allow_degraded,
                 "run with advisory confinement when the kernel lacks seccomp notification");
   cmd->add_flag("--test-force-notify-all", o.force_notify_all)->group("");

@@ -40,9 +40,10 @@ class Session {
   void Run() {
     Serve();
     if (!ev_.allowed || !ev_.reason.empty()) {
-      spdlog::warn("web proxy: {} {}{}: {}", ev_.method.empty() ? "request" : ev_.method,
+      spdlog::warn("web proxy: {} {}{}: {}{}", ev_.method.empty() ? "request" : ev_.method,
                    ev_.host.empty() ? "" : ev_.host + ":" + std::to_string(ev_.port),
-                   ev_.allowed ? " (cut short)" : " refused", ev_.reason);
+                   ev_.allowed ? " (cut short)" : " refused", ev_.reason,
+                   hint_.empty() ? "" : "; " + hint_);
     }
     if (ev_.allowed && !ev_.reason.empty()) {
       // Cut short (a cap, the run's end): a reset, so the tool's client
@@ -128,6 +129,7 @@ class Session {
   std::vector<char> buf_;
   ProxyEvent ev_;
   policy::WebVerdict v_;
+  std::string hint_;  // the grant that lets a refused request through
 };
 
 void Session::Serve() {
@@ -153,7 +155,10 @@ void Session::Serve() {
   v_ = policy::DecideWebRequest(*p_, req);
   ev_.host = v_.url.host;
   ev_.port = v_.url.port;
-  if (v_.status != 0) return Answer(v_.status, v_.reason);
+  if (v_.status != 0) {
+    hint_ = v_.hint;
+    return Answer(v_.status, v_.reason);
+  }
   std::vector<policy::IpAddress> addrs;
   if (v_.url.host_is_ip) {
     addrs.push_back(*policy::ParseIpLiteral(v_.url.host));
@@ -167,6 +172,7 @@ void Session::Serve() {
   // Every address, not only the one used: a name that also points inward
   // is not a public name.
   if (std::string bad = policy::CheckResolved(addrs, s_.also_public); !bad.empty()) {
+    hint_ = policy::WebHint(*p_, policy::WebRefusal::kNoWebGrant, v_.url.host);
     return Answer(403, v_.url.host + ": " + bad);
   }
   std::string pending = in.substr(req.head_bytes);

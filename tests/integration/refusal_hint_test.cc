@@ -7,13 +7,17 @@
 // static probe, which the preload never sees) are followed.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "base/fd.h"
 #include "tests/support/test_env.h"
 
 namespace cordon::testing {
@@ -173,6 +177,31 @@ TEST_F(RefusalHintTest, FollowingAProtectedPathsHintGetsPastIt) {
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(ReadFile(t_.Ws(".git/config")), "[core]\n");
   EXPECT_NE(r.err.find(mark + ".git/config\"]"), std::string::npos) << r.err;
+}
+
+// A connect to a listener of the host's (this test's, outside the run) is
+// refused under the default network, with the grant that lets it through.
+TEST_F(RefusalHintTest, FollowingTheHintOfARefusedConnectGetsItThrough) {
+  Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener.get(), 4), 0);
+  ASSERT_EQ(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const std::string port = std::to_string(ntohs(a.sin_port));
+  RunResult r;
+  std::vector<std::string> taken = FollowHints(
+      {"run", "--workspace", t_.ws()}, {"bash", "-c", "echo hi > /dev/tcp/127.0.0.1/" + port}, &r);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(taken, ::testing::ElementsAre("--network allow "));
+  // The kernel queued the one connection that was let through.
+  Fd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+  ASSERT_TRUE(conn) << "no connection reached the listener";
+  char buf[8] = {};
+  EXPECT_EQ(::read(conn.get(), buf, sizeof buf), 3);
+  EXPECT_STREQ(buf, "hi\n");
 }
 
 TEST_F(RefusalHintTest, ARefusalIsSaidOnceAtTheDefaultLevel) {

@@ -269,6 +269,34 @@ TEST_F(WebProxyTest, HostsAllowsOnlyTheListedNamesAndEveryMethod) {
   EXPECT_EQ(s().Hits(), "");
 }
 
+// Issue 24 item 6 for the web grant: the proxy's refusal line names the
+// grant that lets the request through, and those words appended to the
+// command line do. A name that resolves inward takes the host's network.
+TEST_F(WebProxyTest, FollowingTheProxysHintGetsTheRequestThrough) {
+  const std::string p = Policy("hosts:test.example");
+  RunResult r = Curl(p, {s().Https("other.example")});
+  EXPECT_NE(r.status, 0);
+  EXPECT_THAT(r.err, HasSubstr("to allow it: --network hosts:test.example,other.example"));
+  EXPECT_EQ(s().Hits(), "");
+  const std::vector<std::string> curl = {"/usr/bin/curl", "-sS",           "--max-time", "20",
+                                         "--cacert",      ws() + "/ca.pem"};
+  auto with = [&](std::vector<std::string> tool, const std::string& url) {
+    tool.push_back(url);
+    return tool;
+  };
+  r = Run(p, with(curl, s().Https("other.example")),
+          {"--network", "hosts:test.example,other.example"});
+  EXPECT_EQ(r.out, "ok\n") << r.err;
+  const std::string web = Policy("public-web");
+  r = Curl(web, {"-d", "abc", s().Http("test.example")});
+  EXPECT_THAT(r.err, HasSubstr("to allow it: --network hosts:test.example"));
+  r = Run(web, with(with(with(curl, "-d"), "abc"), s().Http("test.example")),
+          {"--network", "hosts:test.example"});
+  EXPECT_EQ(r.out, "posted 3\n") << r.err;
+  r = Curl(web, {s().Https("loop.example")});
+  EXPECT_THAT(r.err, HasSubstr("not public; to allow it: --network allow"));
+}
+
 // Issue 27 item 2: a policy reload narrows the proxy's hosts for the
 // connections that follow; a wider list is refused and changes nothing.
 TEST_F(WebProxyTest, AReloadNarrowsTheHostsTheProxyLetsThrough) {

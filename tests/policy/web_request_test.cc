@@ -77,6 +77,32 @@ TEST(WebRequest, PublicWebDecisions) {
   }
 }
 
+// Each refusal's hint (issue 24 item 6): the grant that lets that request
+// through, in command-line words; none for a malformed request.
+TEST(WebRequest, EachRefusalNamesTheGrantThatLetsItThrough) {
+  const Policy web = Mode("public-web");
+  const Policy hosts = Mode("hosts:registry.example.org,*.pkg.example.com");
+  struct Case {
+    const Policy* p;
+    const char* head;
+    const char* hint;
+  } cases[] = {
+      {&hosts, "CONNECT evil.example.net:443 HTTP/1.1\r\n\r\n",
+       "to allow it: --network hosts:registry.example.org,*.pkg.example.com,evil.example.net"},
+      {&web, "POST http://a.example.com/ HTTP/1.1\r\n\r\n",
+       "to allow it: --network hosts:a.example.com"},
+      {&web, "CONNECT a.example.com:22 HTTP/1.1\r\n\r\n", "to allow it: --network allow"},
+      {&hosts, "CONNECT 10.0.0.1:443 HTTP/1.1\r\n\r\n", "to allow it: --network allow"},
+      {&web, "GET http://user:pw@a.example.com/ HTTP/1.1\r\n\r\n", "to allow it: --network allow"},
+      {&web, "GET http://db.internal/ HTTP/1.1\r\n\r\n", "to allow it: --network allow"},
+      {&web, "GET /index.html HTTP/1.1\r\n\r\n", ""},
+      {&web, "CONNECT a.example.com:443 HTTP/1.1\r\n\r\n", ""},
+  };
+  for (const Case& c : cases) EXPECT_EQ(Decide(*c.p, c.head).hint, c.hint) << c.head;
+  EXPECT_EQ(WebHint(hosts, WebRefusal::kNoWebGrant, "registry.example.org"),
+            "to allow it: --network allow");
+}
+
 TEST(WebRequest, HostsAllowsTheListedNamesOnlyAndEveryMethod) {
   const Policy p = Mode("hosts:registry.example.org,*.pkg.example.com");
   EXPECT_EQ(Decide(p, "CONNECT registry.example.org:443 HTTP/1.1\r\n\r\n").status, 0);
