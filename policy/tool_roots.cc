@@ -112,6 +112,20 @@ ToolchainRoot ToolchainRootOf(std::string_view path, const ToolRootContext& ctx)
   return {};
 }
 
+std::vector<std::string> ToolInputPaths(std::string_view name, std::string_view value) {
+  const bool find_links = name == "PIP_FIND_LINKS";
+  const std::string_view seps = find_links ? " \t\n" : name == "SSL_CERT_DIR" ? ":" : "";
+  std::vector<std::string> out;
+  while (!value.empty()) {
+    const size_t end = seps.empty() ? std::string_view::npos : value.find_first_of(seps);
+    std::string_view item = value.substr(0, end);
+    value = end == std::string_view::npos ? std::string_view() : value.substr(end + 1);
+    if (find_links && item.starts_with("file://")) item.remove_prefix(7);
+    if (!item.empty() && item[0] == '/') out.emplace_back(item);
+  }
+  return out;
+}
+
 const char* WideningRefusal(std::string_view dir, const ToolRootContext& ctx) {
   if (dir == "/") return "the root directory";
   if (!ctx.home.empty() && dir == ctx.home) return "the home directory itself";

@@ -26,6 +26,24 @@ inline constexpr const char* kToolRootVariables[] = {
     "PYENV_ROOT", "RBENV_ROOT",  "NVM_DIR",       "CARGO_HOME",   "RUSTUP_HOME", "GOPATH",
     "ASDF_DIR",   "ASDF_DATA_DIR", "VOLTA_HOME", "BUN_INSTALL", "DENO_INSTALL", "SDKMAN_DIR"};
 
+// The variables that name what the caller's tools read besides their
+// install: CA bundles and certificate directories (a company's CA in
+// ~/certs, which every TLS client of the run needs) and pip's local
+// find-links. What they name is granted read-only, never executable
+// (ToolInputPaths). Not a variable that may name a secret (a client key,
+// a config file that holds an index's password).
+inline constexpr const char* kToolInputVariables[] = {
+    "SSL_CERT_FILE",       "SSL_CERT_DIR",      "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO",    "GIT_SSL_CAPATH",     "PIP_CERT",
+    "npm_config_cafile",   "CARGO_HTTP_CAINFO", "PIP_FIND_LINKS"};
+
+// The absolute paths variable `name` (one of kToolInputVariables) names
+// in `value`: one path; SSL_CERT_DIR a ':'-separated list (OpenSSL's);
+// PIP_FIND_LINKS a whitespace-separated list of paths and URLs, of which
+// absolute paths and file:// URLs name paths. Relative paths name the
+// tool's cwd (the workspace), so nothing of their own.
+std::vector<std::string> ToolInputPaths(std::string_view name, std::string_view value);
+
 // The install root(s) of the toolchain `path` (absolute, normal) lies in:
 // ~/.pyenv, ~/.nvm/versions/node/V, ~/.cargo with ~/.rustup, ~/.local's
 // tool subtrees (bin, lib, share/pipx, share/uv/{tools,python}: not

@@ -45,6 +45,9 @@ std::vector<std::string> AddToolPaths(policy::Policy& p, const std::string& comm
   for (const char* var : policy::kToolRootVariables) {
     if (std::string v = Env(var); !v.empty()) in.env_dirs.emplace_back(var, std::move(v));
   }
+  for (const char* var : policy::kToolInputVariables) {
+    if (std::string v = Env(var); !v.empty()) in.inputs.emplace_back(var, std::move(v));
+  }
   return AddToolRoots(p, in);
 }
 

@@ -46,6 +46,20 @@ class Granter {
     p_.base_paths.push_back(std::move(rule));
   }
 
+  // Grants `real` (canonical) read-only, not executable, unless refused or
+  // covered by any rule already: readable there, or denied.
+  void GrantRead(const std::string& real, const std::string& source) {
+    if (const char* why = policy::WideningRefusal(real, ctx_)) {
+      warnings.push_back(real + " (" + source + ") is " + why + ": not granted");
+      return;
+    }
+    if (policy::CoveringRule(rules_, real) != nullptr) return;
+    policy::PathRule rule = policy::PathRule::ReadOnlyNoExec(real);
+    rule.source = source;
+    rules_.push_back(rule);
+    p_.base_paths.push_back(std::move(rule));
+  }
+
   // Grants the toolchain root(s) `real` (and its name as found, `found`)
   // lies in; without one, `fallback` itself.
   void GrantRootOr(const std::string& real, const std::string& found, const std::string& what,
@@ -161,6 +175,14 @@ std::vector<std::string> AddToolRoots(policy::Policy& p, const ToolRootsInput& i
       continue;
     }
     g.GrantRootOr(real, d, "PATH entry " + d, real, "on PATH");
+  }
+  for (const auto& [var, value] : in.inputs) {
+    for (const std::string& path : policy::ToolInputPaths(var, value)) {
+      // A path that is not there names nothing to read (pip skips it).
+      if (std::string real = resolve.RealOrEmpty(path); !real.empty()) {
+        g.GrantRead(real, "named by $" + var);
+      }
+    }
   }
   if (in.command.empty() || in.command.find('/') != std::string::npos) {
     if (in.command.empty() || in.command[0] != '/') return std::move(g.warnings);

@@ -21,13 +21,18 @@ struct ToolRootsInput {
   std::string command;            // argv[0]; empty: PATH only (policy explain)
   // The toolchains' variables (policy::kToolRootVariables) that are set.
   std::vector<std::pair<std::string, std::string>> env_dirs;
+  // The variables of policy::kToolInputVariables that are set: what they
+  // name is granted read-only, not executable.
+  std::vector<std::pair<std::string, std::string>> inputs;
 };
 
 // Adds the rules to p.base_paths (p normalised: its rules canonical). A
 // path the rules in force already let the tool read and execute, or deny,
 // gets none: a base grant never loosens a denial nor narrows a read-write
 // grant. Returns one line per entry skipped for a reason the user should
-// see (a file on PATH, a symlink loop, the home itself).
+// see (a file on PATH, a symlink loop, the home itself). The same holds for
+// the paths `inputs` name, granted read-only (not executable) as they
+// are, file or directory, with no toolchain root.
 std::vector<std::string> AddToolRoots(policy::Policy& p, const ToolRootsInput& in);
 
 }  // namespace cordon::supervisor

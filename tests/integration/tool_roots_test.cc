@@ -180,6 +180,34 @@ TEST_F(ToolRootsTest, AWriteThroughThePrivateHomeIsDecidedForWhereItLeads) {
   EXPECT_FALSE(Exists(h_ + "/.cargo/own"));
 }
 
+// What the caller's environment names for its tools to read (a company CA
+// under HOME, pip's local wheels) is readable, not writable; the rest of
+// the home is not, and a variable that names a credential grants nothing.
+TEST_F(ToolRootsTest, WhatTheToolsVariablesNameIsReadOnly) {
+  Mkdirs(h_ + "/certs");
+  Mkdirs(tc_ + "/wheels");
+  Mkdirs(h_ + "/.ssh");
+  WriteFile(h_ + "/certs/corp.pem", "CORP-CA\n");
+  WriteFile(tc_ + "/wheels/pkg-1.0-py3-none-any.whl", "WHEEL\n");
+  WriteFile(h_ + "/.ssh/id_ed25519", "CANARY-KEY\n");
+  std::vector<std::string> env = Env();
+  env.push_back("NODE_EXTRA_CA_CERTS=" + h_ + "/certs/corp.pem");
+  env.push_back("PIP_FIND_LINKS=file://" + tc_ + "/wheels https://example.org/simple");
+  env.push_back("SSL_CERT_FILE=" + h_ + "/.ssh/id_ed25519");
+  RunResult r = RunCordon(
+      {"run", "--profile", "workspace-write", "--workspace", t_.ws(), "--", "sh", "-c",
+       "cat \"$NODE_EXTRA_CA_CERTS\"; ls " + tc_ + "/wheels; cat \"$SSL_CERT_FILE\" " + h_ +
+           "/secret.txt 2>/dev/null; echo x > \"$NODE_EXTRA_CA_CERTS\" || echo refused"},
+      "", env);
+  EXPECT_EQ(r.out, "CORP-CA\npkg-1.0-py3-none-any.whl\nrefused\n") << r.err;
+  EXPECT_EQ(ReadFile(h_ + "/certs/corp.pem"), "CORP-CA\n");
+  RunResult explain = RunCordon({"policy", "explain", "--workspace", t_.ws()}, "", env);
+  EXPECT_THAT(explain.out, ::testing::ContainsRegex("read-only +" + h_ +
+                                                    "/certs/corp.pem\n +\\(named by "
+                                                    "\\$NODE_EXTRA_CA_CERTS\\)"))
+      << explain.out;
+}
+
 TEST_F(ToolRootsTest, ExplainListsEachGrantWithItsReason) {
   const std::string policy = t_.root() + "/p.json";
   WriteFile(policy, "{}");

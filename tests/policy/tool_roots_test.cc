@@ -100,5 +100,20 @@ TEST(ToolRoots, ShebangLines) {
   EXPECT_FALSE(ParseShebang(""));
 }
 
+// What a tool's input variable names: one path, OpenSSL's ':' list, pip's
+// whitespace list of paths and URLs; relative paths and URLs name nothing.
+TEST(ToolRoots, EachInputVariableNamesItsPaths) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ToolInputPaths("NODE_EXTRA_CA_CERTS", "/home/u/corp ca.pem"), V{"/home/u/corp ca.pem"});
+  EXPECT_EQ(ToolInputPaths("SSL_CERT_FILE", "certs/ca.pem"), V{});
+  EXPECT_EQ(ToolInputPaths("SSL_CERT_DIR", "/etc/ssl/certs:/home/u/certs::rel"),
+            (V{"/etc/ssl/certs", "/home/u/certs"}));
+  EXPECT_EQ(ToolInputPaths("PIP_FIND_LINKS",
+                           "/opt/wheels  file:///srv/w https://example.org/simple ./local "
+                           "file://host/share"),
+            (V{"/opt/wheels", "/srv/w"}));
+  EXPECT_EQ(ToolInputPaths("PIP_CERT", ""), V{});
+}
+
 }  // namespace
 }  // namespace cordon::policy
