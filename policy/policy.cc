@@ -77,7 +77,10 @@ std::vector<PathRule> SystemPaths() {
   // quota, the JVM's container support): without them a tool in a
   // container with a CPU quota starts a thread per host CPU.
   for (const char* p : kReadOnlyDevices) v.push_back(PathRule::ReadOnlyNoExec(p));
-  for (const char* p : {"/proc", "/sys/fs/cgroup", "/sys/devices/system/cpu"}) {
+  // And the page sizes they map their heaps with (the JVM, Go's runtime,
+  // glibc's malloc tunables read transparent huge pages' mode and size).
+  for (const char* p : {"/proc", "/sys/fs/cgroup", "/sys/devices/system/cpu",
+                        "/sys/kernel/mm/transparent_hugepage", "/sys/kernel/mm/hugepages"}) {
     v.push_back(PathRule::ReadOnlyNoExec(p));
   }
   return v;

@@ -1,5 +1,6 @@
 #include "policy/refusal_hint.h"
 
+#include "policy/kernel_interfaces.h"
 #include "policy/path_segments.h"
 #include "policy/policy.h"
 #include "policy/protected_paths.h"
@@ -72,6 +73,17 @@ std::string ProtectedHint(std::string_view path) {
 }  // namespace
 
 std::string RefusalHint(Refusal r, std::string_view path) {
+  // What no grant opens (policy/kernel_interfaces.h): a hint naming one
+  // would only be refused at the next launch.
+  const bool device = IsWithin(std::string(path), kDeviceDir);
+  const bool control = IsWithin(std::string(path), "/proc") || IsWithin(std::string(path), "/sys");
+  if (device && (r == Refusal::kReadOutside || r == Refusal::kWriteOutside)) {
+    return "a device node: no grant opens one (every run has /dev/null, /dev/zero, /dev/full, "
+           "/dev/random and /dev/urandom, and its own terminal)";
+  }
+  if (control && r == Refusal::kWriteOutside) {
+    return "a kernel control filesystem (/proc, /sys): no grant makes it writable";
+  }
   switch (r) {
     case Refusal::kReadOutside: return "to allow it: --ro " + ShellWord(path);
     case Refusal::kWriteOutside: {

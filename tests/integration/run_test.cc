@@ -314,7 +314,8 @@ TEST_P(RunTest, ThePasswordLockFileIsOutOfReach) {
 
 // The CPU and memory limits a runtime sizes itself by are readable (a
 // tool in a container with a CPU quota would otherwise start a thread per
-// host CPU), read-only; the rest of /sys stays out of reach.
+// host CPU), and the huge page sizes it maps its heap with, read-only; the
+// rest of /sys stays out of reach.
 TEST_P(RunTest, CpuAndCgroupLimitsAreReadableAndNothingElseInSys) {
   std::string quota;
   for (const char* f : {"/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us",
@@ -337,8 +338,12 @@ TEST_P(RunTest, CpuAndCgroupLimitsAreReadableAndNothingElseInSys) {
   const std::string before = ReadFile(quota);
   EXPECT_EQ(Probe("workspace-write", {"write", quota}), EACCES) << last_.err;
   EXPECT_EQ(ReadFile(quota), before);
-  EXPECT_EQ(Probe("", {"read", "/sys/kernel/mm/transparent_hugepage/enabled"}), EACCES)
-      << last_.err;
+  const char* thp = "/sys/kernel/mm/transparent_hugepage/enabled";
+  if (::access(thp, R_OK) == 0) {
+    EXPECT_EQ(Probe("", {"read", thp}), 0) << last_.err;
+    EXPECT_EQ(Probe("workspace-write", {"write", thp}), EACCES) << last_.err;
+  }
+  EXPECT_EQ(Probe("", {"read", "/sys/kernel/mm/ksm/run"}), EACCES) << last_.err;
 }
 
 // No grant opens up the kernel's interfaces (policy/kernel_interfaces.h):

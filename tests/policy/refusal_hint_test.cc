@@ -29,6 +29,16 @@ TEST(RefusalHint, NamesTheGrantForEachRefusal) {
        "the run's own temporary directory is $TMPDIR; a name made anew each time (mktemp) needs "
        "--rw /var/tmp; to allow it: --rw /var/tmp/y"},
       {Refusal::kWriteOutside, "/tmp/sub/z", "to allow it: --rw /tmp/sub/z"},
+      // What no grant opens gets no grant to follow.
+      {Refusal::kWriteOutside, "/proc/self/coredump_filter",
+       "a kernel control filesystem (/proc, /sys): no grant makes it writable"},
+      {Refusal::kWriteOutside, "/sys/kernel/mm/ksm/run",
+       "a kernel control filesystem (/proc, /sys): no grant makes it writable"},
+      {Refusal::kReadOutside, "/sys/kernel/mm/ksm/run", "to allow it: --ro /sys/kernel/mm/ksm/run"},
+      {Refusal::kReadOutside, "/dev/kmsg",
+       "a device node: no grant opens one (every run has /dev/null, /dev/zero, /dev/full, "
+       "/dev/random and /dev/urandom, and its own terminal)"},
+      {Refusal::kWriteOutside, "/proctor/x", "to allow it: --rw /proctor/x"},
   };
   for (const Row& row : rows) {
     EXPECT_EQ(RefusalHint(row.r, row.path), row.hint) << row.path;
