@@ -38,6 +38,7 @@ std::optional<Emulator::BypassEnd> Emulator::BypassEndAt(policy::FileOp op, cons
   for (const WriteRoot& r : rules().roots.roots()) {
     if (r.workspace) ws = &r;
   }
+  if (ws == nullptr) ws = rules().bypass_workspace.get();  // the read-only profile
   policy::Covered c = policy::CoverPath(rules().roots.rules(), path.abs);
   if (ws == nullptr || c.path.empty()) return std::nullopt;
   BypassEnd end;

@@ -1,5 +1,9 @@
 #include "supervisor/rules.h"
 
+#include <fcntl.h>
+
+#include <cerrno>
+
 #include "policy/deny_glob.h"
 #include "policy/rule_lookup.h"
 
@@ -17,6 +21,18 @@ Result<std::shared_ptr<const Rules>> MakeRules(const policy::Policy& p, const Ru
   r->deny_globs_workspace = p.workspace;
   r->deny_globs_follow_parents = policy::DenyGlobsFollowParents(p.deny_globs);
   r->pins = p.tools;
+  if (p.allow_bypass) {
+    bool held = false;
+    for (const WriteRoot& root : r->roots.roots()) held = held || root.workspace;
+    if (!held) {
+      auto ws = std::make_shared<WriteRoot>();
+      ws->path = p.workspace;
+      ws->workspace = true;
+      ws->fd = Fd(::open(p.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+      if (!ws->fd) return SysError{errno, "open workspace", p.workspace};
+      r->bypass_workspace = std::move(ws);
+    }
+  }
   return std::shared_ptr<const Rules>(std::move(r));
 }
 

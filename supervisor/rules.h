@@ -51,6 +51,11 @@ struct Rules {
   bool deny_globs_follow_parents = false;
   // The exec allowlist: empty allows every exec the filesystem rules allow.
   std::vector<policy::ToolPin> pins;
+  // The workspace held for bypasses alone (sandbox.allowBypass) when no
+  // rule lets the tool write it (the read-only profile): where an approved
+  // operation is performed (emulator_bypass.cc). No rule's root: Locate
+  // never lands there, so nothing is granted through it.
+  std::shared_ptr<const WriteRoot> bypass_workspace;
 };
 
 // Where a run's rules are made from its policy, fixed at launch: the

@@ -351,15 +351,17 @@ void NotifyWhatPolicyNeeds(const policy::Policy& p, Rung rung, int landlock_abi,
   // links and delete relax (policy::CarvesWrites).
   const std::vector<policy::PathRule> rules = policy::EffectiveRules(p, "");
   const bool carved = policy::CarvesWrites(rules);
+  // A change the policy refuses may be offered as a bypass (allowBypass):
+  // the supervisor must see it to ask.
   o->notify_deletes = p.sensitive_delete != policy::SensitiveDelete::kAllow ||
-                      p.protected_scan_truncated || carved;
+                      p.protected_scan_truncated || carved || p.allow_bypass;
   // A deny glob's new matches are refused by name: creating one by an open
   // goes to the supervisor whatever links relax.
   // A recoverable run records every change to a name and keeps a file of
   // the user's before an open truncates or writes it.
-  o->notify_write_opens = p.links == policy::LinkMode::kStrict || p.protected_scan_truncated ||
-                          !p.deny_globs.empty() ||
-                          p.sensitive_delete == policy::SensitiveDelete::kRecoverable || carved;
+  o->notify_write_opens =
+      p.links == policy::LinkMode::kStrict || p.protected_scan_truncated || !p.deny_globs.empty() ||
+      p.sensitive_delete == policy::SensitiveDelete::kRecoverable || carved || p.allow_bypass;
   o->notify_exec = !p.tools.empty();
   o->notify_brokered_reads = BrokersReads(rules);
 }

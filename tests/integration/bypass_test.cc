@@ -42,6 +42,31 @@ TEST_P(BypassTest, WithoutAllowBypassNoRequestIsMade) {
   EXPECT_EQ(Decisions("bypassed"), 0);
 }
 
+// The read-only profile: every change in the workspace is refused by its
+// rule, so with allowBypass each may be asked about (docs/approvals.md: a
+// path "made read-only inside the workspace"). The approved one is made,
+// beneath the workspace held for bypasses alone; its neighbour stays
+// refused; without allowBypass nobody is asked.
+TEST_P(BypassTest, UnderTheReadOnlyProfileAChangeMayBeAsked) {
+  const std::vector<std::string> ro = {"--profile", "read-only"};
+  const std::string allow =
+      Rules(R"([{"glob": "notes.txt", "op": "bypass-open"}, {"glob": "made", "op": "bypass"}])");
+  EXPECT_EQ(Run(kWrite, allow, {"append", "notes.txt"}, {}, ro), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("notes.txt")), "notes\n");
+  EXPECT_TRUE(Approvals().empty());
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", "notes.txt"}, {}, ro), 0) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("notes.txt")), "notes\nprobe\n");
+  EXPECT_EQ(Decisions("bypassed"), 1);
+  ASSERT_FALSE(Approvals().empty());
+  EXPECT_EQ(Approvals()[0]["preview"]["path"], "notes.txt");
+  EXPECT_EQ(Run(kWriteBypass, allow, {"mkdir", "made"}, {}, ro), 0) << last_.err;
+  EXPECT_TRUE(Exists(t_.Ws("made")));
+  WriteFile(t_.Ws("other.txt"), "other\n");
+  EXPECT_EQ(Run(kWriteBypass, allow, {"append", "other.txt"}, {}, ro), EACCES) << last_.err;
+  EXPECT_EQ(ReadFile(t_.Ws("other.txt")), "other\n");
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"denied"});
+}
+
 // --approvals deny is no approver: no request either.
 TEST_P(BypassTest, WithoutAnApproverNoRequestIsMade) {
   EXPECT_EQ(Run(kWriteBypass, "deny", {"append", ".gitmodules"}), EACCES) << last_.err;
