@@ -235,6 +235,11 @@ NetDecision DecideNet(const NetRequest& r) {
       if (r.parsed != InetParse::kInet) {
         return refuse(EACCES, "bind to an address of another family under network none");
       }
+      if (IsWildcard(r.endpoint)) {
+        d.allow = true;
+        d.on_loopback = true;
+        return d;
+      }
       if (!IsLoopback(r.endpoint)) {
         return refuse(EACCES, "bind to " + where +
                                   " under network none: only a loopback address (127.0.0.1, "
@@ -243,6 +248,11 @@ NetDecision DecideNet(const NetRequest& r) {
       d.allow = true;
       return d;
     case NetOp::kListen:
+      if (IsWildcard(r.endpoint) && r.endpoint.port == 0) {  // unbound: bound on loopback first
+        d.allow = true;
+        d.on_loopback = true;
+        return d;
+      }
       if (!IsLoopback(r.endpoint)) {
         return refuse(EACCES, "listen on " + where +
                                   " under network none: bind the socket to a loopback "
@@ -278,6 +288,29 @@ NetDecision DecideNet(const NetRequest& r) {
       return d;
   }
   return refuse(EACCES, "unknown network operation");
+}
+
+bool LoopbackForWildcard(void* sockaddr, size_t len, bool dual_stack) {
+  InetEndpoint e;
+  if (ParseInetEndpoint(sockaddr, len, &e) != InetParse::kInet || !IsWildcard(e)) return false;
+  auto* bytes = static_cast<unsigned char*>(sockaddr);
+  if (!e.v6) {
+    const in_addr lo{htonl(INADDR_LOOPBACK)};
+    std::memcpy(bytes + offsetof(sockaddr_in, sin_addr), &lo, sizeof lo);
+    return true;
+  }
+  in6_addr a6;
+  std::memcpy(&a6, bytes + offsetof(sockaddr_in6, sin6_addr), sizeof a6);
+  if (IN6_IS_ADDR_V4MAPPED(&a6) || dual_stack) {
+    const in_addr lo{htonl(INADDR_LOOPBACK)};
+    a6 = in6addr_any;
+    a6.s6_addr[10] = a6.s6_addr[11] = 0xff;
+    std::memcpy(&a6.s6_addr[12], &lo, sizeof lo);
+  } else {
+    a6 = in6addr_loopback;
+  }
+  std::memcpy(bytes + offsetof(sockaddr_in6, sin6_addr), &a6, sizeof a6);
+  return true;
 }
 
 DatagramSocketDecision DecideDatagramSocket(const DatagramSocketRequest& r) {

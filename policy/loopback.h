@@ -98,13 +98,19 @@ struct NetDecision {
   std::string why;      // empty: refused without a line (nothing is listening)
   std::string hint;     // the grant that would allow it
   bool to_proxy = false;  // a connect to the web proxy (the supervisor records its port)
+  // A bind to the wildcard address, made on the loopback address of its
+  // family instead (LoopbackForWildcard): the tool's server listens where
+  // its own clients reach it, and nowhere else.
+  bool on_loopback = false;
 };
 
 // Under allow everything is allowed (made without privileges). Under
 // public-web and hosts: as none, and a connect to the web proxy's endpoint.
 // Under none:
-// bind to a loopback address only; listen on a socket bound to one (an
-// unbound socket would be bound to the wildcard address); connect to a
+// bind to a loopback address only, a wildcard one made on loopback (dev
+// servers and test suites bind 0.0.0.0 or :: by default); listen on a socket bound to one (an
+// unbound one is bound on loopback first, where the kernel would bind the
+// wildcard address); connect to a
 // loopback port only while every listener there is the run's (ECONNREFUSED
 // otherwise: as a private loopback would answer); AF_UNSPEC connect (a
 // disconnect) allowed; any other address EACCES. A datagram socket:
@@ -112,6 +118,16 @@ struct NetDecision {
 // reaches beyond it), nothing on any other (EACCES: under a fenced mode
 // the tool has no other UDP socket of its own making).
 NetDecision DecideNet(const NetRequest& r);
+
+// Rewrites the wildcard address of an AF_INET or AF_INET6 sockaddr (`len`
+// bytes, as the tool passed it) to the loopback address of its family:
+// 0.0.0.0 to 127.0.0.1, ::ffff:0.0.0.0 to ::ffff:127.0.0.1, and :: to ::1,
+// or, for a `dual_stack` socket (IPV6_V6ONLY off, the default), to
+// ::ffff:127.0.0.1: one socket cannot listen on both loopbacks, and a
+// client of a dual-stack server (node's listen(port), Go's ":8080") dials
+// 127.0.0.1 far more often than ::1 ("localhost" tries both). False, and
+// nothing changed, for any other address.
+bool LoopbackForWildcard(void* sockaddr, size_t len, bool dual_stack);
 
 // socket(2) for an AF_INET or AF_INET6 SOCK_DGRAM socket under `mode`, as
 // the tool's registers hold it (the kernel reads each as an int).

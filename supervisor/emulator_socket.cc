@@ -243,6 +243,7 @@ Reply Emulator::SocketName(const Request& req, int tool_fd, uint64_t addr_ptr, u
     }
     policy::NetDecision d = policy::DecideNet(nr);
     if (!d.allow) return Reply::Errno(d.err, d.why, d.hint);
+    if (d.on_loopback) policy::LoopbackForWildcard(&addr, len, DualStack(sock->get(), domain));
     if (d.to_proxy) {
       proxy = opts_.web_proxy;
       to_loopback = false;  // the proxy's listener is the supervisor's, for this run
@@ -476,6 +477,11 @@ Reply Emulator::Listen(const Request& req, int tool_fd, int backlog) {
     nr.private_loopback = ns != nullptr && ns->Holds(sock->get());
     policy::NetDecision d = policy::DecideNet(nr);
     if (!d.allow) return Reply::Errno(d.err, d.why, d.hint);
+    // Not bound yet: the kernel would bind it to the wildcard address.
+    if (d.on_loopback && policy::LoopbackForWildcard(&name, nlen, DualStack(sock->get(), domain)) &&
+        ::bind(sock->get(), reinterpret_cast<sockaddr*>(&name), nlen) != 0) {
+      return Reply::Errno(errno);
+    }
   }
   // On the copy: the socket the name was read from, whatever the tool's fd
   // number holds by now.

@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -105,6 +107,13 @@ ListenerFacts GatherListenerFacts(pid_t tgid, const policy::InetEndpoint& target
   }
   if (!inodes.empty()) f.listeners_of_run = CountHeld(inodes);
   return f;
+}
+
+bool DualStack(int sock, int domain) {
+  int only = 1;
+  socklen_t len = sizeof only;
+  return domain == AF_INET6 && ::getsockopt(sock, IPPROTO_IPV6, IPV6_V6ONLY, &only, &len) == 0 &&
+         only == 0;
 }
 
 }  // namespace cordon::supervisor

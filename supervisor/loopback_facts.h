@@ -29,4 +29,9 @@ struct ListenerFacts {
 // that is not the run's.
 ListenerFacts GatherListenerFacts(pid_t tgid, const policy::InetEndpoint& target);
 
+// Whether `sock` (of `domain`) is an AF_INET6 socket that takes IPv4 too
+// (IPV6_V6ONLY off): where a wildcard bind is made on loopback
+// (policy::LoopbackForWildcard).
+bool DualStack(int sock, int domain);
+
 }  // namespace cordon::supervisor

@@ -79,11 +79,24 @@ elif mode == 'rebind':  # bind, close, wait for the host to take the port, conne
             break
         time.sleep(0.05)
     print(name(lambda: socket.create_connection((host, port), timeout=5)))
+elif mode == 'talk-any':  # bound to the wildcard, as dev servers are; and never bound
+    srv = socket.socket(fam, socket.SOCK_STREAM)
+    if sys.argv[4] == 'v6only':
+        srv.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    srv.bind(('0.0.0.0' if v == '4' else '::', 0))
+    srv.listen(4)
+    t = threading.Thread(target=echo_once, args=(srv,))
+    t.start()
+    c = socket.create_connection((sys.argv[3], srv.getsockname()[1]), timeout=10)
+    c.sendall(b'ping')
+    print(srv.getsockname()[0], c.recv(16).decode())
+    t.join()
+    u = socket.socket(fam, socket.SOCK_STREAM)
+    u.listen(1)
+    print('unbound', u.getsockname()[0])
 elif mode == 'refused':  # what stays refused under none
-    any_addr = '0.0.0.0' if v == '4' else '::'
-    print('bind-any', name(lambda: socket.socket(fam, socket.SOCK_STREAM).bind((any_addr, 0))))
-    print('listen-unbound', name(lambda: socket.socket(fam, socket.SOCK_STREAM).listen(1)))
     out = '192.0.2.1' if v == '4' else '2001:db8::1'
+    print('bind-out', name(lambda: socket.socket(fam, socket.SOCK_STREAM).bind((out, 0))))
     print('connect-out', name(lambda: socket.socket(fam, socket.SOCK_STREAM).connect((out, 80))))
     print('udp', name(lambda: socket.socket(fam, socket.SOCK_DGRAM)))  # a private loopback's
     ping = socket.IPPROTO_ICMP if v == '4' else socket.IPPROTO_ICMPV6
@@ -141,8 +154,7 @@ bool Connected(const Fd& listener) {
 // Docker's profile, which refuses unshare.
 std::string StaysRefused(bool private_loopback) {
   return std::string(
-             "bind-any EACCES\n"
-             "listen-unbound EACCES\n"
+             "bind-out EACCES\n"
              "connect-out EACCES\n") +
          (private_loopback ? "udp ok\n" : "udp EPERM\n") +
          "ping EPERM\n"
@@ -214,6 +226,27 @@ TEST_P(LoopbackTest, AServerAndAClientOfTheRunTalk) {
   RunResult r = Tool("talk");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "PING\n") << r.err;
+}
+
+// A server bound to the wildcard address (python's http.server, node's
+// listen(port), most dev servers) is made on loopback: its clients in the
+// run reach it, the kernel names loopback as its address, so nothing
+// beyond the host reaches it. A socket listened on unbound likewise.
+// An IPv6 one that takes IPv4 too (the default) is made on the IPv4
+// loopback, where its clients' 127.0.0.1 reaches it; one set IPV6_V6ONLY
+// on ::1.
+TEST_P(LoopbackTest, AServerBoundToTheWildcardListensOnLoopback) {
+  RunResult r = Tool("talk-any", {"127.0.0.1", "dual"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string lo = v6() ? "::ffff:127.0.0.1" : "127.0.0.1";
+  EXPECT_EQ(r.out, lo + " PING\nunbound " + lo + "\n") << r.err;
+  if (v6()) {
+    r = Tool("talk-any", {"::1", "v6only"});
+    EXPECT_EQ(r.out, "::1 PING\nunbound ::ffff:127.0.0.1\n") << r.err;
+  }
+  r = Tool("talk-any", {"127.0.0.1", "dual"}, "allow");
+  const std::string any = v6() ? "::" : "0.0.0.0";
+  EXPECT_EQ(r.out, any + " PING\nunbound " + any + "\n") << "under allow, as asked: " << r.err;
 }
 
 TEST_P(LoopbackTest, AListenerInAnotherProcessOfTheRunIsTheRuns) {

@@ -163,18 +163,69 @@ TEST(Loopback, NoneBindsAndListensOnLoopbackOnly) {
     r.endpoint = e;
     EXPECT_TRUE(DecideNet(r).allow) << FormatEndpoint(e);
   }
-  for (InetEndpoint e : {V4("0.0.0.0", 0), V6("::", 8080), V4("10.1.2.3", 0), V6("fe80::1", 0)}) {
+  for (InetEndpoint e : {V4("10.1.2.3", 0), V6("fe80::1", 0), V6("::ffff:10.1.2.3", 0)}) {
     r.endpoint = e;
     NetDecision d = DecideNet(r);
     EXPECT_FALSE(d.allow) << FormatEndpoint(e);
     EXPECT_EQ(d.err, EACCES);
     EXPECT_NE(d.why.find("loopback"), std::string::npos) << d.why;
   }
+  // The wildcard, as dev servers bind it: made on loopback.
+  for (InetEndpoint e : {V4("0.0.0.0", 0), V6("::", 8080), V6("::ffff:0.0.0.0", 0)}) {
+    r.endpoint = e;
+    NetDecision d = DecideNet(r);
+    EXPECT_TRUE(d.allow && d.on_loopback) << FormatEndpoint(e);
+  }
+  r.endpoint = V4("127.0.0.1", 0);
+  EXPECT_FALSE(DecideNet(r).on_loopback);
   r.op = NetOp::kListen;
-  r.endpoint = V4("0.0.0.0", 0);  // an unbound socket's name
+  r.endpoint = V4("0.0.0.0", 0);  // an unbound socket's name: bound on loopback first
+  EXPECT_TRUE(DecideNet(r).allow && DecideNet(r).on_loopback);
+  r.endpoint = V4("0.0.0.0", 80);  // bound to the wildcard: not by this run
   EXPECT_EQ(DecideNet(r).err, EACCES);
   r.endpoint = V6("::1", 4000);
   EXPECT_TRUE(DecideNet(r).allow);
+  EXPECT_FALSE(DecideNet(r).on_loopback);
+}
+
+// The address a wildcard bind is made on: the loopback of its family.
+TEST(Loopback, AWildcardAddressBecomesLoopback) {
+  auto v4 = [](const char* a) {
+    sockaddr_in s{};
+    s.sin_family = AF_INET;
+    s.sin_port = htons(8000);
+    inet_pton(AF_INET, a, &s.sin_addr);
+    return s;
+  };
+  auto v6 = [](const char* a) {
+    sockaddr_in6 s{};
+    s.sin6_family = AF_INET6;
+    s.sin6_port = htons(8000);
+    inet_pton(AF_INET6, a, &s.sin6_addr);
+    return s;
+  };
+  auto text = [](const void* sa, size_t len) {
+    InetEndpoint e;
+    EXPECT_EQ(ParseInetEndpoint(sa, len, &e), InetParse::kInet);
+    return FormatEndpoint(e);
+  };
+  sockaddr_in a = v4("0.0.0.0");
+  EXPECT_TRUE(LoopbackForWildcard(&a, sizeof a, false));
+  EXPECT_EQ(text(&a, sizeof a), "127.0.0.1:8000");
+  sockaddr_in6 b = v6("::");
+  EXPECT_TRUE(LoopbackForWildcard(&b, sizeof b, false));
+  EXPECT_EQ(text(&b, sizeof b), "[::1]:8000");
+  // A dual-stack socket: where a client's 127.0.0.1 reaches it.
+  b = v6("::");
+  EXPECT_TRUE(LoopbackForWildcard(&b, sizeof b, true));
+  EXPECT_EQ(text(&b, sizeof b), "[::ffff:127.0.0.1]:8000");
+  sockaddr_in6 c = v6("::ffff:0.0.0.0");
+  EXPECT_TRUE(LoopbackForWildcard(&c, sizeof c, false));
+  EXPECT_EQ(text(&c, sizeof c), "[::ffff:127.0.0.1]:8000");
+  sockaddr_in d = v4("10.0.0.1");
+  EXPECT_FALSE(LoopbackForWildcard(&d, sizeof d, true));
+  EXPECT_EQ(text(&d, sizeof d), "10.0.0.1:8000");
+  EXPECT_FALSE(LoopbackForWildcard(&a, 4, false)) << "a short address is left alone";
 }
 
 TEST(Loopback, AllowAllowsEverything) {
