@@ -85,7 +85,8 @@ elif mode == 'talk-any':  # bound to the wildcard, as dev servers are; and never
         srv.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
     srv.bind(('0.0.0.0' if v == '4' else '::', 0))
     srv.listen(4)
-    t = threading.Thread(target=echo_once, args=(srv,))
+    srv.settimeout(10)
+    t = threading.Thread(target=echo_once, args=(srv,), daemon=True)
     t.start()
     c = socket.create_connection((sys.argv[3], srv.getsockname()[1]), timeout=10)
     c.sendall(b'ping')
@@ -240,9 +241,14 @@ TEST_P(LoopbackTest, AServerBoundToTheWildcardListensOnLoopback) {
   EXPECT_EQ(r.status, 0) << r.err;
   const std::string lo = v6() ? "::ffff:127.0.0.1" : "127.0.0.1";
   EXPECT_EQ(r.out, lo + " PING\nunbound " + lo + "\n") << r.err;
-  if (v6()) {
+  if (v6() && !InContainerPass()) {
     r = Tool("talk-any", {"::1", "v6only"});
     EXPECT_EQ(r.out, "::1 PING\nunbound ::ffff:127.0.0.1\n") << r.err;
+  } else if (v6()) {
+    // A stand-in socket does not carry the tool's IPV6_V6ONLY (README,
+    // "In a container"): it is dual-stack, and so is where it listens.
+    r = Tool("talk-any", {"127.0.0.1", "v6only"});
+    EXPECT_EQ(r.out, "::ffff:127.0.0.1 PING\nunbound ::ffff:127.0.0.1\n") << r.err;
   }
   r = Tool("talk-any", {"127.0.0.1", "dual"}, "allow");
   const std::string any = v6() ? "::" : "0.0.0.0";
