@@ -108,9 +108,9 @@ struct NetDecision {
 // public-web and hosts: as none, and a connect to the web proxy's endpoint.
 // Under none:
 // bind to a loopback address only, a wildcard one made on loopback (dev
-// servers and test suites bind 0.0.0.0 or :: by default); listen on a socket bound to one (an
-// unbound one is bound on loopback first, where the kernel would bind the
-// wildcard address); connect to a
+// servers and test suites bind 0.0.0.0 or :: by default: on_loopback);
+// listen on a socket bound to one (an unbound one is bound on loopback
+// first, where the kernel would bind the wildcard address); connect to a
 // loopback port only while every listener there is the run's (ECONNREFUSED
 // otherwise: as a private loopback would answer); AF_UNSPEC connect (a
 // disconnect) allowed; any other address EACCES. A datagram socket:
