@@ -34,6 +34,17 @@ Refusal FromRule(std::string_view rule) {
   return Refusal::kNone;
 }
 
+bool IsRuntimeProbe(std::string_view path) {
+  constexpr std::string_view kPerfData = "/tmp/hsperfdata_";
+  if (path.starts_with(kPerfData) && path.size() > kPerfData.size()) return true;
+  constexpr std::string_view kProc = "/proc/", kFilter = "/coredump_filter";
+  if (!path.starts_with(kProc) || !path.ends_with(kFilter)) return false;
+  const std::string_view who =
+      path.substr(kProc.size(), path.size() - kProc.size() - kFilter.size());
+  return who == "self" || who == "thread-self" ||
+         (!who.empty() && who.find_first_not_of("0123456789") == std::string_view::npos);
+}
+
 std::string ShellWord(std::string_view word) {
   bool plain = !word.empty();
   for (char c : word) {

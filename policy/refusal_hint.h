@@ -47,6 +47,14 @@ std::string RefusalHint(Refusal r, std::string_view path);
 // through its interpreter.
 std::string ExecuteHint(std::string_view path, const std::vector<RefusedEntry>& refused);
 
+// A path an honest runtime tries and does without, silently, when it is
+// refused: the JVM's performance-data directory (/tmp/hsperfdata_USER and
+// its files, which only `jps` and `jstat` read) and its write of its own
+// /proc/PID/coredump_filter. Its refusal is said at the default log level
+// only when the tool then fails (supervisor/refusal_log.h), as a refused
+// name server's is: every java run met both.
+bool IsRuntimeProbe(std::string_view path);
+
 // Shell-quotes one word when it needs it (a path with a space or a quote).
 std::string ShellWord(std::string_view word);
 

@@ -216,7 +216,7 @@ bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out) {
 }
 
 bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint,
-                     const std::vector<policy::RefusedEntry>* refused) {
+                     const std::vector<policy::RefusedEntry>* refused, bool* probe) {
   const wire::Report* r = AsReport(data, len);
   if (r == nullptr || r->verdict != static_cast<uint8_t>(wire::ReportVerdict::kRefused) ||
       r->call == static_cast<uint16_t>(wire::Call::kExit) ||
@@ -228,6 +228,7 @@ bool DescribeRefusal(const void* data, size_t len, std::string* what, std::strin
   const bool mutate = r->op != 0;
   const std::string path = RecordPath(*r);
   const bool absolute = !r->truncated && policy::IsAbsoluteNormal(path);
+  if (probe != nullptr) *probe = absolute && policy::IsRuntimeProbe(path);
   if (r->call == static_cast<uint16_t>(wire::Call::kExecve)) {
     *what = "execve: run " + path + (r->truncated ? "..." : "") + " (the kernel refused to execute it)";
     *hint = !absolute            ? std::string()

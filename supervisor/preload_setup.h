@@ -70,8 +70,11 @@ bool DecodeReportJson(const void* data, size_t len, nlohmann::json* out);
 // other record.
 // `refused` (sorted by path, may be null): the run's refused hard-linked
 // and special files, named as such rather than as a denied path.
+// `probe` (may be null): set when the path is a runtime's probe
+// (policy::IsRuntimeProbe), said only if the tool fails.
 bool DescribeRefusal(const void* data, size_t len, std::string* what, std::string* hint,
-                     const std::vector<policy::RefusedEntry>* refused = nullptr);
+                     const std::vector<policy::RefusedEntry>* refused = nullptr,
+                     bool* probe = nullptr);
 
 // True for an image's check-in record (wire::Call::kCheckIn), with the pid
 // it names (the tool's word: attribution only, preload_checkin.h).

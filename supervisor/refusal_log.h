@@ -27,8 +27,9 @@ class RefusalLog {
   void Refused(const std::string& what, const std::string& hint);
 
   // A refusal an honest tool often meets without harm (a resolver asking a
-  // name server under network none, for a name /etc/hosts answers): at the
-  // default level said at the run's end, and only when the tool failed.
+  // name server under network none, for a name /etc/hosts answers; a
+  // runtime's probe, policy::IsRuntimeProbe): at the default level said at
+  // the run's end, and only when the tool failed.
   void RefusedIfFailed(const std::string& what, const std::string& hint);
 
   // At the run's end: the refusals held for a failure when `tool_failed`,

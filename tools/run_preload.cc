@@ -79,8 +79,13 @@ PreloadAccount AttachPreload(policy::Policy& run_policy, supervisor::LaunchReque
     req.on_report = [tally, checkins, audit, refusals = req.refusals,
                      refused = run_policy.refused_entries](const void* data, size_t len) {
       std::string what, hint;
-      if (refusals && supervisor::DescribeRefusal(data, len, &what, &hint, &refused)) {
-        refusals->Refused(what, hint);
+      bool probe = false;
+      if (refusals && supervisor::DescribeRefusal(data, len, &what, &hint, &refused, &probe)) {
+        if (probe) {
+          refusals->RefusedIfFailed(what, hint);
+        } else {
+          refusals->Refused(what, hint);
+        }
       }
       if (!tally) return;
       tally->Add(data, len);

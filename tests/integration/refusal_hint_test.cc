@@ -204,6 +204,40 @@ TEST_F(RefusalHintTest, FollowingTheHintOfARefusedConnectGetsItThrough) {
   EXPECT_STREQ(buf, "hi\n");
 }
 
+// A runtime's probes (the JVM's performance-data directory and its
+// coredump_filter, policy::IsRuntimeProbe): a tool that does without them
+// runs with no line of cordon's; one that then fails has them said at the
+// end, and a refusal beside them is said either way.
+TEST_F(RefusalHintTest, ARuntimesProbeIsSaidOnlyWhenTheToolFails) {
+  // The JVM's directory of a user of its own, there as the JVM leaves it.
+  const std::string perf = "/tmp/hsperfdata_cordontest" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(perf.c_str(), 0755), 0);
+  struct Remove {
+    std::string dir;
+    ~Remove() { ::rmdir(dir.c_str()); }
+  } remove{perf};
+  const std::string probes = std::string(PROBE_DYNAMIC) + " list " + perf + "; " + PROBE_DYNAMIC +
+                             " append /proc/self/coredump_filter; ";
+  const std::vector<std::string> run = {"run",      "--workspace", t_.ws(), "--ro",
+                                        ProbeDir(), "--",          "sh",    "-c"};
+  auto with = [&](const std::string& script) {
+    std::vector<std::string> a = run;
+    a.push_back(script);
+    return RunCordon(a, t_.root());
+  };
+  RunResult r = with(probes + "exit 0");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("refused"))) << r.err;
+  r = with(probes + "cat " + t_.Out("data.txt") + "; exit 3");
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("read " + perf)) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("change /proc/self/coredump_filter")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("read " + t_.Out("data.txt"))) << r.err;
+  r = with(probes + "cat " + t_.Out("data.txt") + "; exit 0");
+  EXPECT_THAT(r.err, HasSubstr("read " + t_.Out("data.txt"))) << "said, the tool failing or not";
+  EXPECT_THAT(r.err, Not(HasSubstr("hsperfdata"))) << r.err;
+}
+
 TEST_F(RefusalHintTest, ARefusalIsSaidOnceAtTheDefaultLevel) {
   const std::string script = "for i in 1 2 3; do cat " + t_.Out("data.txt") + "; done; true";
   RunResult r = RunCordon({"run", "--workspace", t_.ws(), "--", "sh", "-c", script}, t_.root());

@@ -51,6 +51,21 @@ TEST(RefusalHint, NamesTheGrantForEachRefusal) {
                   .ends_with("; to allow it: --sensitive-delete recoverable"));
 }
 
+// What a runtime probes and does without (said only when the tool fails),
+// and its neighbours, which are said.
+TEST(RefusalHint, ARuntimesProbesAreKnownByPath) {
+  for (const char* p :
+       {"/tmp/hsperfdata_root", "/tmp/hsperfdata_dev/4242", "/proc/self/coredump_filter",
+        "/proc/thread-self/coredump_filter", "/proc/123/coredump_filter"}) {
+    EXPECT_TRUE(IsRuntimeProbe(p)) << p;
+  }
+  for (const char* p : {"/tmp/hsperfdata_", "/tmp/other", "/proc/self/oom_score_adj",
+                        "/proc/x1/coredump_filter", "/proc//coredump_filter",
+                        "/proc/self/task/1/coredump_filter", "/var/tmp/hsperfdata_root"}) {
+    EXPECT_FALSE(IsRuntimeProbe(p)) << p;
+  }
+}
+
 TEST(RefusalHint, ReadsTheRefusalOfAnAdmissionAndOfARule) {
   EXPECT_EQ(FromAdmission(PathClass::kOutside, false), Refusal::kReadOutside);
   EXPECT_EQ(FromAdmission(PathClass::kOutside, true), Refusal::kWriteOutside);
