@@ -135,7 +135,11 @@ Decision Delete(const FileRequest& r, const Settings& s) {
   }
   if (const char* why = EntryRefusal(r.entry)) return Decision::Refuse(EACCES, why);
   if (s.can_ask) return {Verdict::kAsk, 0, "the file existed before the run: ask"};
-  return Decision::Refuse(EACCES, "the file existed before the run and needs approval");
+  // Where no journal keeps it (outside the workspace), recoverable is no
+  // answer: the rule says so, and its hint (policy/refusal_hint.h) too.
+  return Decision::Refuse(EACCES, r.place.journaled
+                                      ? "the file existed before the run and needs approval"
+                                      : kNoJournalApprovalRule);
 }
 
 Decision Rename(const FileRequest& r, const Settings& s) {

@@ -116,6 +116,11 @@ struct PlaceFacts {
   bool journaled = false;
 };
 
+// The rule of a delete or replacement of a file that predates the run,
+// where the run's journal does not reach (outside the workspace).
+inline constexpr const char* kNoJournalApprovalRule =
+    "the file existed before the run, where no journal keeps it, and needs approval";
+
 // What the supervisor read in a file about to take a guarded config's
 // place. kUnknown: not read (yet). kChangesUsers: a config the user had
 // would change beyond what policy/git_config_keys.h lets git change there.

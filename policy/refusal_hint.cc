@@ -1,5 +1,6 @@
 #include "policy/refusal_hint.h"
 
+#include "policy/decide.h"
 #include "policy/kernel_interfaces.h"
 #include "policy/path_segments.h"
 #include "policy/policy.h"
@@ -25,12 +26,15 @@ Refusal FromRule(std::string_view rule) {
   // (decide.cc): the ones a command-line grant can change.
   if (rule == "outside every allowed path") return Refusal::kWriteOutside;
   if (rule == "read-only path") return Refusal::kWriteOutside;
+  // WriteRoots::Locate's, for a name change under a grant of one file.
+  if (rule == "a single-file grant: the file's name cannot change") return Refusal::kWriteOutside;
   if (rule == kReadOnlyWorkspace) return Refusal::kReadOnlyProfile;
   if (rule == "denied path") return Refusal::kDenied;
   if (rule == kRefusedEntrySource) return Refusal::kRefusedEntry;
   if (rule == kInsideLinkSource) return Refusal::kInsideLink;
   if (rule == kProtectedPathSource) return Refusal::kProtected;
   if (rule == "the file existed before the run and needs approval") return Refusal::kNeedsApproval;
+  if (rule == kNoJournalApprovalRule) return Refusal::kNeedsApprovalUnkept;
   return Refusal::kNone;
 }
 
@@ -116,6 +120,10 @@ std::string RefusalHint(Refusal r, std::string_view path) {
     case Refusal::kNeedsApproval:
       return "it existed before the run: approve it (--approvals tty), or keep such deletes "
              "for cordon undo; to allow it: --sensitive-delete recoverable";
+    case Refusal::kNeedsApprovalUnkept:
+      return "it existed before the run, and no journal keeps it here (only the workspace's "
+             "files are kept): approve it (--approvals tty); to allow it: --sensitive-delete "
+             "allow";
     case Refusal::kExecute:
       return "a program made during the run beside a denied path has no kernel grant to execute "
              "(Landlock checks it at exec; no broker can): run it through its interpreter (sh " +
@@ -133,6 +141,10 @@ std::string RefusalHint(Refusal r, std::string_view path) {
     case Refusal::kNone: return {};
   }
   return {};
+}
+
+std::string NameChangeHint(Refusal r, std::string_view path) {
+  return RefusalHint(r, r == Refusal::kWriteOutside ? ParentOf(path) : path);
 }
 
 std::string ExecuteHint(std::string_view path, const std::vector<RefusedEntry>& refused) {

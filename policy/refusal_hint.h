@@ -16,16 +16,17 @@
 namespace cordon::policy {
 
 enum class Refusal {
-  kReadOutside,      // a read no rule covers
-  kWriteOutside,     // a change no rule covers, or under a read-only rule
-  kReadOnlyProfile,  // a change inside the workspace of a read-only run
-  kDenied,           // a --deny rule (or a built-in one) covers it
-  kNeedsApproval,    // deleting or replacing a file that predates the run
-  kExecute,          // an exec the kernel refused in a run with carve-outs
-  kRefusedEntry,     // a hard-linked or special file (policy/hard_links.h)
-  kInsideLink,       // a hard link whose every name is in the workspace
-  kProtected,        // a protected path (policy/protected_paths.h): a policy file's edit
-  kNone,             // no grant changes it (malformed)
+  kReadOutside,          // a read no rule covers
+  kWriteOutside,         // a change no rule covers, or under a read-only rule
+  kReadOnlyProfile,      // a change inside the workspace of a read-only run
+  kDenied,               // a --deny rule (or a built-in one) covers it
+  kNeedsApproval,        // deleting or replacing a file that predates the run
+  kNeedsApprovalUnkept,  // the same where no journal keeps it (outside the workspace)
+  kExecute,              // an exec the kernel refused in a run with carve-outs
+  kRefusedEntry,         // a hard-linked or special file (policy/hard_links.h)
+  kInsideLink,           // a hard link whose every name is in the workspace
+  kProtected,            // a protected path (policy/protected_paths.h): a policy file's edit
+  kNone,                 // no grant changes it (malformed)
 };
 
 // The refusal a preload admission stands for (a read or a change).
@@ -39,6 +40,13 @@ Refusal FromRule(std::string_view rule);
 // Written "to allow it: --rw /x/y" (command-line words after "to allow it: "),
 // or a sentence when the fix is not a grant.
 std::string RefusalHint(Refusal r, std::string_view path);
+
+// The hint for a refused change of the name `path` (a delete, either end of
+// a rename, a link's or a symlink's new name, a mkdir): a grant of one file
+// lets it be written and made by an open, never removed, renamed or made
+// otherwise (Landlock's rights on a file alone), so where a grant is the
+// answer it names the directory the name lies in.
+std::string NameChangeHint(Refusal r, std::string_view path);
 
 // The hint for an exec the kernel refused of `path`, made during the run
 // beside a carve-out. With refused hard-linked or special files in the run

@@ -42,6 +42,10 @@ Reply Reply::PathRefused(const std::string& what, const SysError& e, std::string
   return Errno(e.err, what + Describe(e), policy::RefusalHint(policy::FromRule(e.op), hint_path));
 }
 
+Reply Reply::NameRefused(const std::string& what, const SysError& e) {
+  return Errno(e.err, what + Describe(e), policy::NameChangeHint(policy::FromRule(e.op), e.detail));
+}
+
 Reply Reply::Refused(const policy::Decision& d, const std::string& what, std::string_view path) {
   return Errno(d.err, what + ": " + d.rule, policy::RefusalHint(policy::FromRule(d.rule), path));
 }

@@ -22,7 +22,7 @@ Reply Emulator::Unlink(const Request& req, int dirfd, uint64_t path, int flags,
   auto p = ResolvePath(req, dirfd, path, false, Change::kEntry, &named);
   if (!valid()) return Reply::Errno(EACCES, "stale");
   if (!p) {
-    Reply refused = Reply::PathRefused("delete: ", p.error());
+    Reply refused = Reply::NameRefused("delete: ", p.error());
     auto at = named.abs.empty() ? std::nullopt
                                 : BypassPlace(policy::FileOp::kDelete, named,
                                               policy::RefusedBy::kOther, flags & AT_REMOVEDIR);

@@ -54,8 +54,8 @@ Reply Emulator::Rename(const Request& req, int olddir, uint64_t oldpath, int new
     if (!at) return refused;
     return BypassRename(req, at->first, at->second, flags, rule, std::move(refused), valid);
   };
-  if (!from) return bypass(Reply::PathRefused("rename: ", from.error()), from.error().op);
-  if (!to) return bypass(Reply::PathRefused("rename: ", to.error()), to.error().op);
+  if (!from) return bypass(Reply::NameRefused("rename: ", from.error()), from.error().op);
+  if (!to) return bypass(Reply::NameRefused("rename: ", to.error()), to.error().op);
   const std::string what = "rename " + from->abs + " -> " + to->abs;
   policy::FileRequest q;
   q.op = (flags & RENAME_EXCHANGE) ? policy::FileOp::kExchange : policy::FileOp::kRename;
@@ -194,14 +194,11 @@ Reply Emulator::Create(const Request& req, int dirfd, uint64_t path, int kind, u
   // cmake make every ancestor, /tmp and the workspace's parents included.
   // Only where the tool's own stat would find it (ToolSeesEntry).
   if (!p) {
-    // A directory is made only where a directory is granted: `--rw` of a
-    // name that does not exist yet grants a file, so the hint names the
-    // directory it would be made in.
+    // A name is made (but by an open) only where a directory is granted:
+    // `--rw` of a name that does not exist yet grants a file, so the hint
+    // names the directory it would be made in.
     const SysError& e = p.error();
-    const bool dir_outside =
-        kind == S_IFDIR && policy::FromRule(e.op) == policy::Refusal::kWriteOutside;
-    Reply refused = dir_outside ? Reply::PathRefused("create: ", e, policy::ParentOf(e.detail))
-                                : Reply::PathRefused("create: ", e);
+    Reply refused = Reply::NameRefused("create: ", e);
     if (p.error().err != EACCES) return refused;
     auto abs = ToolAbsolute(req.tid, dirfd, name.value());  // Resolve's, unlocated
     if (abs && ToolSeesEntry(abs.value())) return Reply::Errno(EEXIST);
@@ -281,7 +278,7 @@ Reply Emulator::Link(const Request& req, int olddir, uint64_t oldpath, int newdi
     return BypassLink(req, at->first, at->second, rule, std::move(refused), valid);
   };
   if (!from) return Reply::PathRefused("link: ", from.error());
-  if (!to) return bypass(Reply::PathRefused("link: ", to.error()), to.error().op);
+  if (!to) return bypass(Reply::NameRefused("link: ", to.error()), to.error().op);
   const std::string what = "link " + from->abs + " -> " + to->abs;
   policy::FileRequest q;
   q.op = policy::FileOp::kLink;

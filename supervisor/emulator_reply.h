@@ -74,6 +74,9 @@ struct Reply {
   // The same, with the hint naming `hint_path` in place of the path.
   static Reply PathRefused(const std::string& what, const SysError& e, std::string_view hint_path);
   static Reply Refused(const policy::Decision& d, const std::string& what, std::string_view path);
+  // PathRefused for a change of the name (policy::NameChangeHint): a
+  // delete, a rename's end, a link's new name, a create.
+  static Reply NameRefused(const std::string& what, const SysError& e);
 };
 
 }  // namespace cordon::supervisor

@@ -263,7 +263,16 @@ bool DescribeRefusal(const void* data, size_t len, std::string* what, std::strin
   *what = std::string(wire::CallName(r->call)) + ": " + (mutate ? "change " : "read ") + path +
           (r->truncated ? "..." : "") + " (" + rule + ")";
   hint->clear();
-  if (absolute) *hint = policy::RefusalHint(policy::FromAdmission(cls, mutate), path);
+  // unlink, remove, rename: a change of the name, granted by its directory.
+  const auto call = static_cast<wire::Call>(r->call);
+  const bool name_change = call == wire::Call::kUnlink || call == wire::Call::kUnlinkat ||
+                           call == wire::Call::kRemove || call == wire::Call::kRename ||
+                           call == wire::Call::kRenameat || call == wire::Call::kRenameat2;
+  const policy::Refusal refusal = policy::FromAdmission(cls, mutate);
+  if (absolute) {
+    *hint =
+        name_change ? policy::NameChangeHint(refusal, path) : policy::RefusalHint(refusal, path);
+  }
   return true;
 }
 

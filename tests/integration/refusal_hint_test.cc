@@ -134,6 +134,32 @@ TEST_F(RefusalHintTest, FollowingTheHintsOfAMkdirGetsItMade) {
   EXPECT_TRUE(Exists(t_.Out("parent/made")));
 }
 
+// A delete outside the workspace: the grant is the file's directory (a
+// grant of the file alone lets it be written, not removed), by the
+// preload's refusal (a dynamic rm) and the supervisor's (the static
+// probe); then, as the file predates the run and no journal keeps a file
+// outside the workspace, sensitive.delete allow (recoverable would not
+// help). The file beside it in another directory stays.
+TEST_F(RefusalHintTest, FollowingTheHintOfADeleteOutsideGetsItDone) {
+  for (const std::string& probe : {std::string("rm"), std::string(PROBE_STATIC)}) {
+    ASSERT_EQ(::mkdir(t_.Out("gone").c_str(), 0755), 0);
+    WriteFile(t_.Out("gone/f"), "f\n");
+    std::vector<std::string> cmd = {probe, t_.Out("gone/f")};
+    if (probe != "rm") cmd.insert(cmd.begin() + 1, "unlink");
+    RunResult r;
+    std::vector<std::string> taken = FollowHints(
+        {"run", "--workspace", t_.ws(), "--profile", "workspace-write", "--ro", ProbeDir()}, cmd,
+        &r);
+    ASSERT_EQ(r.status, 0) << probe << r.err;
+    EXPECT_THAT(taken,
+                ::testing::ElementsAre("--rw " + t_.Out("gone") + " ", "--sensitive-delete allow "))
+        << probe;
+    EXPECT_FALSE(Exists(t_.Out("gone/f"))) << probe;
+    EXPECT_TRUE(Exists(t_.Out("data.txt")));
+    ASSERT_EQ(::rmdir(t_.Out("gone").c_str()), 0);
+  }
+}
+
 // A refused delete of a file that predates the run, with the mode given
 // on the command line already: the hint's flag, appended, is the last one
 // and wins (as --profile's does over an earlier --profile); the file goes

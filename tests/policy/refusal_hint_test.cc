@@ -3,9 +3,10 @@
 // (tests/integration/refusal_hint_test.cc) follows the hints for real.
 #include "policy/refusal_hint.h"
 
-#include "policy/policy.h"
-
 #include <gtest/gtest.h>
+
+#include "policy/decide.h"
+#include "policy/policy.h"
 
 namespace cordon::policy {
 namespace {
@@ -66,6 +67,16 @@ TEST(RefusalHint, ARuntimesProbesAreKnownByPath) {
   }
 }
 
+// A name's change is granted by its directory: a grant of one file lets it
+// be written, never removed or renamed.
+TEST(RefusalHint, ANameChangeNamesItsDirectory) {
+  EXPECT_EQ(NameChangeHint(Refusal::kWriteOutside, "/srv/d/f"), "to allow it: --rw /srv/d");
+  EXPECT_EQ(NameChangeHint(Refusal::kWriteOutside, "/tmp/x"), "to allow it: --rw /tmp");
+  EXPECT_EQ(NameChangeHint(Refusal::kReadOnlyProfile, "/w/ws/f"),
+            "to allow it: --profile workspace-write");
+  EXPECT_EQ(FromRule("a single-file grant: the file's name cannot change"), Refusal::kWriteOutside);
+}
+
 TEST(RefusalHint, ReadsTheRefusalOfAnAdmissionAndOfARule) {
   EXPECT_EQ(FromAdmission(PathClass::kOutside, false), Refusal::kReadOutside);
   EXPECT_EQ(FromAdmission(PathClass::kOutside, true), Refusal::kWriteOutside);
@@ -83,6 +94,9 @@ TEST(RefusalHint, ReadsTheRefusalOfAnAdmissionAndOfARule) {
   EXPECT_EQ(FromRule("denied path"), Refusal::kDenied);
   EXPECT_EQ(FromRule("the file existed before the run and needs approval"),
             Refusal::kNeedsApproval);
+  EXPECT_EQ(FromRule(kNoJournalApprovalRule), Refusal::kNeedsApprovalUnkept);
+  EXPECT_TRUE(RefusalHint(Refusal::kNeedsApprovalUnkept, "/srv/old")
+                  .ends_with("; to allow it: --sensitive-delete allow"));
   EXPECT_EQ(FromRule("protected path"), Refusal::kProtected);
   EXPECT_EQ(FromRule("malformed path"), Refusal::kNone);
 }
