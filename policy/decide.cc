@@ -137,9 +137,7 @@ Decision Delete(const FileRequest& r, const Settings& s) {
   if (s.can_ask) return {Verdict::kAsk, 0, "the file existed before the run: ask"};
   // Where no journal keeps it (outside the workspace), recoverable is no
   // answer: the rule says so, and its hint (policy/refusal_hint.h) too.
-  return Decision::Refuse(EACCES, r.place.journaled
-                                      ? "the file existed before the run and needs approval"
-                                      : kNoJournalApprovalRule);
+  return Decision::Refuse(EACCES, r.place.journaled ? kApprovalRule : kNoJournalApprovalRule);
 }
 
 Decision Rename(const FileRequest& r, const Settings& s) {

@@ -116,8 +116,10 @@ struct PlaceFacts {
   bool journaled = false;
 };
 
-// The rule of a delete or replacement of a file that predates the run,
-// where the run's journal does not reach (outside the workspace).
+// The rule of a delete or replacement of a file that predates the run
+// (refusal_hint.h names the grant from it), and the same where the run's
+// journal does not reach (outside the workspace).
+inline constexpr const char* kApprovalRule = "the file existed before the run and needs approval";
 inline constexpr const char* kNoJournalApprovalRule =
     "the file existed before the run, where no journal keeps it, and needs approval";
 

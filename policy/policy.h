@@ -57,6 +57,10 @@ inline constexpr const char* kProtectedPathSource = "protected path";
 // profile, not a path grant, is what would allow it.
 inline constexpr const char* kWorkspaceSource = "workspace";
 inline constexpr const char* kReadOnlyWorkspace = "read-only workspace";
+// The reason a grant of one file (`--rw FILE`) refuses a change of its
+// name (supervisor/write_roots.h): its directory is what would allow it.
+inline constexpr const char* kSingleFileGrantRule =
+    "a single-file grant: the file's name cannot change";
 // The source of the denied rule each entry of the built-in credential list
 // gets (supervisor/load/credentials.h): never offered for a bypass.
 inline constexpr const char* kCredentialSource = "credential: denied";

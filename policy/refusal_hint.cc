@@ -5,6 +5,7 @@
 #include "policy/path_segments.h"
 #include "policy/policy.h"
 #include "policy/protected_paths.h"
+#include "policy/rule_lookup.h"
 
 namespace cordon::policy {
 
@@ -27,13 +28,13 @@ Refusal FromRule(std::string_view rule) {
   if (rule == "outside every allowed path") return Refusal::kWriteOutside;
   if (rule == "read-only path") return Refusal::kWriteOutside;
   // WriteRoots::Locate's, for a name change under a grant of one file.
-  if (rule == "a single-file grant: the file's name cannot change") return Refusal::kWriteOutside;
+  if (rule == kSingleFileGrantRule) return Refusal::kWriteOutside;
   if (rule == kReadOnlyWorkspace) return Refusal::kReadOnlyProfile;
   if (rule == "denied path") return Refusal::kDenied;
   if (rule == kRefusedEntrySource) return Refusal::kRefusedEntry;
   if (rule == kInsideLinkSource) return Refusal::kInsideLink;
   if (rule == kProtectedPathSource) return Refusal::kProtected;
-  if (rule == "the file existed before the run and needs approval") return Refusal::kNeedsApproval;
+  if (rule == kApprovalRule) return Refusal::kNeedsApproval;
   if (rule == kNoJournalApprovalRule) return Refusal::kNeedsApprovalUnkept;
   return Refusal::kNone;
 }
@@ -90,8 +91,8 @@ std::string ProtectedHint(std::string_view path) {
 std::string RefusalHint(Refusal r, std::string_view path) {
   // What no grant opens (policy/kernel_interfaces.h): a hint naming one
   // would only be refused at the next launch.
-  const bool device = IsWithin(std::string(path), kDeviceDir);
-  const bool control = IsWithin(std::string(path), "/proc") || IsWithin(std::string(path), "/sys");
+  const bool device = PathWithin(path, kDeviceDir);
+  const bool control = PathWithin(path, "/proc") || PathWithin(path, "/sys");
   if (device && (r == Refusal::kReadOutside || r == Refusal::kWriteOutside)) {
     return "a device node: no grant opens one (every run has /dev/null, /dev/zero, /dev/full, "
            "/dev/random and /dev/urandom, and its own terminal)";

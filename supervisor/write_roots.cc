@@ -108,7 +108,7 @@ Result<Located> WriteRoots::Locate(const std::string& abs_path, Change change) c
   if (index < 0) return SysError{EACCES, "no directory held for the rule", rule->path};
   const WriteRoot* best = &roots_[static_cast<size_t>(index)];
   if (!best->only_entry.empty() && change == Change::kEntry && !best->entries_may_change) {
-    return SysError{EACCES, "a single-file grant: the file's name cannot change", rule->path};
+    return SysError{EACCES, policy::kSingleFileGrantRule, rule->path};
   }
   if (best->entries_may_change && norm.size() != rule->path.size()) {
     return SysError{EACCES, "beneath a replaceable file grant", rule->path};
