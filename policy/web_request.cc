@@ -118,10 +118,10 @@ HeadParse ParseRequestHead(std::string_view bytes, ProxyRequest* out, std::strin
 }
 
 std::string WebHint(const Policy& p, WebRefusal why, std::string_view host) {
+  if (why == WebRefusal::kNoWebGrant || host.empty()) return "to allow it: --network allow";
   Policy wider;
   wider.network = Network::kHosts;
   if (why == WebRefusal::kNotListed && p.network == Network::kHosts) wider.web.hosts = p.web.hosts;
-  if (why == WebRefusal::kNoWebGrant || host.empty()) wider.network = Network::kAllow;
   wider.web.hosts.push_back({std::string(host), false});
   return "to allow it: --network " + FormatNetworkMode(wider);
 }

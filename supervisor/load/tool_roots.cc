@@ -33,29 +33,19 @@ class Granter {
 
   std::vector<std::string> warnings;
 
-  // Grants `real` (canonical) unless refused or already readable+executable.
-  void Grant(const std::string& real, const std::string& source) {
+  // Grants `real` (canonical) read-only, and `executable` or not, unless
+  // refused or covered already: denied or read-write there, or readable
+  // (and executable, when that is asked).
+  void Grant(const std::string& real, const std::string& source, bool executable = true) {
     if (const char* why = policy::WideningRefusal(real, ctx_)) {
       warnings.push_back(real + " (" + source + ") is " + why + ": not granted");
       return;
     }
     const policy::PathRule* r = policy::CoveringRule(rules_, real);
-    if (r != nullptr && (r->access != policy::Access::kReadOnly || r->executable)) return;
-    policy::PathRule rule{real, policy::Access::kReadOnly, true, source};
-    rules_.push_back(rule);
-    p_.base_paths.push_back(std::move(rule));
-  }
-
-  // Grants `real` (canonical) read-only, not executable, unless refused or
-  // covered by any rule already: readable there, or denied.
-  void GrantRead(const std::string& real, const std::string& source) {
-    if (const char* why = policy::WideningRefusal(real, ctx_)) {
-      warnings.push_back(real + " (" + source + ") is " + why + ": not granted");
+    if (r != nullptr && (r->access != policy::Access::kReadOnly || r->executable || !executable)) {
       return;
     }
-    if (policy::CoveringRule(rules_, real) != nullptr) return;
-    policy::PathRule rule = policy::PathRule::ReadOnlyNoExec(real);
-    rule.source = source;
+    policy::PathRule rule{real, policy::Access::kReadOnly, executable, source};
     rules_.push_back(rule);
     p_.base_paths.push_back(std::move(rule));
   }
@@ -180,7 +170,7 @@ std::vector<std::string> AddToolRoots(policy::Policy& p, const ToolRootsInput& i
     for (const std::string& path : policy::ToolInputPaths(var, value)) {
       // A path that is not there names nothing to read (pip skips it).
       if (std::string real = resolve.RealOrEmpty(path); !real.empty()) {
-        g.GrantRead(real, "named by $" + var);
+        g.Grant(real, "named by $" + var, /*executable=*/false);
       }
     }
   }
